@@ -1,0 +1,122 @@
+# vitpipe - small Unix filters for Vision Transformer position-encoding research.
+#
+#   make              build every command into bin/
+#   make test         install missing Debian packages (as root), build, run all tests
+#   make test SAN=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make demo         train and evaluate a small model on Fashion-MNIST
+#   make bench        benchmarks that print figures (not part of the tests)
+#   make install PREFIX=/usr/local   binaries and man pages;  make uninstall
+#   make clean
+
+VERSION	= 0.1.0
+PREFIX	?= /usr/local
+BINDIR	= $(PREFIX)/bin
+MANDIR	= $(PREFIX)/share/man
+
+PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas
+# Debian packages: to build, and what the tests and the demo use besides.
+DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
+	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev
+DEBS_TEST  = python3 python3-numpy ffmpeg dataset-fashion-mnist
+
+CC	?= cc
+OPT	?= -O2 -march=native
+WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wvla
+CFLAGS	+= -std=c11 -D_GNU_SOURCE -DVITPIPE_VERSION='"$(VERSION)"' -fopenmp \
+	$(OPT) -g $(WARN) -Ilib
+LDLIBS	+= -lm
+
+ifeq ($(SAN),1)
+BUILD	= build/san
+BIN	= build/san/bin
+CFLAGS	+= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+LDFLAGS	+= -fsanitize=address,undefined
+else
+BUILD	= build/rel
+BIN	= bin
+endif
+
+# pkg-config is asked only when a build needs it, so 'make deps' runs first.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+LIBSRC	= $(sort $(wildcard lib/*.c))
+LIBOBJ	= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
+LIBA	= $(BUILD)/libvitpipe.a
+CMDS	= $(sort $(basename $(notdir $(wildcard cmd/*.c))))
+PROGS	= $(CMDS:%=$(BIN)/%)
+UNITSRC	= $(sort $(wildcard tests/unit/*.c))
+UNITS	= $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
+BENCHSRC = $(sort $(wildcard tests/bench/*.c))
+BENCHES	= $(BENCHSRC:tests/bench/%.c=$(BUILD)/bench/%)
+MAN1	= $(wildcard man/man1/*.1)
+MAN5	= $(wildcard man/man5/*.5)
+MAN7	= $(wildcard man/man7/*.7)
+
+all: $(PROGS)
+
+$(BUILD)/lib/%.o: lib/%.c lib/*.h
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(LIBA): $(LIBOBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/%: cmd/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/*.h $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/bench/%: tests/bench/%.c $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
+
+# Install what is missing (as root), or say what to run.
+deps:
+	@need=""; \
+	pkg-config --exists $(PKGS) 2>/dev/null || need="$(DEBS_BUILD)"; \
+	command -v ffmpeg >/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null \
+	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
+	if [ -n "$$need" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "vitpipe: installing Debian packages:$$need"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need >/dev/null || exit 1; \
+	  else \
+	    echo "vitpipe: missing packages; run as root: apt-get update && apt-get install $$need" >&2; exit 1; \
+	  fi; \
+	fi
+
+build-all: $(PROGS) $(UNITS)
+
+test: deps
+	@$(MAKE) --no-print-directory build-all
+	@BIN=$(BIN) BUILD=$(BUILD) sh tests/run.sh
+
+bench: deps
+	@$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
+	@BIN=$(BIN) BUILD=$(BUILD) sh tests/bench/run.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory $(PROGS)
+	@BIN=$(BIN) sh data/demo.sh
+
+install: $(PROGS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
+	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
+	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
+	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+
+uninstall:
+	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%)
+	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/%) $(MAN5:man/%=$(DESTDIR)$(MANDIR)/%) $(MAN7:man/%=$(DESTDIR)$(MANDIR)/%)
+
+clean:
+	rm -rf bin build
+
+.PHONY: all deps build-all test bench demo install uninstall clean
+.SECONDARY:

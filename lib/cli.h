@@ -1,0 +1,62 @@
+/*
+ * cli.h - what every vitpipe command shares: messages, exit codes, input
+ * and output conventions, progress lines, thread and BLAS set-up.
+ *
+ * Exit codes: 0 success, 1 error, 2 usage.  Messages go to stderr as
+ * "prog: context: reason".
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdio.h>
+#include <stdint.h>
+
+#define EXIT_USAGE	2
+
+extern const char *progname;
+
+/* Record argv[0] as progname and make a closed pipe end the program quietly. */
+void	 cli_init(int argc, char *argv[]);
+/* Print "prog: fmt" and exit 1. */
+void	 die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Print "prog: fmt: strerror(errno)" and exit 1. */
+void	 die_errno(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Print "prog: fmt" and "Try 'prog --help'." and exit 2. */
+void	 usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* Print "prog: fmt" (a warning) and go on. */
+void	 warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "prog (vitpipe) VERSION" to stdout and exit 0. */
+void	 cli_version(void) __attribute__((noreturn));
+
+/* Open path for reading ("-" or NULL is stdin); dies on failure. */
+FILE	*cli_open_in(const char *path, const char **name);
+/* Die unless stdout may take binary data (not a terminal, unless force). */
+void	 cli_binary_stdout(int force);
+/* Flush fp and die on a write error (quiet exit 1 on a closed pipe). */
+void	 cli_close_out(FILE *fp, const char *name);
+
+/* Parse a whole decimal number in [lo, hi] for option opt, or usage_error. */
+long long cli_int(const char *opt, const char *arg, long long lo, long long hi);
+/* Parse a finite float in [lo, hi] for option opt, or usage_error. */
+double	 cli_num(const char *opt, const char *arg, double lo, double hi);
+
+/* Use n threads (0: the cores) for OpenMP and OpenBLAS, never both at once. */
+int	 cli_threads(int n);
+/* Re-exec once with OPENBLAS_CORETYPE set when OpenBLAS would misdetect this
+ * CPU (AVX-512 parts seen as Haswell by 0.3.21); call first in main. */
+void	 cli_blas_coretype(char *argv[]);
+
+/* Progress line on stderr, drawn only when stderr is a terminal. */
+struct progress {
+	int	 tty;
+	double	 t0, last;
+	int64_t	 total;
+};
+void	 progress_start(struct progress *p, int64_t total);
+/* Redraw "done/total msg ETA" at most 10 times a second. */
+void	 progress_show(struct progress *p, int64_t done, const char *msg);
+void	 progress_end(struct progress *p);
+/* Seconds since an arbitrary fixed point (monotonic clock). */
+double	 now_seconds(void);
+
+#endif

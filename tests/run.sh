@@ -1,0 +1,38 @@
+#!/bin/sh
+# Run every test program (tests/unit/*.c, built into $BUILD/tests) and every
+# shell test (tests/sh/*.sh).  Each prints "ok - what" or "not ok - what" per
+# check; a test that exits non-zero without a "not ok" line counts as one
+# failure.  Ends with the line "N passed, N failed".  TESTS=pattern narrows.
+BIN=${BIN:-bin}
+BUILD=${BUILD:-build/rel}
+export BIN BUILD
+export TOP="$(pwd)"
+export PATH="$TOP/$BIN:$PATH"
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+pass=0 fail=0
+log=$(mktemp); trap 'rm -f "$log"' EXIT
+run() {
+	name=$1; shift
+	case "$name" in *${TESTS:-}*) ;; *) return ;; esac
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -c '^ok ' "$log")
+	f=$(grep -c '^not ok ' "$log")
+	grep '^not ok ' "$log" | sed "s|^|$name: |"
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $name exited $rc; its output ends:"; tail -n 15 "$log" | sed 's/^/    /'
+		f=1
+	elif [ "$f" -ne 0 ]; then
+		tail -n 15 "$log" | grep -v '^ok ' | sed 's/^/    /'
+	fi
+	printf '%-28s %4d passed, %d failed\n' "$name" "$p" "$f"
+	pass=$((pass + p)); fail=$((fail + f))
+}
+for t in "$BUILD"/tests/*; do
+	[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
+done
+for t in tests/sh/*.sh; do
+	[ -f "$t" ] && run "sh/$(basename "$t" .sh)" sh "$t"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

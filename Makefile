@@ -106,10 +106,9 @@ demo: deps
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
-	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
-	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
-	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	for f in $(PROGS); do install -m 755 $$f $(DESTDIR)$(BINDIR) || exit 1; done
+	for f in $(MAN1) $(MAN5) $(MAN7); do \
+	  install -m 644 $$f $(DESTDIR)$(MANDIR)/$$(basename $$(dirname $$f)) || exit 1; done
 
 uninstall:
 	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%)

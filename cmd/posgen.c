@@ -363,6 +363,16 @@ main(int argc, char *argv[])
 	}
 	if (o.n0 && o.conv != CONV_LINSPACE)
 		usage_error("--n0 applies to --convention linspace");
+	if (o.grid) {
+		int64_t g[3];
+		int n = vt_parse_dims(o.grid, g, 3);
+		for (int a = 0; a < n; a++)
+			if (g[a] < 1 || g[a] > (1 << 20))
+				n = -1;
+		if (n < 1)
+			usage_error("--grid %s: want dims like 7x7 or 4x14x14, each 1 .. %d",
+			    o.grid, 1 << 20);
+	}
 	if (o.grid && argc - optind > 0)
 		usage_error("--grid builds positions: no input FILE");
 	if (!o.grid && nrecords)

@@ -13,10 +13,11 @@
  *	pe_work_init(&w, &pe, T);                   once, allocates
  *	pe_init_params(&pe, &ini, params);          once, seeded
  *	pe_rotations(&pe, &w, params, T, pos, R);   per step, all sets
- *	  per image, layer l, head h:  s = pe_set(&pe, l, h)
- *	    pe_apply(&pe, T, pe_R(&pe, R, s, T), q + h*hd, dim, q + h*hd, dim)
- *	  backward, per image/layer/head:
- *	    pe_apply_backward(... R_s, q_in, dim, dq_rot, dim, dq_in, dim, dR_s)
+ *	  per layer l, head h:  s = pe_set(&pe, l, h); for the batch q[B][T][dim]
+ *	    pe_apply_batch(&pe, B, T, pe_R(&pe, R, s, T), q + h*hd, T*dim, dim,
+ *	        q + h*hd, T*dim, dim)               (and k; or pe_apply per image)
+ *	  backward, per layer/head:
+ *	    pe_apply_batch_backward(... R_s, q_in, dq_rot, dq_in, dR_s)
  *	pe_rotations_backward(&pe, &w, params, T, pos, dR, dparams);  per step
  *
  * R depends only on positions and parameters, not on the image, so it is
@@ -205,6 +206,22 @@ void	 pe_apply_backward(const struct pe *pe, int T,
 	    const float *x /* [T][ldx]: pe_apply's input */, int ldx,
 	    const float *dy /* [T][lddy] */, int lddy,
 	    float *dx /* [T][lddx] */, int lddx,
+	    float *dR /* [T][rsize], accumulated */);
+/* pe_apply for nimg images at once, image i's rows at x + i * xs (e.g. a
+ * head of a [nimg][T][dim] batch: xs = T * dim, ldx = dim).  Each block of
+ * R is used for every image while it is in cache: much faster than one
+ * image at a time for large blocks.  y may be x. */
+void	 pe_apply_batch(const struct pe *pe, int nimg, int T,
+	    const float *R /* [T][rsize] */,
+	    const float *x /* [nimg][xs]: rows [T][ldx] */, int64_t xs, int ldx,
+	    float *y /* [nimg][ys]: rows [T][ldy] */, int64_t ys, int ldy);
+/* Backward of pe_apply_batch: dx = R^T dy per image (dx may be dy),
+ * dR[t] += sum over images of dy x^T. */
+void	 pe_apply_batch_backward(const struct pe *pe, int nimg, int T,
+	    const float *R /* [T][rsize] */,
+	    const float *x /* [nimg][xs]: rows [T][ldx] */, int64_t xs, int ldx,
+	    const float *dy /* [nimg][dys]: rows [T][lddy] */, int64_t dys, int lddy,
+	    float *dx /* [nimg][dxs]: rows [T][lddx] */, int64_t dxs, int lddx,
 	    float *dR /* [T][rsize], accumulated */);
 
 /* Header keys of generator files and checkpoints: PE, SHARE, HEAD_DIM,

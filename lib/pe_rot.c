@@ -8,6 +8,7 @@
  * the tokens in order inside, which makes it deterministic for any thread
  * count.
  */
+#pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>

@@ -101,6 +101,38 @@ main(int argc, char *argv[])
 		printf("liere b=%-2d  forward %10.0f rotations/s (%.4f s)  backward %10.0f rotations/s (%.4f s)"
 		    "  max err vs long double %.1e  |R^T R - I| %.1e\n",
 		    b, nrot / tf, tf, nrot / tb, tb, err, orth);
+
+		/* apply to q of a batch of 32 images, [32][T][768], every
+		 * (layer, head); one thread, as inside the engine's loops */
+		enum { NIMG = 32, DIM = 12 * 64 };
+		int64_t xs = (int64_t)T * DIM;
+		float *q = calloc(NIMG * xs, sizeof(float)), *dq = calloc(NIMG * xs, sizeof(float));
+		float *dR = calloc((size_t)pe.nset * T * pe.rsize, sizeof(float));
+		if (!q || !dq || !dR)
+			die("out of memory");
+		pe_rotations(&pe, &w, params, T, pos, R);
+		double t0 = now_seconds(), ta, tab;
+		int reps = 0;
+		do {
+			for (int s = 0; s < pe.nset; s++)
+				pe_apply_batch(&pe, NIMG, T, pe_R(&pe, R, s, T), q + (s % 12) * 64, xs, DIM,
+				    q + (s % 12) * 64, xs, DIM);
+			reps++;
+		} while ((ta = now_seconds() - t0) < 0.5);
+		ta /= reps * NIMG;
+		reps = 0;
+		t0 = now_seconds();
+		do {
+			for (int s = 0; s < pe.nset; s++)
+				pe_apply_batch_backward(&pe, NIMG, T, pe_R(&pe, R, s, T), q + (s % 12) * 64, xs, DIM,
+				    dq + (s % 12) * 64, xs, DIM, dq + (s % 12) * 64, xs, DIM, pe_R(&pe, dR, s, T));
+			reps++;
+		} while ((tab = now_seconds() - t0) < 0.5);
+		tab /= reps * NIMG;
+		printf("            apply, batches of %d, one thread: %.0f us per image for q of 12 layers x 12 heads"
+		    " (%.1f GFLOP/s); backward %.0f us (%.1f GFLOP/s)\n", NIMG, ta * 1e6,
+		    2.0 * T * pe.rsize * pe.nset / ta * 1e-9, tab * 1e6, 4.0 * T * pe.rsize * pe.nset / tab * 1e-9);
+		free(q); free(dq); free(dR);
 		free(X); free(Rr); free(Rf); free(params); free(R); free(dp);
 		pe_work_free(&w);
 	}

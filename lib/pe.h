@@ -34,8 +34,8 @@
  * Functions that can fail return 0 or -1 and leave a message in pe->err or
  * the workspace's err; none of them exits.  Nothing here allocates except
  * pe_work_init; pe_rotations and pe_rotations_backward thread with OpenMP
- * (call them from serial code), pe_apply and pe_apply_backward are serial
- * (call them from the engine's own parallel loops).
+ * (call them from serial code), the pe_apply functions are serial (call
+ * them from the engine's own parallel loops, e.g. over heads).
  */
 #ifndef PE_H
 #define PE_H
@@ -155,7 +155,8 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
  * needs from params and pos (caching every token's exponential would cost
  * nset * T * rsize doubles), so calls need no state between them. */
 struct pe_work {
-	int	 maxT;		/* most tokens per call */
+	int	 maxT;		/* the caller's bound on tokens per call; the
+				   workspace itself does not grow with T */
 	int	 nthread;	/* OpenMP threads it was sized for */
 	int64_t	 thread_doubles;
 	double	*scratch;	/* [nthread][thread_doubles] */

@@ -182,6 +182,18 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 					memmove(yt + i * ys, xt + i * xs, sizeof(float) * pe->head_dim);
 			continue;
 		}
+		if (b == 2) {		/* pairs: a whole row at a time */
+			for (int i = 0; i < nimg; i++) {
+				const float *xi = xt + i * xs;
+				float *yi = yt + i * ys;
+				for (int j = 0; j < nb; j++) {
+					float x0 = xi[2 * j], x1 = xi[2 * j + 1];
+					yi[2 * j] = r[4 * j] * x0 + r[4 * j + 1] * x1;
+					yi[2 * j + 1] = r[4 * j + 2] * x0 + r[4 * j + 3] * x1;
+				}
+			}
+			continue;
+		}
 		for (int j = 0; j < nb; j++) {
 			const float *q = r + (int64_t)j * b * b, *xb = xt + j * b;
 			float *yb = yt + j * b;
@@ -193,7 +205,6 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 				for (int c = 0; c < b; c++)
 					QT[k * b + c] = q[c * b + k];
 			switch (b) {
-			case 2:  fwd_block(2, QT, nimg, xb, xs, yb, ys); break;
 			case 4:  fwd_block(4, QT, nimg, xb, xs, yb, ys); break;
 			case 8:  fwd_block(8, QT, nimg, xb, xs, yb, ys); break;
 			case 16: mtv_vec(1, QT, nimg, xb, xs, yb, ys); break;
@@ -218,12 +229,26 @@ pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
 		const float *dyt = dy + (int64_t)t * lddy;
 		float *dxt = dx + (int64_t)t * lddx, *g = dR + t * pe->rsize;
 
+		if (b == 2) {		/* pairs: a whole row at a time */
+			for (int i = 0; i < nimg; i++) {
+				const float *xi = xt + i * xs, *di = dyt + i * dys;
+				float *o = dxt + i * dxs;
+				for (int j = 0; j < nb; j++) {
+					float x0 = xi[2 * j], x1 = xi[2 * j + 1];
+					float d0 = di[2 * j], d1 = di[2 * j + 1];
+					g[4 * j] += d0 * x0; g[4 * j + 1] += d0 * x1;
+					g[4 * j + 2] += d1 * x0; g[4 * j + 3] += d1 * x1;
+					o[2 * j] = r[4 * j] * d0 + r[4 * j + 2] * d1;
+					o[2 * j + 1] = r[4 * j + 1] * d0 + r[4 * j + 3] * d1;
+				}
+			}
+			continue;
+		}
 		for (int j = 0; j < nb; j++) {
 			const float *q = r + (int64_t)j * b * b, *xb = xt + j * b, *db = dyt + j * b;
 			float *dxb = dxt + j * b, *gb = g + (int64_t)j * b * b;
 			switch (b) {
 			case 1:  bwd_block(1, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
-			case 2:  bwd_block(2, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
 			case 4:  bwd_block(4, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
 			case 8:  bwd_block(8, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
 			case 16: bwd_vec(1, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;

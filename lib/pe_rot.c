@@ -170,7 +170,8 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 
 	for (int i = 0; i < pe->axes; i++)
 		sigma += p[i];
-	double c = exp(0.5 * sigma * riemann_log_s(pe, par[npair]));
+	/* sigma 0 gives 1 even when log s is -inf (w far below -700) */
+	double c = sigma == 0 ? 1 : exp(0.5 * sigma * riemann_log_s(pe, par[npair]));
 	for (int j = 0; j < npair; j++) {
 		double phi = p[pe_pair_axis(pe, j)] * par[j];
 		float *r = R + 4 * j;
@@ -248,7 +249,7 @@ pairs_backward(const struct pe *pe, const double *G, const float *par, int T,
 		}
 		if (pe->kind == PE_RIEMANN) {
 			double ls = riemann_log_s(pe, par[npair]);
-			double c = exp(0.5 * sigma * ls), dc = 0;
+			double c = sigma == 0 ? 1 : exp(0.5 * sigma * ls), dc = 0;
 			for (int j = 0; j < npair; j++, d += 4) {
 				int a = pe_pair_axis(pe, j);
 				double phi = p[a] * par[j], dphi;

@@ -278,7 +278,7 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 	const char *f = strcmp(o->format, "auto") ? o->format : guess_format(argv[0]);
 	int rc = 0, nfiles = argc;
 	if (strcmp(f, "cifar10") == 0 || strcmp(f, "cifar100") == 0)
-		rc = cifar_load(s, argv, argc, f[5] == '1', o->coarse, err);
+		rc = cifar_load(s, argv, argc, strcmp(f, "cifar100") == 0, o->coarse, err);
 	else if (strcmp(f, "idx") == 0 || strcmp(f, "npy") == 0) {
 		if (argc != 1)
 			usage_error("%s: one data file (labels with --labels)", f);
@@ -388,23 +388,6 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s)
 	}
 	p->t = im.t;
 	p->c = o->channels ? o->channels : im.c;
-	if (o->crop_h)
-		p->oh = o->crop_h, p->ow = o->crop_w;
-	else if (o->rs_h)
-		p->oh = o->rs_h, p->ow = o->rs_w;
-	else if (o->rs_short)
-		resize_shorter(im.h, im.w, o->rs_short, &p->oh, &p->ow);
-	else
-		p->oh = im.h, p->ow = im.w;
-	image_free(&im);
-	struct image shape = { .t = p->t, .h = p->oh, .w = p->ow, .c = p->c };
-	if (!patch_fits(&shape, o->pt, o->ph, o->pw))
-		die("patch %dx%dx%d does not divide the %dx%dx%d records (see --resize, --crop)",
-		    o->pt, o->ph, o->pw, p->t, p->oh, p->ow);
-	p->tokens = (int64_t)(p->t / o->pt) * (p->oh / o->ph) * (p->ow / o->pw);
-	p->values = patch_values(&shape, o->pt, o->ph, o->pw);
-	p->recbytes = (size_t)(p->tokens * p->values) * (o->f32 ? 4 : 1);
-
 	p->has_norm = o->norm || o->mean || o->f32;
 	if (o->norm && norm_preset(&p->norm, o->norm, p->c) < 0)
 		usage_error("--norm: unknown preset '%s' (%s)", o->norm, norm_presets());
@@ -423,6 +406,23 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s)
 		p->fill[k] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5);
 	}
 	norm_lut(&p->norm, p->lut);
+	if (o->crop_h)
+		p->oh = o->crop_h, p->ow = o->crop_w;
+	else if (o->rs_h)
+		p->oh = o->rs_h, p->ow = o->rs_w;
+	else if (o->rs_short)
+		resize_shorter(im.h, im.w, o->rs_short, &p->oh, &p->ow);
+	else
+		p->oh = im.h, p->ow = im.w;
+	image_free(&im);
+	struct image shape = { .t = p->t, .h = p->oh, .w = p->ow, .c = p->c };
+	if (!patch_fits(&shape, o->pt, o->ph, o->pw))
+		die("patch %dx%dx%d does not divide the %dx%dx%d records (see --resize, --crop)",
+		    o->pt, o->ph, o->pw, p->t, p->oh, p->ow);
+	p->tokens = (int64_t)(p->t / o->pt) * (p->oh / o->ph) * (p->ow / o->pw);
+	p->values = patch_values(&shape, o->pt, o->ph, o->pw);
+	p->recbytes = (size_t)(p->tokens * p->values) * (o->f32 ? 4 : 1);
+
 }
 
 /* Records of one epoch before sharding: the kept indices. */

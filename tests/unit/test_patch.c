@@ -84,7 +84,7 @@ main(void)
 	ok = 1;
 	for (int y = 0; y < 10; y++)
 		for (int x = 1; x < 14; x++)	/* interior: the mean of 2 columns */
-			ok &= abs(out.px[y * 15 + x] - (4 * (2 * x + 0.5) + 10)) <= 1 &&
+			ok &= fabs(out.px[y * 15 + x] - (4 * (2 * x + 0.5) + 10)) <= 1 &&
 			    out.px[150 + y * 15 + x] == 77;
 	CHECK(ok, "halving a ramp averages it; a constant frame stays");
 	CHECK(image_resize(&im, 3, 4, 10, 12, &out, 10, 12) == 0 && out.px[0] == 4 * 4 + 10 &&

@@ -33,6 +33,7 @@ static const char usage_text[] =
 "Read images, videos, volumes or data set files; write patch tokens.\n"
 "Source:\n"
 "  --format F          auto image dir list cifar10 cifar100 idx npy video\n"
+"  --idx FILE          the same as --format idx FILE\n"
 "  --labels FILE       labels of IDX or .npy data\n"
 "  --classes FILE      class names, one per line\n"
 "  --coarse            CIFAR-100 coarse labels (default fine)\n"
@@ -68,7 +69,7 @@ static const char usage_text[] =
 "  --help, --version\n";
 
 struct opts {
-	const char *format, *labels, *classes;
+	const char *format, *idx, *labels, *classes;
 	int	 coarse, volume, frames, stride, label, channels;
 	int	 raw_w, raw_h, raw_c;		/* --raw; raw_w 0 when off */
 	int	 rs_short, rs_h, rs_w;		/* --resize */
@@ -138,13 +139,14 @@ parse_patch(const char *arg, struct opts *o)
 static void
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_FORMAT = 256, O_LABELS, O_CLASSES, O_COARSE, O_VOLUME, O_RAW,
+	enum { O_FORMAT = 256, O_IDX, O_LABELS, O_CLASSES, O_COARSE, O_VOLUME, O_RAW,
 		O_FRAMES, O_STRIDE, O_LABEL, O_CHANNELS, O_RESIZE, O_CROP, O_PATCH,
 		O_CROPPAD, O_RRC, O_FLIP, O_RA, O_ERASE, O_F32, O_NORM, O_MEAN, O_STD,
 		O_EPOCHS, O_SHUFFLE, O_SEED, O_SUBSET, O_SHARD, O_SKIPBAD, O_STATS,
 		O_THREADS, O_HELP, O_VERSION };
 	static const struct option lo[] = {
-		{ "format", 1, 0, O_FORMAT }, { "labels", 1, 0, O_LABELS },
+		{ "format", 1, 0, O_FORMAT }, { "idx", 1, 0, O_IDX },
+		{ "labels", 1, 0, O_LABELS },
 		{ "classes", 1, 0, O_CLASSES }, { "coarse", 0, 0, O_COARSE },
 		{ "volume", 0, 0, O_VOLUME }, { "raw", 1, 0, O_RAW },
 		{ "frames", 1, 0, O_FRAMES }, { "stride", 1, 0, O_STRIDE },
@@ -171,6 +173,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1)
 		switch (ch) {
 		case O_FORMAT: o->format = optarg; break;
+		case O_IDX: o->format = "idx", o->idx = optarg; break;
 		case O_LABELS: o->labels = optarg; break;
 		case O_CLASSES: o->classes = optarg; break;
 		case O_COARSE: o->coarse = 1; break;
@@ -227,9 +230,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case O_VERSION: cli_version(); break;
 		default: usage_error("unknown option");
 		}
-	if (o->raw_w && optind < argc)
-		usage_error("--raw reads stdin: no file operands");
-	if (!o->raw_w && optind == argc)
+	if ((o->raw_w || o->idx) && optind < argc)
+		usage_error("%s: no file operands", o->idx ? "--idx FILE" : "--raw reads stdin");
+	if (!o->raw_w && !o->idx && optind == argc)
 		usage_error("no input (give files, or --raw for frames on stdin)");
 	if (o->raw_w && (o->epochs > 1 || o->shuffle || o->subset))
 		usage_error("--raw streams stdin once: no --epochs, --shuffle or --subset");
@@ -669,9 +672,10 @@ main(int argc, char **argv)
 	if (!p)
 		die("out of memory");
 	if (!o.raw_w) {
-		load_source(&s, &o, argc - optind, argv + optind);
+		char **in = o.idx ? (char **)&o.idx : argv + optind;
+		load_source(&s, &o, o.idx ? 1 : argc - optind, in);
 		if (s.n == 0)
-			die("%s: no records", argv[optind]);
+			die("%s: no records", in[0]);
 	} else {
 		s.temporal = o.frames > 0;
 		s.label = NULL;

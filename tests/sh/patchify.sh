@@ -5,7 +5,9 @@
 # determinism, epochs/subset/shard bookkeeping, and every kind of bad input.
 . tests/sh/lib.sh
 PY=/usr/bin/python3
-export PYTHONPATH="$TOP/tests/sh"
+# The stream reader is the one printed in vitpipe(5).
+sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
+export PYTHONPATH="$TOP/tests/sh:$T"
 P=patchify
 
 # same a.vt b.vt: the records (not the headers, whose HISTORY differs) are equal.

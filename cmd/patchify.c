@@ -24,7 +24,12 @@
 #include "source.h"
 #include "vt.h"
 
-#define BATCH		256		/* records per parallel batch */
+/* Records per parallel batch: enough that the fork and join of a batch cost
+ * little even when the cores are shared (a descheduled thread holds up the
+ * join), few enough to keep a batch's buffers near BATCH_BYTES. */
+#define BATCH_BYTES	(32 << 20)
+#define BATCH_MIN	16
+#define BATCH_MAX	4096
 #define SUBSET_STREAM	(1ULL << 62)	/* + class + 1: --subset's draws */
 #define SHUFFLE_STREAM	(1ULL << 63)	/* + epoch: the epoch's order */
 
@@ -525,9 +530,11 @@ struct run {
 	const struct plan *p;
 	struct vt *out;
 	struct scratch *w;		/* [threads] */
-	uint8_t	*buf;			/* [BATCH][recbytes] */
-	int32_t	*label;			/* [BATCH] */
-	char	(*err)[IMAGE_ERRLEN];	/* [BATCH]; "" when good */
+	int	 batch;			/* records per batch */
+	uint8_t	*buf;			/* [batch][recbytes] */
+	int32_t	*label;			/* [batch] */
+	int64_t	*idx;			/* [batch] record numbers */
+	char	(*err)[IMAGE_ERRLEN];	/* [batch]; "" when good */
 	int64_t	 written, skipped;
 	struct progress pg;
 };
@@ -561,7 +568,7 @@ run_source(struct run *u, const struct source *s, const int64_t *keep, int64_t n
 {
 	const struct opts *o = u->p->o;
 	int64_t *order = malloc(sizeof *order * (size_t)(nkept ? nkept : 1));
-	int64_t idx[BATCH];
+	int64_t *idx = u->idx;
 	char *bad = calloc((size_t)s->n, 1);
 	if (!order || !bad)
 		die("out of memory");
@@ -575,7 +582,7 @@ run_source(struct run *u, const struct source *s, const int64_t *keep, int64_t n
 		int64_t pos = o->shard_i;
 		while (pos < nkept) {
 			int n = 0;
-			for (; n < BATCH && pos < nkept; pos += o->shard_n)
+			for (; n < u->batch && pos < nkept; pos += o->shard_n)
 				if (!bad[order[pos]])
 					idx[n++] = order[pos];
 			#pragma omp parallel for schedule(dynamic)
@@ -609,14 +616,14 @@ run_raw(struct run *u)
 	const struct plan *p = u->p;
 	const struct opts *o = p->o;
 	size_t clip = (size_t)p->t * o->raw_h * o->raw_w * o->raw_c;
-	uint8_t *in = malloc(clip * BATCH);
-	int64_t clipno = 0, idx[BATCH];
+	uint8_t *in = malloc(clip * (size_t)u->batch);
+	int64_t clipno = 0, *idx = u->idx;
 	int eof = 0;
 	if (!in)
-		die("out of memory for %d raw clips", BATCH);
+		die("out of memory for %d raw clips", u->batch);
 	while (!eof) {
 		int n = 0;
-		while (n < BATCH && !eof) {
+		while (n < u->batch && !eof) {
 			size_t got = fread(in + (size_t)n * clip, 1, clip, stdin);
 			if (got < clip) {
 				if (ferror(stdin))
@@ -693,11 +700,15 @@ main(int argc, char **argv)
 
 	struct run u = { .p = p, .out = &out };
 	u.w = calloc((size_t)threads, sizeof *u.w);
-	u.buf = aligned_alloc(64, ((size_t)BATCH * p->recbytes + 63) / 64 * 64);
-	u.label = malloc(sizeof *u.label * BATCH);
-	u.err = malloc(sizeof *u.err * BATCH);
-	if (!u.w || !u.buf || !u.label || !u.err)
-		die("out of memory for a batch of %d records of %zu bytes", BATCH, p->recbytes);
+	size_t in = o.raw_w ? (size_t)p->t * o.raw_h * o.raw_w * o.raw_c : 0;
+	int64_t b = BATCH_BYTES / (int64_t)(p->recbytes + in + IMAGE_ERRLEN);
+	u.batch = (int)(b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b);
+	u.buf = aligned_alloc(64, ((size_t)u.batch * p->recbytes + 63) / 64 * 64);
+	u.label = malloc(sizeof *u.label * (size_t)u.batch);
+	u.idx = malloc(sizeof *u.idx * (size_t)u.batch);
+	u.err = malloc(sizeof *u.err * (size_t)u.batch);
+	if (!u.w || !u.buf || !u.label || !u.idx || !u.err)
+		die("out of memory for a batch of %d records of %zu bytes", u.batch, p->recbytes);
 	progress_start(&u.pg, epoch_records >= 0 ? epoch_records * o.epochs : 0);
 	double t0 = now_seconds();
 	if (o.raw_w)
@@ -720,6 +731,7 @@ main(int argc, char **argv)
 	free(u.w);
 	free(u.buf);
 	free(u.label);
+	free(u.idx);
 	free(u.err);
 	free(keep);
 	free(p);

@@ -46,6 +46,7 @@ patch_f32(const struct image *im, int pt, int ph, int pw,
     const float (*lut)[256], float *out)
 {
 	FOR_PATCH_ROWS(im, pt, ph, pw,
-	    for (size_t i = 0; i < rowlen_; i++)
-		    out[o_ + i] = lut[i % c_][src_[i]]);
+	    for (size_t i = 0; i < rowlen_; i += c_)
+		    for (int k = 0; k < c_; k++)
+			    out[o_ + i + k] = lut[k][src_[i + k]]);
 }

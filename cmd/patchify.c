@@ -245,8 +245,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("--mean and --std go together");
 	if (o->norm && o->mean)
 		usage_error("--norm or --mean/--std, not both");
-	if (o->rrc && (o->pad || o->rs_short))
-		usage_error("--rrc replaces resizing and cropping: no --crop-pad or --resize S");
+	if (o->rrc && o->rs_short)
+		usage_error("--rrc replaces resizing: give its size with --crop (or --resize HxW)");
 }
 
 /* How the operands are read: the format named, or guessed from them. */

@@ -347,6 +347,12 @@ np.save(t + "/lab4.npy", np.arange(4))
 np.save(t + "/negl.npy", np.array([0, -5, 1, 2, 0]))
 np.save(t + "/big.npy", np.full((2, 8, 8), 300, np.int32))
 np.save(t + "/fort.npy", np.asfortranarray(np.zeros((2, 8, 8, 3), np.uint8)))
+import struct, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+ihdr = struct.pack(">IIBBBBB", 70000, 70000, 8, 2, 0, 0, 0)      # 70000x70000 RGB, then nothing
+open(t + "/huge.png", "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(bytes(10))) + chunk(b"IEND", b""))
+open(t + "/three.txt", "w").write("a\nb\nc\n")
 EOF
 printf 'd/cat/a.png 1\nd/dog/b.jpg x\n' >"$T/mixed.txt"
 printf 'd/cat/a.png\n' >"$T/nolabel.txt"
@@ -373,6 +379,8 @@ bad "npy wrong magic" 'badmagic\.npy.*magic' $P --format npy "$T/badmagic.npy"
 bad "npy absurd shape" 'huge\.npy' $P "$T/huge.npy"
 bad "npy fortran order" 'fort\.npy.*Fortran' $P "$T/fort.npy"
 bad "npy values out of range" 'big\.npy.*range' $P --patch 4 "$T/big.npy"
+bad "png of absurd size" 'huge\.png.*absurd size 70000x70000' $P --patch 8 "$T/huge.png"
+bad "labels beyond the --classes names" 'three\.txt: record .*label .* out of range \(3 classes\)' $P --patch 4 --classes "$T/three.txt" "$T/data_batch_1.bin"
 bad "npy label count" 'lab4\.npy' $P --patch 4 --labels "$T/lab4.npy" "$T/vol.npy"
 bad "npy negative label" 'negl\.npy.*label' $P --patch 2x4x4 --labels "$T/negl.npy" "$T/vol.npy"
 bad "list mixing integers and names" 'mixed\.txt' $P --patch 8 "$T/mixed.txt"

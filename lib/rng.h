@@ -11,6 +11,8 @@
 
 struct rng {
 	uint64_t s[4];
+	double	 spare;		/* second Box-Muller deviate */
+	int	 has_spare;
 };
 
 /* Key r by seed and stream number; every (seed, stream) pair differs. */

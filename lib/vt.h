@@ -6,7 +6,8 @@
  * record carries the same named fields; a field has a dtype and a shape
  * whose dims are either fixed in the header or '*' (given per record in a
  * small preamble).  Payloads are little-endian and each is padded to ALIGN
- * bytes, so a file can be mapped and every field is BLAS-aligned.
+ * bytes, so a mapped file keeps every field aligned; in memory every
+ * field's data is 64-byte aligned for BLAS whatever the stream's ALIGN.
  *
  * Library functions never exit: they return -1 and leave a message such as
  * "input: record 17: field 'pos' truncated" in s->err.
@@ -24,6 +25,7 @@
 #define VT_ALIGN	64		/* writers' default ALIGN */
 #define VT_MAXALIGN	4096
 #define VT_MAXFIELDS	4096
+#define VT_MAXDYN	256		/* '*' dims over all fields */
 #define VT_MAXNAME	127		/* longest field name */
 #define VT_MAXLINE	4096		/* longest header line */
 #define VT_MAXHEADER	(16L << 20)	/* longest header, bytes */
@@ -38,7 +40,7 @@ struct vt_field {
 	int64_t	 shape[VT_MAXRANK];	/* this record's dims */
 	int64_t	 count;			/* this record's element count */
 	size_t	 nbytes;		/* this record's payload bytes */
-	void	*data;			/* [count] of dtype, ALIGN-aligned */
+	void	*data;			/* [count] of dtype, 64-byte aligned */
 	size_t	 cap;			/* bytes allocated at data */
 };
 
@@ -53,9 +55,9 @@ struct vt {
 	int		 align;		/* ALIGN: payload padding, power of 2 */
 	int64_t		 records;	/* RECORDS, or -1 when not declared */
 	int64_t		 recno;		/* records read or written so far */
-	int		 nfield;
+	int		 nfield, fieldcap;
 	struct vt_field	*field;		/* [nfield] */
-	int		 nmeta;
+	int		 nmeta, metacap;
 	struct vt_meta	*meta;		/* [nmeta], header order */
 	int		 ndyn;		/* number of '*' dims over all fields */
 	int64_t		 maxbytes;	/* largest record accepted (VT_MAXRECORD) */

@@ -1,0 +1,218 @@
+/* cli.c - messages, exit codes and I/O conventions shared by every command. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+#include <omp.h>
+
+#include "cli.h"
+
+const char *progname = "vitpipe";
+
+void
+cli_init(int argc, char *argv[])
+{
+	const char *p;
+
+	if (argc > 0 && argv[0] && *argv[0])
+		progname = (p = strrchr(argv[0], '/')) ? p + 1 : argv[0];
+	/* A parent may have left SIGPIPE ignored; a closed pipe must end us quietly. */
+	signal(SIGPIPE, SIG_DFL);
+}
+
+static void
+vmsg(const char *fmt, va_list ap, const char *tail)
+{
+	fflush(stdout);
+	fprintf(stderr, "%s: ", progname);
+	vfprintf(stderr, fmt, ap);
+	if (tail)
+		fprintf(stderr, ": %s", tail);
+	fputc('\n', stderr);
+}
+
+void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, NULL);
+	va_end(ap);
+	exit(1);
+}
+
+void
+die_errno(const char *fmt, ...)
+{
+	const char *e = strerror(errno);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, e);
+	va_end(ap);
+	exit(1);
+}
+
+void
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, NULL);
+	va_end(ap);
+	fprintf(stderr, "Try '%s --help' for more information.\n", progname);
+	exit(EXIT_USAGE);
+}
+
+void
+warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmsg(fmt, ap, NULL);
+	va_end(ap);
+}
+
+void
+cli_version(void)
+{
+	printf("%s (vitpipe) %s\n", progname, VITPIPE_VERSION);
+	cli_close_out(stdout, "stdout");
+	exit(0);
+}
+
+FILE *
+cli_open_in(const char *path, const char **name)
+{
+	FILE *fp;
+
+	if (path == NULL || strcmp(path, "-") == 0) {
+		*name = "stdin";
+		return stdin;
+	}
+	if ((fp = fopen(path, "rb")) == NULL)
+		die_errno("%s", path);
+	*name = path;
+	return fp;
+}
+
+void
+cli_binary_stdout(int force)
+{
+	if (!force && isatty(STDOUT_FILENO))
+		die("stdout: refusing to write binary data to a terminal; redirect it or pipe it");
+}
+
+void
+cli_close_out(FILE *fp, const char *name)
+{
+	if (fflush(fp) == EOF || ferror(fp)) {
+		if (errno == EPIPE)
+			exit(1);
+		die_errno("%s: write error", name);
+	}
+}
+
+long long
+cli_int(const char *opt, const char *arg, long long lo, long long hi)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || v < lo || v > hi)
+		usage_error("%s: '%s' is not a whole number in [%lld, %lld]", opt, arg, lo, hi);
+	return v;
+}
+
+double
+cli_num(const char *opt, const char *arg, double lo, double hi)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(v) || v < lo || v > hi)
+		usage_error("%s: '%s' is not a number in [%g, %g]", opt, arg, lo, hi);
+	return v;
+}
+
+int
+cli_threads(int n)
+{
+	if (n <= 0)
+		n = omp_get_num_procs();
+	omp_set_num_threads(n);
+	openblas_set_num_threads(n);
+	return n;
+}
+
+void
+cli_blas_coretype(char *argv[])
+{
+	/* OpenBLAS picks its kernels in a constructor, before main: the only
+	 * way to correct its choice from inside is to run again with the
+	 * variable set.  A user's own setting always wins. */
+	if (getenv("OPENBLAS_CORETYPE") || !__builtin_cpu_supports("avx512f"))
+		return;
+	if (setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1) == 0)
+		execv("/proc/self/exe", argv);
+	/* Still here: run on with OpenBLAS's own choice. */
+}
+
+double
+now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void
+progress_start(struct progress *p, int64_t total)
+{
+	p->tty = isatty(STDERR_FILENO);
+	p->t0 = now_seconds();
+	p->last = 0;
+	p->total = total;
+}
+
+void
+progress_show(struct progress *p, int64_t done, const char *msg)
+{
+	double t = now_seconds(), el = t - p->t0;
+
+	if (!p->tty || t - p->last < 0.1)
+		return;
+	p->last = t;
+	fprintf(stderr, "\r%s: ", progname);
+	if (p->total > 0) {
+		double eta = done > 0 ? el * (p->total - done) / done : 0;
+		fprintf(stderr, "%lld/%lld %3.0f%% %s ETA %d:%02d ", (long long)done,
+		    (long long)p->total, 100.0 * done / p->total, msg ? msg : "",
+		    (int)eta / 60, (int)eta % 60);
+	} else
+		fprintf(stderr, "%lld %s %d:%02d ", (long long)done, msg ? msg : "",
+		    (int)el / 60, (int)el % 60);
+	fputs("\033[K", stderr);
+}
+
+void
+progress_end(struct progress *p)
+{
+	if (p->tty && p->last > 0)
+		fputc('\n', stderr);
+	p->last = 0;
+}

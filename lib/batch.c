@@ -149,6 +149,7 @@ batch_free(struct batch *b)
 	free(b->x);
 	free(b->pos);
 	free(b->label);
+	free(b->scratch);
 	memset(b, 0, sizeof *b);
 }
 
@@ -169,6 +170,9 @@ batch_reserve(struct batch *b, int64_t T)
 	if ((pos = realloc(b->pos, np)) == NULL)
 		return -1;
 	b->pos = pos;
+	if ((x = realloc(b->scratch, (size_t)T * sizeof *x)) == NULL)
+		return -1;
+	b->scratch = x;
 	b->tcap = T;
 	return 0;
 }
@@ -261,6 +265,32 @@ batch_next(struct batch_reader *br, struct batch *b, int max)
 		b->n++;
 	}
 	return b->n;
+}
+
+static int
+cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+int
+batch_grid(struct batch *b, int *grid)
+{
+	int64_t cells = 1;
+
+	for (int a = 0; a < b->A; a++) {
+		for (int t = 0; t < b->T; t++)
+			b->scratch[t] = b->pos[(int64_t)t * b->A + a];
+		qsort(b->scratch, (size_t)b->T, sizeof *b->scratch, cmp_float);
+		int n = 1;
+		for (int t = 1; t < b->T; t++)
+			n += b->scratch[t] != b->scratch[t - 1];
+		grid[a] = n;
+		if ((cells *= n) > b->T)
+			return -1;
+	}
+	return cells == b->T ? 0 : -1;
 }
 
 int

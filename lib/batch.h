@@ -26,6 +26,7 @@ struct batch {
 	float	*x;		/* [cap][tcap..][P], the first n*T*P used */
 	float	*pos;		/* [cap][tcap..][A], the first n*T*A used */
 	int32_t	*label;		/* [cap]; -1 when the stream has none */
+	float	*scratch;	/* [tcap] for batch_grid */
 	int64_t	 first;		/* stream index of the first record held */
 };
 
@@ -52,6 +53,10 @@ void	 batch_free(struct batch *b);
 /* Fill b with up to max (<= b->cap) records of one token count: the number
  * read, 0 at the end of the stream, -1 on bad input (message in s->err). */
 int	 batch_next(struct batch_reader *br, struct batch *b, int max);
+/* The token grid of the batch's first record, grid[A]: the number of
+ * distinct coordinates along each axis.  0, or -1 when their product is
+ * not the token count (positions that are not a full grid). */
+int	 batch_grid(struct batch *b, int *grid);
 /* Read past n records without converting them: 0, or -1 (also when the
  * stream ends first). */
 int	 batch_skip(struct batch_reader *br, int64_t n);

@@ -8,7 +8,7 @@
 
 #include "bootstrap.h"
 #include "evaluate.h"
-#include "vitreserve.h"
+#include "vitfit.h"
 
 /* Room for n records in out. */
 static int
@@ -64,20 +64,15 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	    (out->logits = malloc((size_t)maxB * C * sizeof *out->logits)) == NULL)
 		goto oom;
 	for (;;) {
-		int n = batch_next(br, &b, maxB), grid[VIT_MAXAXES];
+		int n = batch_next(br, &b, maxB);
 		if (n < 0) {
 			snprintf(err, errlen, "%s", br->s->err);
 			goto out;
 		}
 		if (n == 0)
 			break;
-		if (vit_reserve(m, n, b.T, err, errlen) < 0)
+		if (vit_fit(m, &b, err, errlen) < 0)
 			goto out;
-		if (batch_grid(&b, grid) == 0 && vit_set_grid(*m, grid) < 0) {
-			snprintf(err, errlen, "%s: record %lld: the model cannot take a "
-			    "grid of %d tokens", br->s->name, (long long)b.first, b.T);
-			goto out;
-		}
 		if (hooks != NULL && hooks->before != NULL)
 			hooks->before(hooks->ctx, &b);
 		vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0);

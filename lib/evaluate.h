@@ -34,9 +34,8 @@ struct eval_hooks {
 	void	*ctx;
 };
 
-/* Run *m (grown as needed, see vit_reserve; its grid set from each batch's
- * positions) over every record of br in batches of up to maxB, appending
- * to out (zeroed before the first call).  0, or -1 with err. */
+/* Run *m (fitted to each batch, see vit_fit) over every record of br in
+ * batches of up to maxB, appending to out (zeroed before the first call).  0, or -1 with err. */
 int	 evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	    const struct eval_hooks *hooks, struct eval_out *out, char *err,
 	    size_t errlen);

@@ -1,9 +1,10 @@
 /*
- * vitreserve.c - rebuild a model with room for larger batches.
+ * vitfit.c - fit a model to a batch: capacity and token grid.
  */
+#include <stdio.h>
 #include <string.h>
 
-#include "vitreserve.h"
+#include "vitfit.h"
 
 int
 vit_reserve(struct vit **m, int B, int T, char *err, size_t errlen)
@@ -24,4 +25,21 @@ vit_reserve(struct vit **m, int B, int T, char *err, size_t errlen)
 	vit_destroy(old);
 	*m = new;
 	return 0;
+}
+
+int
+vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
+{
+	int grid[VIT_MAXAXES];
+
+	if (vit_reserve(m, b->n, b->T, err, errlen) < 0)
+		return -1;
+	if (batch_grid(b, grid) == 0) {
+		if (vit_set_grid(*m, grid) == 0)
+			return 0;
+	} else if (strcmp((*m)->c.pe, "none") == 0)
+		return 0;
+	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
+	    "not a grid the model can take", (long long)b->first, b->T);
+	return -1;
 }

@@ -4,17 +4,26 @@
  * (records x tokens).  Backward functions ADD into parameter gradients and
  * WRITE (overwrite) input gradients unless they say otherwise.
  *
- * Threading: matrix products are single large cblas_sgemm calls from serial
- * code (OpenBLAS threads them); row-wise work runs in OpenMP loops.  The
- * per-(record, head) attention products run in an OpenMP loop with OpenBLAS
- * set to one thread for the loop's duration, so the two thread pools never
- * oversubscribe the cores (see attention.c).
+ * Threading: one thread pool, OpenMP's.  Every matrix product is a large
+ * sgemm cut into one row block of the result per OpenMP thread, each block
+ * a single-threaded cblas_sgemm (OpenBLAS set to one thread around the
+ * parallel region, restored after: gemm_rows).  Letting OpenBLAS thread the
+ * big products from serial code measured 40% slower here: its pool and
+ * OpenMP's spin-wait against each other on 2 cores between every layer.
+ * The per-(record, head) attention products use the same scheme over
+ * (record, head) pairs (attention.c); row-wise work runs in OpenMP loops.
  */
 #ifndef NN_H
 #define NN_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), with
+ * the rows of C split across the OpenMP threads (see above). */
+void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
+	    const float *A, int lda, const float *B, int ldb, float beta,
+	    float *C, int ldc);
 
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
 void	 linear_forward(float *y, const float *x, const float *w, const float *b,

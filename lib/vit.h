@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VIT_MAXAXES	4	/* position coordinates per token, at most */
+#define VIT_MAXAXES	3	/* position coordinates per token, at most (t, y, x) */
 #define VIT_MAXRANK	4
 #define VIT_MAXNAME	64
 #define VIT_PESPEC	64
@@ -89,6 +89,10 @@ void	 vit_config_init(struct vit_config *c);
 /* Set dim/depth/heads/mlp from a preset: tiny small base large cifar.
  * 0, or -1 for an unknown name. */
 int	 vit_preset(struct vit_config *c, const char *name);
+/* enum vit_pool of "cls" or "mean", or -1. */
+int	 vit_pool_parse(const char *name);
+/* enum vit_share of "none", "heads", "layers" or "all", or -1. */
+int	 vit_share_parse(const char *name);
 /* Check c; 0, or -1 with a reason in err. */
 int	 vit_config_check(const struct vit_config *c, char *err, size_t errlen);
 

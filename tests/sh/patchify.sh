@@ -6,7 +6,7 @@
 . tests/sh/lib.sh
 PY=/usr/bin/python3
 # The stream reader is the one printed in vitpipe(5).
-sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
+sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/man5_vtread.py"
 export PYTHONPATH="$TOP/tests/sh:$T"
 P=patchify
 

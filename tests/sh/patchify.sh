@@ -29,11 +29,13 @@ a = (a // 2 + np.linspace(0, 120, 32)[None, :, None]).astype(np.uint8)
 Image.fromarray(a).save(t + "/rgb.png")
 Image.fromarray(a[:, :, 1]).save(t + "/grey.png")
 Image.fromarray(np.dstack([a, r.integers(0, 256, (24, 32), dtype=np.uint8)]), "RGBA").save(t + "/rgba.png")
+Image.fromarray((np.arange(24 * 32).reshape(24, 32) * 85).astype(np.uint16), "I;16").save(t + "/grey16.png")
 Image.fromarray(a).resize((16, 12), Image.BILINEAR).save(t + "/ref_12x16.png")
 Image.fromarray(a).resize((48, 36), Image.BILINEAR).save(t + "/ref_36x48.png")
 EOF
 convert "$T/rgb.png" -quality 90 "$T/rgb.jpg"
 convert "$T/grey.png" -quality 90 "$T/grey.jpg"
+convert "$T/rgba.png" -depth 16 "$T/rgba16.png"
 
 check "png 8x8 patches" $P --patch 8 "$T/rgb.png"; cp "$T/out" "$T/png.vt"
 pycheck "png patches equal numpy's" '
@@ -55,6 +57,19 @@ a = np.asarray(Image.open("'"$T"'/rgba.png").convert("RGB"))[None]
 assert m["CHANNELS"] == ["3"] and (f["patch"][0] == V.patches(a, 1, 8, 8)).all()
 print("ok")'
 
+check "16-bit grey png" $P --patch 4 "$T/grey16.png"; cp "$T/out" "$T/g16.vt"
+check "16-bit rgba png" $P --patch 8 "$T/rgba16.png"; cp "$T/out" "$T/rgba16.vt"
+pycheck "16-bit samples scaled by 255/65535; 16-bit alpha dropped" '
+import numpy as np, vtstream as V
+from PIL import Image
+t = "'"$T"'"
+m, f = V.read(t + "/g16.vt")
+want = np.round((np.arange(24 * 32).reshape(24, 32) * 85) / 257)
+assert (f["patch"][0] == V.patches(want[None, :, :, None], 1, 4, 4)).all()
+m, f = V.read(t + "/rgba16.vt")
+a = np.asarray(Image.open(t + "/rgba.png").convert("RGB"))[None]
+assert np.abs(f["patch"][0].astype(int) - V.patches(a, 1, 8, 8)).max() <= 1
+print("ok")'
 $P --patch 4 "$T/grey.png" >"$T/g.vt" && $P --patch 4 --channels 1 "$T/rgb.png" >"$T/g3.vt" &&
 $P --patch 4 --channels 3 "$T/grey.png" >"$T/g33.vt"
 pycheck "grey png, luma and grey->rgb" '

@@ -35,7 +35,7 @@ Image.fromarray(a).resize((48, 36), Image.BILINEAR).save(t + "/ref_36x48.png")
 EOF
 convert "$T/rgb.png" -quality 90 "$T/rgb.jpg"
 convert "$T/grey.png" -quality 90 "$T/grey.jpg"
-convert "$T/rgba.png" -depth 16 "$T/rgba16.png"
+convert "$T/rgba.png" -depth 16 PNG64:"$T/rgba16.png"
 
 check "png 8x8 patches" $P --patch 8 "$T/rgb.png"; cp "$T/out" "$T/png.vt"
 pycheck "png patches equal numpy's" '

@@ -55,7 +55,8 @@ image_png_load(const char *path, struct image *im, char *err)
 		return -1;
 	}
 	if (setjmp(png_jmpbuf(png))) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s", path, msg);
+		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s%s", path, msg,
+		    feof(fp) ? " (truncated file)" : "");
 		png_destroy_read_struct(&png, &info, NULL);
 		free(rows);
 		fclose(fp);

@@ -378,7 +378,7 @@ bad() { # bad "what" pattern command...: exit 1, "patchify: " message matching p
 	d=$1 pat=$2; shift 2
 	check_exit 1 "$d" "$@" && { grep -Eq -- "$pat" "$T/err" && ok "$d: message names it" || nok "$d: message '$(head -c 200 "$T/err")' lacks '$pat'"; }
 }
-bad "truncated png" 'trunc\.png' $P --patch 8 "$T/trunc.png"
+bad "truncated png" 'trunc\.png: PNG: .*truncated' $P --patch 8 "$T/trunc.png"
 bad "truncated jpeg" 'trunc\.jpg: JPEG' $P --patch 8 "$T/trunc.jpg"
 bad "png with wrong magic" 'junk\.png' $P --format image --patch 8 "$T/junk.png"
 bad "garbage video" 'junk\.mp4' $P --patch 8 "$T/junk.mp4"

@@ -7,7 +7,7 @@
 PY=/usr/bin/python3
 # The stream reader is the one printed in vitpipe(5).
 sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
-export PYTHONPATH="$TOP/tests/sh:$T"
+export PYTHONPATH="$T:$TOP/tests/sh"
 P=patchify
 
 # same a.vt b.vt: the records (not the headers, whose HISTORY differs) are equal.

@@ -1,0 +1,148 @@
+/*
+ * vit.h - the Vision Transformer engine: a ViT classifier over token rows
+ * x[B][T][P] with positions pos[B][T][A], every position encoding of the
+ * papers in one backbone, forward and backward on the CPU.
+ *
+ * Model (pre-LayerNorm, DeiT/timm layout):
+ *   h = x W_pe + b_pe                     patch embedding      [B][T][D]
+ *   h = [cls; h] (+ abs/sincos table)     CLS first            [B][T+1][D]
+ *   h = emb_dropout(h)
+ *   depth x { h += drop(proj(attn(LN1(h))))
+ *             h += drop(fc2(drop(gelu(fc1(LN2(h)))))) }
+ *   z = LN(h); z = z[cls] or mean over all T+1 rows (--pool mean, as the
+ *   LieRE reference code, CLS included); logits = z W_head + b_head.
+ * GELU is the exact erf form (PyTorch's default).  Rotary encodings act on
+ * q and k of every head: q' = R(p) q, k' = R(p) k (lib/pe.h); locality
+ * focusing multiplies the softmax weights by exp(-|p_m - p_n|^2/(2 s^2))
+ * with one learnable s per layer and head (RiemannFormer eq. 22, no
+ * renormalization); pairs involving an unpositioned CLS get factor 1.
+ *
+ * All parameters, gradients and AdamW moments live in one arena; the tensor
+ * table names every parameter tensor so optimizers and checkpoints iterate
+ * over it.  Activations are allocated once at vit_create for the largest
+ * batch and token count; forward and backward never allocate.
+ */
+#ifndef VIT_H
+#define VIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VIT_MAXAXES	3	/* position coordinates per token, at most (t, y, x) */
+#define VIT_MAXRANK	4
+#define VIT_MAXNAME	64
+#define VIT_PESPEC	64
+
+enum vit_pool { VIT_POOL_CLS, VIT_POOL_MEAN };
+enum vit_share { VIT_SHARE_NONE, VIT_SHARE_HEADS, VIT_SHARE_LAYERS, VIT_SHARE_ALL };
+
+struct vit_config {
+	int	 dim;			/* D: model width */
+	int	 depth;			/* transformer blocks */
+	int	 heads;			/* H: attention heads, D % H == 0 */
+	int	 mlp;			/* M: hidden width of the MLP */
+	int	 classes;		/* C: outputs of the head */
+	int	 P;			/* input values per token (patch size) */
+	int	 axes;			/* A: coordinates per position, 1..VIT_MAXAXES */
+	int	 pool;			/* enum vit_pool */
+	char	 pe[VIT_PESPEC];	/* "none" "abs" "sincos" "rope-axial" "rope-mixed"
+					   "liere:B" "comrope-ap:B" "comrope-ld:B" "riemann" "zeros" */
+	int	 share;			/* enum vit_share: rotary generators per layer/head */
+	float	 dropout;		/* after attention proj, GELU and fc2 */
+	float	 emb_dropout;		/* after the embedding (+ position table) */
+	int	 locality;		/* 1: RiemannFormer locality focusing */
+	float	 sigma;			/* locality: initial sigma (position units) */
+	int	 grid[VIT_MAXAXES];	/* training token grid [A] (abs, sincos) */
+	int	 cls_rotate;		/* 1: CLS has position cls_pos (rotated, used by
+					   locality); 0: CLS unrotated, no position */
+	float	 cls_pos[VIT_MAXAXES];	/* [A] */
+	int	 pos_per_record;	/* 1: records of a batch may have different
+					   positions (augmented): rotations are kept
+					   for every record (memory: maxB times) */
+};
+
+struct vit_tensor {
+	char	 name[VIT_MAXNAME];	/* "blocks.3.attn.qkv.w", "pe.params", ... */
+	size_t	 off;			/* first element in param/grad/adam_m/adam_v */
+	size_t	 n;			/* elements */
+	int	 rank;
+	int	 shape[VIT_MAXRANK];
+	int	 decay;			/* 1: weight decay applies (matrices only) */
+};
+
+struct vit_state;			/* activations and scratch (vit.c) */
+
+struct vit {
+	struct vit_config c;
+	size_t	 nparam;
+	float	*param;			/* [nparam] 64-byte aligned, all four in one arena */
+	float	*grad;			/* [nparam] accumulated by vit_backward */
+	float	*adam_m;		/* [nparam] optimizer state, zero at create */
+	float	*adam_v;		/* [nparam] */
+	int	 ntensor;
+	struct vit_tensor *tensor;	/* [ntensor] in arena order */
+	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
+	char	 err[256];		/* why the last vit_forward returned NaN */
+	struct vit_state *st;
+};
+
+/* Fill c with defaults: tiny preset, P 48, 2 axes, 10 classes, pool cls,
+ * pe "none", share none, no dropout, no locality, sigma 1, grid 8x8 (one
+ * per axis), CLS unrotated at 0. */
+void	 vit_config_init(struct vit_config *c);
+/* Set dim/depth/heads/mlp from a preset: tiny small base large cifar.
+ * 0, or -1 for an unknown name. */
+int	 vit_preset(struct vit_config *c, const char *name);
+/* enum vit_pool of "cls" or "mean", or -1. */
+int	 vit_pool_parse(const char *name);
+/* enum vit_share of "none", "heads", "layers" or "all", or -1. */
+int	 vit_share_parse(const char *name);
+/* Check c; 0, or -1 with a reason in err. */
+int	 vit_config_check(const struct vit_config *c, char *err, size_t errlen);
+
+struct vt;
+/* Store c as header keys of s ("VIT_DIM 192", "VIT_PE liere:8", ...), for
+ * checkpoints.  0 or -1. */
+int	 vit_config_save(const struct vit_config *c, struct vt *s);
+/* Read c back from keys written by vit_config_save; 0, or -1 with err. */
+int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
+	    size_t errlen);
+
+/* Build a model for batches up to maxB records of up to maxT patch tokens,
+ * parameters initialized from seed (truncated normal std 0.02 for weights,
+ * zero biases, unit LayerNorm gains, position encodings as lib/pe.h).
+ * NULL with a reason in err on a bad config or no memory. */
+struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
+	    uint64_t seed, char *err, size_t errlen);
+void	 vit_destroy(struct vit *m);
+
+/* The tensor called name, or NULL. */
+const struct vit_tensor *vit_find_tensor(const struct vit *m, const char *name);
+/* Grid [A] of the tokens of the following forwards (abs and sincos tables
+ * are interpolated when it differs from c.grid); T must equal its product.
+ * Default: c.grid.  0, or -1 if it does not fit. */
+int	 vit_set_grid(struct vit *m, const int *grid);
+
+/* Run the model on x[B][T][P] with positions pos[B][T][A] (NULL only for
+ * encodings that use none), write logits[B][C], and return the mean over
+ * the batch of the cross-entropy against target[B][C] probabilities (0 if
+ * target is NULL).  training: dropout on, masks from (seed, record), so the
+ * result does not depend on the thread count.  Rotations are computed once
+ * per call: once for the batch when all records share positions, else per
+ * record (needs c.pos_per_record).  NaN with m->err on a batch that does
+ * not fit (sizes, grid, differing positions without pos_per_record). */
+float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
+	    int T, const float *target, float *logits, int training,
+	    uint64_t seed);
+/* Add the gradient of the last forward's loss to m->grad (needs target). */
+void	 vit_backward(struct vit *m);
+/* Zero m->grad. */
+void	 vit_zero_grad(struct vit *m);
+/* dL/dx [B][T][P] of the last vit_backward. */
+const float *vit_dx(const struct vit *m);
+
+/* Floating-point operations of one forward over B records of T tokens
+ * (matrix products and attention; a training step is about 3x). */
+double	 vit_flops(const struct vit_config *c, int B, int T);
+
+#endif

@@ -469,10 +469,14 @@ vit_dx(const struct vit *m)
 double
 vit_flops(const struct vit_config *c, int B, int T)
 {
-	double D = c->dim, M = c->mlp, N = (double)B * (T + 1);
+	double D = c->dim, M = c->mlp, T1 = T + 1, N = B * T1;
 	double block = 2 * N * (3 * D * D + D * D + 2 * D * M) +
-	    4.0 * B * (T + 1) * (T + 1) * D;
-	return 2.0 * B * T * c->P * D + c->depth * block +
+	    4.0 * B * T1 * T1 * D;
+	/* under CLS pooling the last block computes q, k, v for every row but
+	 * attention, projection and MLP for the CLS row only */
+	double last = c->pool == VIT_POOL_CLS ? 2 * N * 3 * D * D +
+	    2.0 * B * (D * D + 2 * D * M) + 4.0 * B * T1 * D : block;
+	return 2.0 * B * T * c->P * D + (c->depth - 1) * block + last +
 	    2.0 * B * D * c->classes;
 }
 

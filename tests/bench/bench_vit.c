@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "pe.h"
 #include "rng.h"
 #include "vit.h"
 
@@ -64,6 +65,37 @@ sgemm_peak(void)
 	free(b);
 	free(c);
 	return best;
+}
+
+/* Milliseconds per step spent in lib/pe.h's rotations and their backward
+ * for this model's shapes (0 for non-rotary encodings): the part of a
+ * step the engine cannot make faster itself. */
+static double
+rotation_ms(const struct vit *m, const float *pos, int T)
+{
+	const struct vit_config *c = &m->c;
+	const struct vit_tensor *t = vit_find_tensor(m, PE_FIELD);
+	struct pe pe;
+	struct pe_work w;
+	if (t == NULL || pe_parse(&pe, c->pe, c->dim / c->heads, c->axes,
+	    c->heads, c->depth, "none") == -1 || pe_work_init(&w, &pe, T) == -1)
+		return 0;
+	size_t nr = (size_t)pe.nset * T * pe.rsize;
+	float *R = malloc(sizeof(float) * nr), *dR = malloc(sizeof(float) * nr);
+	float *dp = calloc(pe.nparam, sizeof(float));
+	for (size_t i = 0; i < nr; i++)
+		dR[i] = 1e-3f * (float)(i % 13);
+	double t0 = now_seconds();
+	for (int r = 0; r < 2; r++) {
+		pe_rotations(&pe, &w, m->param + t->off, T, pos, R);
+		pe_rotations_backward(&pe, &w, m->param + t->off, T, pos, dR, dp);
+	}
+	double ms = (now_seconds() - t0) / 2 * 1e3;
+	pe_work_free(&w);
+	free(R);
+	free(dR);
+	free(dp);
+	return ms;
 }
 
 /* The plain AdamW of a training step (lr 1e-4, wd 0.05 on decay tensors). */
@@ -259,10 +291,14 @@ main(int argc, char *argv[])
 	getrusage(RUSAGE_SELF, &ru);
 	double load[3];
 	getloadavg(load, 3);
+	double rot = rotation_ms(m, pos, T);
 	printf("vit   %-14s %8.1f img/s  %7.0f ms/step  %6.1f GFLOP/s  "
 	    "%.2f of sgemm peak %.0f  peak RSS %.0f MB  cpu-time %.1f img/s  "
 	    "(loss %.3f, %d threads, load %.2f)\n", pe, B / dt, dt * 1000, gf,
 	    gf / peak, peak, ru.ru_maxrss / 1024.0, B / dc, loss, threads, load[0]);
+	if (rot > 0)
+		printf("      %-14s rotations (lib/pe.h, forward + backward): %.0f ms "
+		    "of the %.0f ms step\n", pe, rot, dt * 1000);
 	fflush(stdout);
 	vit_destroy(m);
 	free(x);

@@ -13,10 +13,11 @@
  *	pe_work_init(&w, &pe, T);                   once, allocates
  *	pe_init_params(&pe, &ini, params);          once, seeded
  *	pe_rotations(&pe, &w, params, T, pos, R);   per step, all sets
- *	  per image, layer l, head h:  s = pe_set(&pe, l, h)
- *	    pe_apply(&pe, T, pe_R(&pe, R, s, T), q + h*hd, dim, q + h*hd, dim)
- *	  backward, per image/layer/head:
- *	    pe_apply_backward(... R_s, q_in, dim, dq_rot, dim, dq_in, dim, dR_s)
+ *	  per layer l, head h:  s = pe_set(&pe, l, h); for the batch q[B][T][dim]
+ *	    pe_apply_batch(&pe, B, T, pe_R(&pe, R, s, T), q + h*hd, T*dim, dim,
+ *	        q + h*hd, T*dim, dim)               (and k; or pe_apply per image)
+ *	  backward, per layer/head:
+ *	    pe_apply_batch_backward(... R_s, q_in, dq_rot, dq_in, dR_s)
  *	pe_rotations_backward(&pe, &w, params, T, pos, dR, dparams);  per step
  *
  * R depends only on positions and parameters, not on the image, so it is
@@ -33,8 +34,8 @@
  * Functions that can fail return 0 or -1 and leave a message in pe->err or
  * the workspace's err; none of them exits.  Nothing here allocates except
  * pe_work_init; pe_rotations and pe_rotations_backward thread with OpenMP
- * (call them from serial code), pe_apply and pe_apply_backward are serial
- * (call them from the engine's own parallel loops).
+ * (call them from serial code), the pe_apply functions are serial (call
+ * them from the engine's own parallel loops, e.g. over heads).
  */
 #ifndef PE_H
 #define PE_H
@@ -43,7 +44,8 @@
 
 struct vt;
 
-#define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints */
+#define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
+					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
 
 enum pe_kind {
@@ -153,7 +155,8 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
  * needs from params and pos (caching every token's exponential would cost
  * nset * T * rsize doubles), so calls need no state between them. */
 struct pe_work {
-	int	 maxT;		/* most tokens per call */
+	int	 maxT;		/* the caller's bound on tokens per call; the
+				   workspace itself does not grow with T */
 	int	 nthread;	/* OpenMP threads it was sized for */
 	int64_t	 thread_doubles;
 	double	*scratch;	/* [nthread][thread_doubles] */
@@ -180,6 +183,11 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	    const float *pos /* [T][axes] */,
 	    const float *dR /* [nset][T][rsize] */,
 	    float *dparams /* [nparam], accumulated */);
+/* The generator matrices A_i of one set, G[axes][nblock][b][b]: block j
+ * of A_i at G + (i * nblock + j) * b * b.  Riemann: the rotation part's
+ * (no scale); none, zeros, abs, sincos: zeros. */
+void	 pe_generators(const struct pe *pe,
+	    const float *params /* [set_params] */, double *G);
 /* One set's rotations inside R from pe_rotations: [T][rsize]. */
 static inline float *
 pe_R(const struct pe *pe, float *R, int set, int T)
@@ -200,6 +208,22 @@ void	 pe_apply_backward(const struct pe *pe, int T,
 	    const float *dy /* [T][lddy] */, int lddy,
 	    float *dx /* [T][lddx] */, int lddx,
 	    float *dR /* [T][rsize], accumulated */);
+/* pe_apply for nimg images at once, image i's rows at x + i * xs (e.g. a
+ * head of a [nimg][T][dim] batch: xs = T * dim, ldx = dim).  Each block of
+ * R is used for every image while it is in cache: much faster than one
+ * image at a time for large blocks.  y may be x. */
+void	 pe_apply_batch(const struct pe *pe, int nimg, int T,
+	    const float *R /* [T][rsize] */,
+	    const float *x /* [nimg][xs]: rows [T][ldx] */, int64_t xs, int ldx,
+	    float *y /* [nimg][ys]: rows [T][ldy] */, int64_t ys, int ldy);
+/* Backward of pe_apply_batch: dx = R^T dy per image (dx may be dy),
+ * dR[t] += sum over images of dy x^T. */
+void	 pe_apply_batch_backward(const struct pe *pe, int nimg, int T,
+	    const float *R /* [T][rsize] */,
+	    const float *x /* [nimg][xs]: rows [T][ldx] */, int64_t xs, int ldx,
+	    const float *dy /* [nimg][dys]: rows [T][lddy] */, int64_t dys, int lddy,
+	    float *dx /* [nimg][dxs]: rows [T][lddx] */, int64_t dxs, int lddx,
+	    float *dR /* [T][rsize], accumulated */);
 
 /* Header keys of generator files and checkpoints: PE, SHARE, HEAD_DIM,
  * AXES, HEADS, LAYERS.  0 or -1 (s->err). */
@@ -207,5 +231,11 @@ int	 pe_meta_write(const struct pe *pe, struct vt *s);
 /* pe from those keys of s; 0, or -1 with pe->err ("no PE key: not a
  * generator file or checkpoint"). */
 int	 pe_meta_read(struct pe *pe, const struct vt *s);
+
+/* The parameters held in a loaded generator file or checkpoint s: pe
+ * from its header keys and its field pe.params, f32 [nparam] (which may
+ * be absent when nparam is 0).  NULL with pe->err when either is missing
+ * or they disagree. */
+const float *pe_load_params(struct pe *pe, struct vt *s);
 
 #endif

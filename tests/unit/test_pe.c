@@ -464,8 +464,77 @@ test_apply(const char *spec)
 				ein = fmax(ein, fabs(y[t * dim + i] - x[t * dim + i]));
 		}
 	CHECK(ein == 0, "%s: apply leaves the other heads alone", spec);
+
+	/* a batch of 3 images [3][T][dim] equals one image at a time */
+	float xb[3 * 4 * 3 * HD], yb[3 * 4 * 3 * HD], y1[3 * 4 * 3 * HD], db[3 * 4 * 3 * HD];
+	float dx1[3 * 4 * 3 * HD], dxb[3 * 4 * 3 * HD];
+	float *dR1 = calloc(T * pe.rsize, sizeof(float)), *dRb = calloc(T * pe.rsize, sizeof(float));
+	for (int i = 0; i < 3 * T * dim; i++) {
+		xb[i] = (float)rng_normal(&r);
+		db[i] = (float)rng_normal(&r);
+	}
+	memcpy(yb, xb, sizeof yb);
+	memcpy(y1, xb, sizeof y1);
+	memcpy(dxb, db, sizeof dxb);
+	memcpy(dx1, db, sizeof dx1);
+	pe_apply_batch(&pe, 3, T, Rs, xb + h * HD, T * dim, dim, yb + h * HD, T * dim, dim);
+	pe_apply_batch_backward(&pe, 3, T, Rs, xb + h * HD, T * dim, dim, db + h * HD, T * dim, dim,
+	    dxb + h * HD, T * dim, dim, dRb);
+	for (int i = 0; i < 3; i++) {
+		pe_apply(&pe, T, Rs, xb + i * T * dim + h * HD, dim, y1 + i * T * dim + h * HD, dim);
+		pe_apply_backward(&pe, T, Rs, xb + i * T * dim + h * HD, dim, db + i * T * dim + h * HD, dim,
+		    dx1 + i * T * dim + h * HD, dim, dR1);
+	}
+	double eb = 0;
+	for (int i = 0; i < 3 * T * dim; i++)
+		eb = fmax(eb, fmax(fabs(yb[i] - y1[i]), fabs(dxb[i] - dx1[i])));
+	for (int i = 0; i < T * pe.rsize; i++)
+		eb = fmax(eb, fabs(dRb[i] - dR1[i]) / 4);
+	CHECK(eb < 1e-5, "%s: a batch of 3 images equals one image at a time (%.2g)", spec, eb);
+	free(dR1);
+	free(dRb);
 	pe_work_free(&w);
 	free(params); free(R); free(dR);
+}
+
+/* blocks wider than the register kernels (b = 80) */
+static void
+test_apply_wide(void)
+{
+	struct pe pe;
+	struct pe_work w;
+	struct rng r;
+	enum { D = 80, T = 2 };
+	static float R[T * D * D], x[T * D], y[T * D], dy[T * D], dx[T * D], dR[T * D * D];
+	float pos[2 * T] = { 0.1f, 0.7f, -0.4f, 0.2f }, *params;
+	struct pe_init ini = { .kind = PE_INIT_NORMAL, .std = 0.1, .seed = 1 };
+
+	pe_parse(&pe, "liere", D, 2, 1, 1, NULL);
+	pe_work_init(&w, &pe, T);
+	params = malloc(sizeof(float) * pe.nparam);
+	pe_init_params(&pe, &ini, params);
+	pe_rotations(&pe, &w, params, T, pos, R);
+	rng_seed(&r, 3, 0);
+	for (int i = 0; i < T * D; i++) {
+		x[i] = (float)rng_normal(&r);
+		dy[i] = (float)rng_normal(&r);
+	}
+	pe_apply(&pe, T, R, x, D, y, D);
+	pe_apply_backward(&pe, T, R, x, D, dy, D, dx, D, dR);
+	double e = 0;
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < D; i++) {
+			double v = 0, g = 0;
+			for (int k = 0; k < D; k++) {
+				v += (double)R[t * D * D + i * D + k] * x[t * D + k];
+				g += (double)R[t * D * D + k * D + i] * dy[t * D + k];
+				e = fmax(e, fabs(dR[t * D * D + i * D + k] - (double)dy[t * D + i] * x[t * D + k]));
+			}
+			e = fmax(e, fmax(fabs(y[t * D + i] - v), fabs(dx[t * D + i] - g)));
+		}
+	CHECK(pe.block == D && e < 1e-5, "apply and backward with 80-wide blocks (%.2g)", e);
+	pe_work_free(&w);
+	free(params);
 }
 
 int
@@ -490,8 +559,11 @@ main(void)
 	test_method("comrope-ld:4", 2, "all", PE_INIT_DEFAULT);
 	test_closed_form();
 	test_apply("liere:8");
+	test_apply("liere:16");
+	test_apply("liere:4");
 	test_apply("rope-mixed");
 	test_apply("riemann");
 	test_apply("none");
+	test_apply_wide();
 	return test_done();
 }

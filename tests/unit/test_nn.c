@@ -406,7 +406,7 @@ main(void)
 	test_posemb();
 	test_dropout();
 	test_rotary("liere:4", 0, 0);
-	test_rotary("liere:16", 1, 0);	/* the sgemm path */
+	test_rotary("liere:16", 1, 0);	/* pe_apply_batch vector kernels */
 	test_rotary("liere:16", 0, 1);	/* per record: pe_apply */
 	test_rotary("riemann", 1, 0);
 	return test_done();

@@ -244,10 +244,10 @@ main(void)
 	c.pool = VIT_POOL_MEAN;
 	c.dropout = 0.2f;
 	check(&c, 1, 1, "liere:8 shared across layers, pool mean, dropout");
-	/* head_dim 16: blocks of 16 rotate through sgemm (rotary.c) */
+	/* head_dim 16: blocks of 16 take pe_apply_batch's vector kernels */
 	small(&c, "liere:16", 2);
 	c.dim = 32;
-	check(&c, 0, 1, "liere:16 (sgemm rotation)");
+	check(&c, 0, 1, "liere:16 (vector kernels)");
 	c.cls_rotate = 1;
 	c.share = VIT_SHARE_HEADS;
 	check(&c, 0, 1, "liere:16 CLS rotated, shared across heads");

@@ -111,4 +111,28 @@ void	 posemb_backward(float *dtab, const float *dh, const int *idx,
  * 10000^(-k/half)); CLS row and leftover channels zero. */
 void	 posemb_sincos(float *tab, const int *G, int A, int D);
 
+/*
+ * Rotary encodings on a batch's q and k (lib/pe.h): q' = R q, k' = R k per
+ * record and head, with the rotations of layer l's heads from R[nset][Tr]
+ * [rsize].  The last Tn of each record's T1 rows are rotated; a leading
+ * CLS row when Tn = T1 - 1 passes unrotated.  qkv is [B][T1][3D] (q, k, v),
+ * qkr [B][T1][2D] (q', k').
+ */
+struct pe;
+struct rot {
+	const struct pe *pe;
+	int	 B, T1, H, hd;
+	int	 Tn;		/* rotated rows per record */
+	int	 Tr;		/* rows of R per set: Tn, or B * Tn */
+	int	 per_record;	/* record b's rotations at row b * Tn of a set */
+};
+/* qkr = rotated q, k of qkv for layer l. */
+void	 rotary_forward(const struct rot *r, int l, const float *R, float *qkr,
+	    const float *qkv);
+/* q, k columns of dqkv = R^T dqkr; dR += dqkr (q, k)^T, with each row of
+ * dR summed by one thread in record order (the same bits for any thread
+ * count). */
+void	 rotary_backward(const struct rot *r, int l, const float *R, float *dR,
+	    float *dqkv, const float *dqkr, const float *qkv);
+
 #endif

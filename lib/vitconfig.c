@@ -112,24 +112,26 @@ static const struct key {
 	const char *key;
 	enum kind kind;
 	size_t off;
+	int optional;		/* absent: the default of vit_config_init */
 } keys[] = {
-	{ "VIT_DIM", KINT, offsetof(struct vit_config, dim) },
-	{ "VIT_DEPTH", KINT, offsetof(struct vit_config, depth) },
-	{ "VIT_HEADS", KINT, offsetof(struct vit_config, heads) },
-	{ "VIT_MLP", KINT, offsetof(struct vit_config, mlp) },
-	{ "VIT_CLASSES", KINT, offsetof(struct vit_config, classes) },
-	{ "VIT_P", KINT, offsetof(struct vit_config, P) },
-	{ "VIT_AXES", KINT, offsetof(struct vit_config, axes) },
-	{ "VIT_POOL", KPOOL, offsetof(struct vit_config, pool) },
-	{ "VIT_PE", KSTR, offsetof(struct vit_config, pe) },
-	{ "VIT_SHARE", KSHARE, offsetof(struct vit_config, share) },
-	{ "VIT_DROPOUT", KFLOAT, offsetof(struct vit_config, dropout) },
-	{ "VIT_EMB_DROPOUT", KFLOAT, offsetof(struct vit_config, emb_dropout) },
-	{ "VIT_LOCALITY", KINT, offsetof(struct vit_config, locality) },
-	{ "VIT_SIGMA", KFLOAT, offsetof(struct vit_config, sigma) },
-	{ "VIT_GRID", KINTS, offsetof(struct vit_config, grid) },
-	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate) },
-	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos) },
+	{ "VIT_DIM", KINT, offsetof(struct vit_config, dim), 0 },
+	{ "VIT_DEPTH", KINT, offsetof(struct vit_config, depth), 0 },
+	{ "VIT_HEADS", KINT, offsetof(struct vit_config, heads), 0 },
+	{ "VIT_MLP", KINT, offsetof(struct vit_config, mlp), 0 },
+	{ "VIT_CLASSES", KINT, offsetof(struct vit_config, classes), 0 },
+	{ "VIT_P", KINT, offsetof(struct vit_config, P), 0 },
+	{ "VIT_AXES", KINT, offsetof(struct vit_config, axes), 0 },
+	{ "VIT_POOL", KPOOL, offsetof(struct vit_config, pool), 0 },
+	{ "VIT_PE", KSTR, offsetof(struct vit_config, pe), 0 },
+	{ "VIT_SHARE", KSHARE, offsetof(struct vit_config, share), 0 },
+	{ "VIT_DROPOUT", KFLOAT, offsetof(struct vit_config, dropout), 0 },
+	{ "VIT_EMB_DROPOUT", KFLOAT, offsetof(struct vit_config, emb_dropout), 0 },
+	{ "VIT_LOCALITY", KINT, offsetof(struct vit_config, locality), 0 },
+	{ "VIT_SIGMA", KFLOAT, offsetof(struct vit_config, sigma), 0 },
+	{ "VIT_GRID", KINTS, offsetof(struct vit_config, grid), 0 },
+	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate), 0 },
+	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos), 0 },
+	{ "VIT_POS_PER_RECORD", KINT, offsetof(struct vit_config, pos_per_record), 1 },
 };
 
 int
@@ -178,6 +180,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 			char *p = (char *)c + keys[i].off, *end;
 			int list = keys[i].kind == KINTS || keys[i].kind == KFLOATS;
 			if (list != pass)
+				continue;
+			if (v == NULL && keys[i].optional)
 				continue;
 			if (v == NULL) {
 				snprintf(err, errlen, "missing header key %s", keys[i].key);

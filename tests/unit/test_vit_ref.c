@@ -112,5 +112,8 @@ int
 main(void)
 {
 	run("abs");
+	run("liere8");
+	run("ropemixed");
+	run("comropeld8");
 	return test_done();
 }

@@ -100,6 +100,20 @@ gen --records 100 --seed 7 --tokens-from 50:5 > "$T/multi.vt"
 check "multi-resolution stream" vit-train $M --pe abs --batch 32 -o "$T/mr.vt" "$T/multi.vt"
 [ "$(key "$T/mr.vt" STEP)" = 4 ] && ok "batches end where the grid changes (32+18, 32+18)" || nok "steps $(key "$T/mr.vt" STEP)"
 
+# --generators: pe.params and the keys PE SHARE HEAD_DIM AXES HEADS LAYERS,
+# as skewgen writes them (a checkpoint has them too).  With --lr 0 the
+# parameters stay what they were set to.
+G="$M --pe liere:4 --batch 32"
+vit-train $G --steps 2 -o "$T/gen.vt" "$T/ep.vt"
+check "--generators FILE" vit-train $G --seed 2 --lr 0 --steps 1 --generators "$T/gen.vt" -o "$T/fromgen.vt" "$T/ep.vt"
+$PY tests/sh/vtread.py "$T/gen.vt" --field pe.params > "$T/pe1"
+$PY tests/sh/vtread.py "$T/fromgen.vt" --field pe.params > "$T/pe2"
+[ -s "$T/pe1" ] && cmp -s "$T/pe1" "$T/pe2" && ok "... pe.params taken from it" || nok "pe.params differ from the generator file's"
+vit-train $G --seed 2 --lr 0 --steps 1 -o "$T/nogen.vt" "$T/ep.vt"
+$PY tests/sh/vtread.py "$T/nogen.vt" --field pe.params | cmp -s - "$T/pe1" && nok "seed 2 alone gives the same pe.params" || ok "... (seed 2 alone: others)"
+check_exit 1 "--generators of another model" vit-train $M --depth 2 --pe liere:4 --generators "$T/gen.vt" "$T/ep.vt"
+check_grep "... names the key" "LAYERS is 1, the model's is 2" "$T/err"
+
 # Bad input.
 gen --records 8 --no-label > "$T/nolabel.vt"
 check_exit 1 "no label field" vit-train $M "$T/nolabel.vt"

@@ -62,6 +62,17 @@ cmp -s "$T/a/m.vt" "$T/b/m.vt" && ok "same seed: identical checkpoints" || nok "
 (cd "$T/b" && vit-train $A --seed 2 -o m.vt < ../ep.vt)
 cmp -s "$T/a/m.vt" "$T/b/m.vt" && nok "another seed, same bytes" || ok "another seed: other bytes"
 
+# Two threads: still reproducible (rotary encodings included).
+(cd "$T/a" && vit-train $A --pe liere:4 --threads 2 -o t2.vt < ../ep.vt) &&
+	(cd "$T/b" && vit-train $A --pe liere:4 --threads 2 -o t2.vt < ../ep.vt)
+cmp -s "$T/a/t2.vt" "$T/b/t2.vt" && ok "2 threads, same seed: identical checkpoints" || nok "2 threads: runs differ"
+# Quiet unless stderr is a terminal; then a progress line with img/s and ETA.
+vit-train $M --batch 32 --steps 3 "$T/ep.vt" 2>"$T/quiet"
+[ ! -s "$T/quiet" ] && ok "nothing on stderr when it is not a terminal" || nok "stderr: $(head -c 200 "$T/quiet")"
+if command -v script >/dev/null; then
+	script -qec "vit-train $M --batch 4 --epochs 1 $T/ep.vt" /dev/null > "$T/tty" 2>&1
+	check_grep "on a terminal: progress with loss, img/s, ETA" "loss [0-9.]+ [0-9]+ img/s ETA" "$T/tty"
+fi
 # Interrupted (the data stage dies in epoch 3) then resumed: the same bytes
 # as the run that never stopped.
 (cd "$T/b" && head -c 80000 ../ep.vt | vit-train $A -o m.vt 2>err)

@@ -509,6 +509,19 @@ save(struct run *r)
 	r->saved_epoch = (int)r->st.epoch;
 }
 
+/* Open the --val stream and check that the model can take it. */
+static FILE *
+open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **name)
+{
+	FILE *fp = cli_open_in(r->o.val, name);
+
+	vt_init(vs);
+	if (vt_read_header(vs, fp, *name) < 0 ||
+	    batch_open(vbr, vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
+		die("--val: %s", vs->err);
+	return fp;
+}
+
 /* Accuracy and loss on the --val stream, logged. */
 static void
 validate(struct run *r)
@@ -519,17 +532,13 @@ validate(struct run *r)
 	struct eval_summary sum;
 	char err[512];
 	const char *name;
+	FILE *fp = open_val(r, &vs, &vbr, &name);
 
-	vt_init(&vs);
-	FILE *fp = cli_open_in(r->o.val, &name);
-	if (vt_read_header(&vs, fp, name) < 0 ||
-	    batch_open(&vbr, &vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
-		die("%s", vs.err);
 	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
-		die("%s", err);
+		die("--val: %s", err);
 	r->val_step = r->st.step;
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
-		die("%s: no records", name);
+		die("--val: %s: no records", name);
 	if (r->log != NULL)
 		fprintf(r->log, "{\"step\":%lld,\"epoch\":%lld,\"val_acc\":%.6f,"
 		    "\"val_top5\":%.6f,\"val_loss\":%.6f}\n", (long long)r->st.step,
@@ -731,6 +740,14 @@ main(int argc, char *argv[])
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
 	if (!r.o.resume)
 		r.st.total = schedule_steps(&r);
+	if (r.o.val != NULL) {
+		/* Bad --val input fails now, not after the first epoch. */
+		struct vt vs;
+		struct batch_reader vbr;
+		const char *name;
+		fclose(open_val(&r, &vs, &vbr, &name));
+		vt_free(&vs);
+	}
 	int C = r.m->c.classes;
 	r.target = malloc((size_t)r.o.batch * C * sizeof *r.target);
 	r.logits = malloc((size_t)r.o.batch * C * sizeof *r.logits);

@@ -152,6 +152,10 @@ check_grep "... said" "CLSPOS '1.5' is not 'none' or 2 coordinates" "$T/err"
 gen --records 40 --clspos 1.5,1.5 > "$T/cls2.vt"
 check "CLSPOS 1.5,1.5: a rotated CLS" vit-train $M --pe liere:4 --locality -o "$T/cls.vt" "$T/cls2.vt"
 [ "$(key "$T/cls.vt" VIT_CLS_POS)" = "1.5,1.5" ] && ok "... kept in the model" || nok "VIT_CLS_POS $(key "$T/cls.vt" VIT_CLS_POS)"
+gen --records 8 --values 8 > "$T/p8.vt"
+check_exit 1 "--val of another patch size fails at once" vit-train $M --val "$T/p8.vt" "$T/ep.vt"
+check_grep "... said" "^vit-train: --val: .*8 values, the model takes 4" "$T/err"
+check_exit 1 "--val missing" vit-train $M --val "$T/nonexistent.vt" "$T/ep.vt"
 check_exit 1 "--resume without a checkpoint" vit-train --resume -o "$T/none.vt" "$T/ep.vt"
 check_exit 2 "--resume takes no model option" vit-train --resume --lr 1 -o "$T/m.vt" "$T/ep.vt"
 check_exit 2 "--resume needs --out" vit-train --resume "$T/ep.vt"
@@ -175,7 +179,6 @@ else
 fi
 check "... and is whole" $PY tests/sh/vtread.py "$T/h.vt" --maxdiff "$T/h.vt"
 # Resuming that model on a stream of another shape.
-gen --records 8 --values 8 > "$T/p8.vt"
 check_exit 1 "resume: patches of another size" vit-train --resume --threads 1 -o "$T/h.vt" "$T/p8.vt"
 check_grep "... said" "8 values, the model takes 4" "$T/err"
 gen --records 8 --axes 3 > "$T/a3.vt"

@@ -1,0 +1,89 @@
+/*
+ * image.c - the u8 clip buffer shared by readers and transforms (image.h).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+
+int
+image_alloc(struct image *im, int t, int h, int w, int c)
+{
+	if (t < 1 || h < 1 || w < 1 || c < 1 || t > IMAGE_MAXSIDE ||
+	    h > IMAGE_MAXSIDE || w > IMAGE_MAXSIDE || c > 4)
+		return -1;
+	int64_t n = (int64_t)t * h * w * c;	/* < 2^50: no overflow */
+	if (n > IMAGE_MAXBYTES)
+		return -1;
+	if ((size_t)n > im->cap) {
+		uint8_t *p = realloc(im->px, (size_t)n);
+		if (!p)
+			return -1;
+		im->px = p;
+		im->cap = (size_t)n;
+	}
+	im->t = t, im->h = h, im->w = w, im->c = c;
+	return 0;
+}
+
+void
+image_free(struct image *im)
+{
+	free(im->px);
+	memset(im, 0, sizeof *im);
+}
+
+size_t
+image_frame_bytes(const struct image *im)
+{
+	return (size_t)im->h * im->w * im->c;
+}
+
+int
+image_set_channels(struct image *im, int c)
+{
+	size_t n = (size_t)im->t * im->h * im->w;
+	if (c == im->c)
+		return 0;
+	if (c == 1 && im->c == 3) {
+		/* Fixed-point 0.299 R + 0.587 G + 0.114 B, rounded (as PIL's "L"). */
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *s = im->px + 3 * i;
+			im->px[i] = (uint8_t)((19595 * s[0] + 38470 * s[1] + 7471 * s[2] + 32768) >> 16);
+		}
+		im->c = 1;
+		return 0;
+	}
+	if (c == 3 && im->c == 1) {
+		int old = im->c;
+		if (image_alloc(im, im->t, im->h, im->w, 3) < 0) {
+			im->c = old;
+			return -1;
+		}
+		for (size_t i = n; i-- > 0;)	/* backwards: in place */
+			im->px[3 * i] = im->px[3 * i + 1] = im->px[3 * i + 2] = im->px[i];
+		return 0;
+	}
+	return -1;
+}
+
+int
+image_load(const char *path, struct image *im, char *err)
+{
+	unsigned char magic[4] = { 0 };
+	FILE *fp = fopen(path, "rb");
+	if (!fp) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	size_t got = fread(magic, 1, sizeof magic, fp);
+	fclose(fp);
+	if (got >= 4 && memcmp(magic, "\x89PNG", 4) == 0)
+		return image_png_load(path, im, err);
+	if (got >= 3 && memcmp(magic, "\xff\xd8\xff", 3) == 0)
+		return image_jpeg_load(path, im, err);
+	snprintf(err, IMAGE_ERRLEN, "%s: not a PNG or JPEG file", path);
+	return -1;
+}

@@ -1,0 +1,44 @@
+/*
+ * image.h - u8 pixels as vitpipe's readers and transforms pass them: a clip
+ * of t frames of h x w pixels with c channels, stored [t][h][w][c]
+ * (channels innermost, rows top to bottom).  A still image has t = 1.
+ *
+ * Library functions never exit: they return -1 and leave a message naming
+ * the file in err[IMAGE_ERRLEN].
+ */
+#ifndef IMAGE_H
+#define IMAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define IMAGE_ERRLEN	512
+#define IMAGE_MAXSIDE	65536		/* largest height, width or frame count */
+#define IMAGE_MAXBYTES	(1LL << 31)	/* largest clip in memory */
+
+struct image {
+	int	 t, h, w, c;
+	uint8_t	*px;			/* [t][h][w][c] */
+	size_t	 cap;			/* bytes allocated at px */
+};
+
+/* Give im the shape t x h x w x c, reusing its buffer when large enough
+ * (the bytes already there are kept, as by realloc); 0, or -1 when the
+ * size is absurd or memory is short. */
+int	 image_alloc(struct image *im, int t, int h, int w, int c);
+/* Free im's pixels and zero it. */
+void	 image_free(struct image *im);
+/* Bytes of one frame (h * w * c). */
+size_t	 image_frame_bytes(const struct image *im);
+/* Convert im in place to c channels (1: ITU-R 601 luma, 3: grey repeated);
+ * 0, or -1 for counts other than 1 and 3 or short memory. */
+int	 image_set_channels(struct image *im, int c);
+/* Decode the PNG or JPEG file at path (told apart by its magic bytes) into
+ * im with 1 (grey) or 3 (RGB) channels; 0, or -1 with err. */
+int	 image_load(const char *path, struct image *im, char *err);
+/* Decode the PNG file at path (any bit depth, palette, alpha dropped). */
+int	 image_png_load(const char *path, struct image *im, char *err);
+/* Decode the JPEG file at path; a warning (truncated data) is an error. */
+int	 image_jpeg_load(const char *path, struct image *im, char *err);
+
+#endif

@@ -17,7 +17,7 @@ PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev
-DEBS_TEST  = python3 python3-numpy ffmpeg dataset-fashion-mnist
+DEBS_TEST  = python3 python3-numpy ffmpeg dataset-fashion-mnist mandoc
 
 CC	?= cc
 OPT	?= -O2 -march=native
@@ -79,7 +79,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA)
 deps:
 	@need=""; \
 	pkg-config --exists $(PKGS) 2>/dev/null || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null \
+	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -106,10 +106,9 @@ demo: deps
 
 install: $(PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
-	install -m 755 $(PROGS) $(DESTDIR)$(BINDIR)
-	install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1
-	install -m 644 $(MAN5) $(DESTDIR)$(MANDIR)/man5
-	install -m 644 $(MAN7) $(DESTDIR)$(MANDIR)/man7
+	for f in $(PROGS); do install -m 755 $$f $(DESTDIR)$(BINDIR) || exit 1; done
+	for f in $(MAN1) $(MAN5) $(MAN7); do \
+	  install -m 644 $$f $(DESTDIR)$(MANDIR)/$$(basename $$(dirname $$f)) || exit 1; done
 
 uninstall:
 	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%)

@@ -143,6 +143,8 @@ grow(struct vt *s, void *arr, int *cap, int n, size_t size)
 	return 0;
 }
 
+static int shape_field(struct vt *, int, const int64_t *, long long);
+
 static int
 valid_name(const char *p, size_t max)
 {
@@ -190,7 +192,7 @@ vt_add_field(struct vt *s, const char *name, int dtype, int rank, const int64_t 
 		f->dim[k] = f->shape[k] = dim[k];
 	s->nfield++;
 	s->ndyn += dyn;
-	if (dyn == 0 && vt_set_shape(s, s->nfield - 1, dim) == -1) {
+	if (dyn == 0 && shape_field(s, s->nfield - 1, dim, 0) == -1) {
 		s->nfield--;
 		return -1;
 	}
@@ -214,21 +216,24 @@ vt_get(struct vt *s, const char *name)
 	return i < 0 ? NULL : &s->field[i];
 }
 
-int
-vt_set_shape(struct vt *s, int i, const int64_t *shape)
+/* Set field i's shape; rec names the record in messages (0: the header). */
+static int
+shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
 {
 	struct vt_field *f = &s->field[i];
 	int64_t bytes, count;
+	char where[40] = "";
 
+	if (rec > 0)
+		snprintf(where, sizeof(where), "record %lld: ", rec);
 	for (int k = 0; k < f->rank; k++)
 		if (f->dim[k] != VT_ANY && shape[k] != f->dim[k])
-			return fail(s, "record %lld: field '%s': dim %d is %lld, header says %lld",
-			    (long long)s->recno + 1, f->name, k, (long long)shape[k],
-			    (long long)f->dim[k]);
+			return fail(s, "%sfield '%s': dim %d is %lld, header says %lld", where,
+			    f->name, k, (long long)shape[k], (long long)f->dim[k]);
 	bytes = payload_bytes(f->rank, shape, vt_dtype_size(f->dtype), s->maxbytes, &count);
 	if (bytes < 0)
-		return fail(s, "record %lld: field '%s': shape too large", (long long)s->recno + 1,
-		    f->name);
+		return fail(s, "%sfield '%s': shape too large (limit %lld bytes)", where, f->name,
+		    (long long)s->maxbytes);
 	if (reserve(s, f, bytes) == -1)
 		return -1;
 	for (int k = 0; k < f->rank; k++)
@@ -236,6 +241,12 @@ vt_set_shape(struct vt *s, int i, const int64_t *shape)
 	f->count = count;
 	f->nbytes = bytes;
 	return 0;
+}
+
+int
+vt_set_shape(struct vt *s, int i, const int64_t *shape)
+{
+	return shape_field(s, i, shape, (long long)s->recno + 1);
 }
 
 static int

@@ -288,12 +288,11 @@ cmd_cat(const struct opts *o, int argc, char *argv[])
 
 	if (n > MAXIN)
 		usage_error("cat: more than %d inputs", MAXIN);
-	for (int i = 0; i < n; i++) {
-		const char *path = o->nargs ? o->args[i] : "-";
-
-		if (strcmp(path, "-") == 0 && stdin_used++)
+	for (int i = 0; i < o->nargs; i++)
+		if (strcmp(o->args[i], "-") == 0 && stdin_used++)
 			usage_error("cat: stdin given twice");
-		open_stream(&in[i], path);
+	for (int i = 0; i < n; i++) {
+		open_stream(&in[i], o->nargs ? o->args[i] : "-");
 		if (i && !same_fields(&in[0], &in[i], why, sizeof why))
 			die("%s: fields differ from %s: %s", in[i].name, in[0].name, why);
 	}

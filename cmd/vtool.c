@@ -369,7 +369,8 @@ npy_begin(const char *dir, const char *name, const char *suffix, int dtype, int 
 	n->dtype = dtype;
 	n->rank = rank + 1;
 	n->shape[0] = 0;
-	memcpy(n->shape + 1, dims, rank * sizeof *dims);
+	if (rank > 0)
+		memcpy(n->shape + 1, dims, rank * sizeof *dims);
 	if (npy_write_header(n->a.fp, dtype, n->rank, n->shape) < 0)
 		die_npy("%s: %s", n->a.path, strerror(errno));
 	return n;

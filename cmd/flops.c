@@ -67,6 +67,23 @@ parse_share(const char *s)
 	usage_error("--share: '%s' is not none, heads, layers or all", s);
 }
 
+/* Sizes like 4x4 or 2x16x16 into out[max], each 1..hi; returns how many. */
+static int
+parse_sizes(const char *opt, const char *arg, int *out, int max, int hi)
+{
+	int64_t g[VIT_MAXAXES > 3 ? VIT_MAXAXES : 3];
+	int n = vt_parse_dims(arg, g, max);
+
+	if (n < 1)
+		usage_error("%s: '%s' is not a size like 8x8 or 4x7x7 (at most %d)", opt, arg, max);
+	for (int i = 0; i < n; i++) {
+		if (g[i] < 1 || g[i] > hi)
+			usage_error("%s: '%s': sizes must be 1..%d", opt, arg, hi);
+		out[i] = (int)g[i];
+	}
+	return n;
+}
+
 static void
 parse_args(int argc, char *argv[], struct opts *o)
 {
@@ -95,8 +112,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct vit_config *c = &o->c;
-	int64_t g[VIT_MAXAXES];
-	int ch, n, i;
+	int ch;
 
 	memset(o, 0, sizeof *o);
 	flops_preset(c, "tiny");
@@ -123,26 +139,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case 'C': c->classes = cli_int("--classes", optarg, 1, 1 << 24); break;
 		case 'c': o->channels = cli_int("--channels", optarg, 1, 1024); break;
 		case 't': o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
-		case 'p':
-			if ((n = vt_parse_dims(optarg, g, 3)) < 1)
-				usage_error("--patch: '%s' is not a size like 4x4 or 2x16x16", optarg);
-			for (i = 0; i < n; i++)
-				if (g[i] < 1 || g[i] > 4096)
-					usage_error("--patch: '%s': sizes must be 1..4096", optarg);
-				else
-					o->patch[i] = (int)g[i];
-			o->npatch = n;
-			break;
-		case 'g':
-			if ((n = vt_parse_dims(optarg, g, VIT_MAXAXES)) < 1)
-				usage_error("--grid: '%s' is not a grid like 8x8 or 4x7x7", optarg);
-			for (i = 0; i < n; i++)
-				if (g[i] < 1 || g[i] > 65536)
-					usage_error("--grid: '%s': sizes must be 1..65536", optarg);
-				else
-					c->grid[i] = (int)g[i];
-			c->axes = n;
-			break;
+		case 'p': o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
+		case 'g': c->axes = parse_sizes("--grid", optarg, c->grid, VIT_MAXAXES, 65536); break;
 		case 'e': o->pes = optarg; break;
 		case 's': c->share = parse_share(optarg); break;
 		case 'l': c->locality = 1; break;

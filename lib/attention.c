@@ -1,0 +1,155 @@
+/*
+ * attention.c - scaled dot-product attention per (record, head) with
+ * optional RiemannFormer locality focusing.
+ *
+ * Threading choice: the per-(b, h) products are small (T x T x hd), so one
+ * OpenMP loop runs over all B*H pairs and each iteration calls sgemm with
+ * OpenBLAS limited to one thread (set before the loop, restored after):
+ * never a threaded sgemm inside a parallel region.  Partial sums over
+ * records (the sigma gradient) are kept per (b, h) and added in order, so
+ * results do not depend on the thread count.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+
+#include "fastmath.h"
+#include "nn.h"
+
+static const float *
+dist_of(const struct attn *a, int b)
+{
+	return a->dist2 + (a->dist_per_record ? (size_t)b * a->T * a->T : 0);
+}
+
+/* Omega = exp(-dist2 * c) into om[T*T]. */
+static void
+omega(float *om, const float *d2, float c, int n)
+{
+	#pragma omp simd
+	for (int i = 0; i < n; i++)
+		om[i] = fast_expf(-d2[i] * c);
+}
+
+static void
+softmax_rows(float *s /* [T][T] */, int T)
+{
+	for (int m = 0; m < T; m++) {
+		float *r = s + (size_t)m * T, mx = r[0], sum = 0;
+		for (int n = 1; n < T; n++)
+			mx = r[n] > mx ? r[n] : mx;
+		#pragma omp simd reduction(+:sum)
+		for (int n = 0; n < T; n++) {
+			r[n] = fast_expf(r[n] - mx);
+			sum += r[n];
+		}
+		float inv = 1.0f / sum;
+		#pragma omp simd
+		for (int n = 0; n < T; n++)
+			r[n] *= inv;
+	}
+}
+
+void
+attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
+    float *P /* [B][H][T][T] */, const float *q, const float *k,
+    const float *v, const float *logsig /* [H] or NULL */)
+{
+	int B = a->B, T = a->T, H = a->H, hd = a->hd, D = H * hd, TT = T * T;
+	float scale = 1.0f / sqrtf((float)hd);
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+	#pragma omp parallel for num_threads(a->nthr) schedule(static)
+	for (int bh = 0; bh < B * H; bh++) {
+		int b = bh / H, h = bh % H;
+		const float *qb = q + (size_t)b * T * a->ldqk + h * hd;
+		const float *kb = k + (size_t)b * T * a->ldqk + h * hd;
+		const float *vb = v + (size_t)b * T * a->ldv + h * hd;
+		float *pb = P + (size_t)bh * TT, *ob = out + (size_t)b * T * D + h * hd;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd,
+		    scale, qb, a->ldqk, kb, a->ldqk, 0.0f, pb, T);
+		softmax_rows(pb, T);
+		const float *w = pb;
+		if (logsig != NULL) {
+			float *wb = a->scratch + (size_t)omp_get_thread_num() * 3 * TT;
+			float sg = expf(logsig[h]);
+			omega(wb, dist_of(a, b), 0.5f / (sg * sg), TT);
+			#pragma omp simd
+			for (int i = 0; i < TT; i++)
+				wb[i] *= pb[i];
+			w = wb;
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T,
+		    1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
+	}
+	openblas_set_num_threads(blas);
+}
+
+void
+attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
+    float *dlogsig /* [H] += */, float *partial /* [B][H] */,
+    const float *dout /* [B][T][H*hd] */, const float *P /* [B][H][T][T] */,
+    const float *q, const float *k, const float *v,
+    const float *logsig /* [H] or NULL */)
+{
+	int B = a->B, T = a->T, H = a->H, hd = a->hd, D = H * hd, TT = T * T;
+	float scale = 1.0f / sqrtf((float)hd);
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+	#pragma omp parallel for num_threads(a->nthr) schedule(static)
+	for (int bh = 0; bh < B * H; bh++) {
+		int b = bh / H, h = bh % H;
+		size_t oqk = (size_t)b * T * a->ldqk + h * hd;
+		size_t ov = (size_t)b * T * a->ldv + h * hd;
+		const float *pb = P + (size_t)bh * TT, *db = dout + (size_t)b * T * D + h * hd;
+		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * TT;
+		float *w = om + TT, *dw = w + TT;
+		const float *wv = pb;
+		float sg = 0;
+		if (logsig != NULL) {
+			sg = expf(logsig[h]);
+			omega(om, dist_of(a, b), 0.5f / (sg * sg), TT);
+			#pragma omp simd
+			for (int i = 0; i < TT; i++)
+				w[i] = pb[i] * om[i];
+			wv = w;
+		}
+		/* dW = dout v^T; dv = W^T dout */
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd,
+		    1.0f, db, D, v + ov, a->ldv, 0.0f, dw, T);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T,
+		    1.0f, wv, T, db, D, 0.0f, dv + ov, a->ldv);
+		if (logsig != NULL) {
+			/* dOmega = dW P; dOmega/dlogsig = Omega dist2 / sigma^2 */
+			const float *d2 = dist_of(a, b);
+			float s = 0;
+			#pragma omp simd reduction(+:s)
+			for (int i = 0; i < TT; i++)
+				s += dw[i] * w[i] * d2[i];
+			partial[bh] = s / (sg * sg);
+			#pragma omp simd
+			for (int i = 0; i < TT; i++)
+				dw[i] *= om[i];
+		}
+		/* softmax: dS = P (dP - rowsum(dP P)) */
+		for (int m = 0; m < T; m++) {
+			float *r = dw + (size_t)m * T, s = 0;
+			const float *pr = pb + (size_t)m * T;
+			#pragma omp simd reduction(+:s)
+			for (int n = 0; n < T; n++)
+				s += r[n] * pr[n];
+			#pragma omp simd
+			for (int n = 0; n < T; n++)
+				r[n] = pr[n] * (r[n] - s);
+		}
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T,
+		    scale, dw, T, k + oqk, a->ldqk, 0.0f, dq + oqk, a->ldqk);
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T,
+		    scale, dw, T, q + oqk, a->ldqk, 0.0f, dk + oqk, a->ldqk);
+	}
+	openblas_set_num_threads(blas);
+	if (logsig != NULL)
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				dlogsig[h] += partial[b * H + h];
+}

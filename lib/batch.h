@@ -1,0 +1,64 @@
+/*
+ * batch.h - turn the records of a vitpipe stream into float batches for
+ * the model: patch [B][T][P], pos [B][T][A], label [B].
+ *
+ * u8 patches become (v/255 - MEAN[c]) / STD[c] with the header's MEAN and
+ * STD (defaults 0 and 1) and channel c = value index mod CHANNELS; f32
+ * patches are taken as they are but must be finite.  A record whose token
+ * count differs from the batch's ends the batch early and starts the next
+ * one (multi-resolution streams).
+ */
+#ifndef BATCH_H
+#define BATCH_H
+
+#include <stdint.h>
+
+#include "vt.h"
+
+#define BATCH_MAXCHANNELS 64
+
+struct batch {
+	int	 n;		/* records held */
+	int	 T;		/* tokens per record */
+	int	 P, A;		/* values per token, position axes */
+	int	 cap;		/* records room */
+	int64_t	 tcap;		/* tokens room per record */
+	float	*x;		/* [cap][tcap..][P], the first n*T*P used */
+	float	*pos;		/* [cap][tcap..][A], the first n*T*A used */
+	int32_t	*label;		/* [cap]; -1 when the stream has none */
+	float	*scratch;	/* [tcap] for batch_grid */
+	int64_t	 first;		/* stream index of the first record held */
+};
+
+struct batch_reader {
+	struct vt *s;		/* the stream, header read */
+	int	 ipatch, ipos, ilabel;	/* field indexes; ilabel -1: none */
+	int	 P, A, classes;
+	float	 scale[BATCH_MAXCHANNELS], shift[BATCH_MAXCHANNELS];
+	int	 channels;
+	int	 held;		/* s's fields hold a record not yet batched */
+	int64_t	 delivered;	/* records handed out (or skipped) so far */
+	int	 eof;
+};
+
+/* Check that s (header read) has patch [*][P] u8/f32, pos f32 [*][A] and,
+ * when need_label, label i32; P, A or classes <= 0 take the stream's
+ * values.  0, or -1 with a message in s->err. */
+int	 batch_open(struct batch_reader *br, struct vt *s, int P, int A,
+	    int classes, int need_label);
+/* Make room for cap records in b (tokens grow on demand).  0 or -1. */
+int	 batch_alloc(struct batch *b, const struct batch_reader *br, int cap);
+/* Free what b holds. */
+void	 batch_free(struct batch *b);
+/* Fill b with up to max (<= b->cap) records of one token count: the number
+ * read, 0 at the end of the stream, -1 on bad input (message in s->err). */
+int	 batch_next(struct batch_reader *br, struct batch *b, int max);
+/* The token grid of the batch's first record, grid[A]: the number of
+ * distinct coordinates along each axis.  0, or -1 when their product is
+ * not the token count (positions that are not a full grid). */
+int	 batch_grid(struct batch *b, int *grid);
+/* Read past n records without converting them: 0, or -1 (also when the
+ * stream ends first). */
+int	 batch_skip(struct batch_reader *br, int64_t n);
+
+#endif

@@ -1,0 +1,37 @@
+/*
+ * checkpoint.h - a model in one single-record vitpipe container: the
+ * configuration as header keys (vit_config_save's VIT_* keys, and PE,
+ * SHARE, HEAD_DIM, AXES, HEADS, LAYERS as skewgen files have them), every
+ * parameter tensor as a field of its own name ("pe.params", ...), and, for
+ * training checkpoints, the AdamW moments as fields "adam.m" and "adam.v"
+ * [nparam].  Written with vt_save, so a reader sees the old file or the
+ * new one, never a part.
+ */
+#ifndef CHECKPOINT_H
+#define CHECKPOINT_H
+
+#include <stddef.h>
+
+#include "vit.h"
+#include "vt.h"
+
+#define CKPT_ADAM_M	"adam.m"
+#define CKPT_ADAM_V	"adam.v"
+
+/* Save m to path atomically: the metadata of extra (may be NULL) first,
+ * then the config keys, the tensors and, when optimizer, the moments.
+ * 0, or -1 with a message in err. */
+int	 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
+	    int optimizer, char *err, size_t errlen);
+/* Read the container at path into s (its keys stay there for the caller)
+ * and build the model it describes for batches up to maxB records of maxT
+ * tokens (0: its training grid's), parameters (and moments, when optimizer) from the file.  NULL
+ * with a message in err. */
+struct vit *ckpt_load(const char *path, struct vt *s, int maxB, int maxT,
+	    int optimizer, char *err, size_t errlen);
+/* Copy the f32 field of s called name into tensor name of m, checking its
+ * element count.  0, or -1 with err. */
+int	 ckpt_copy_tensor(struct vit *m, struct vt *s, const char *name,
+	    char *err, size_t errlen);
+
+#endif

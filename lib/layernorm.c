@@ -1,0 +1,72 @@
+/*
+ * layernorm.c - LayerNorm over the last dimension, statistics in double
+ * per row (rows are short, and it keeps forward and finite differences
+ * consistent).
+ */
+#include <math.h>
+
+#include "nn.h"
+
+void
+layernorm_forward(float *y /* [N][D] */, float *mean /* [N] */,
+    float *rstd /* [N] */, const float *x /* [N][D] */,
+    const float *g /* [D] */, const float *b /* [D] */, int N, int D)
+{
+	#pragma omp parallel for
+	for (int n = 0; n < N; n++) {
+		const float *xr = x + (size_t)n * D;
+		float *yr = y + (size_t)n * D;
+		double s = 0, ss = 0;
+		for (int i = 0; i < D; i++)
+			s += xr[i];
+		double mu = s / D;
+		for (int i = 0; i < D; i++) {
+			double d = xr[i] - mu;
+			ss += d * d;
+		}
+		float m = (float)mu, r = (float)(1.0 / sqrt(ss / D + LN_EPS));
+		for (int i = 0; i < D; i++)
+			yr[i] = (xr[i] - m) * r * g[i] + b[i];
+		mean[n] = m;
+		rstd[n] = r;
+	}
+}
+
+void
+layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
+    float *db /* [D] += */, const float *dy /* [N][D] */,
+    const float *x /* [N][D] */, const float *mean /* [N] */,
+    const float *rstd /* [N] */, const float *g /* [D] */, int N, int D)
+{
+	#pragma omp parallel for
+	for (int n = 0; n < N; n++) {
+		const float *xr = x + (size_t)n * D, *dyr = dy + (size_t)n * D;
+		float *dxr = dx + (size_t)n * D;
+		float m = mean[n], r = rstd[n];
+		float s1 = 0, s2 = 0;	/* mean of dy*g, and of dy*g*xhat */
+		for (int i = 0; i < D; i++) {
+			float xh = (xr[i] - m) * r, d = dyr[i] * g[i];
+			s1 += d;
+			s2 += d * xh;
+		}
+		s1 /= D;
+		s2 /= D;
+		for (int i = 0; i < D; i++) {
+			float xh = (xr[i] - m) * r;
+			dxr[i] += (dyr[i] * g[i] - s1 - xh * s2) * r;
+		}
+	}
+	/* parameter sums by column blocks, rows in order: deterministic */
+	#pragma omp parallel for
+	for (int i0 = 0; i0 < D; i0 += 64) {
+		int i1 = i0 + 64 < D ? i0 + 64 : D;
+		for (int n = 0; n < N; n++) {
+			const float *xr = x + (size_t)n * D, *dyr = dy + (size_t)n * D;
+			float m = mean[n], r = rstd[n];
+			for (int i = i0; i < i1; i++) {
+				dg[i] += dyr[i] * (xr[i] - m) * r;
+				db[i] += dyr[i];
+			}
+		}
+	}
+}

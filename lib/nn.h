@@ -1,0 +1,105 @@
+/*
+ * nn.h - the layers of the ViT engine, each a forward/backward pair over
+ * flat row-major float arrays (llm.c style).  N is the number of rows
+ * (records x tokens).  Backward functions ADD into parameter gradients and
+ * WRITE (overwrite) input gradients unless they say otherwise.
+ *
+ * Threading: matrix products are single large cblas_sgemm calls from serial
+ * code (OpenBLAS threads them); row-wise work runs in OpenMP loops.  The
+ * per-(record, head) attention products run in an OpenMP loop with OpenBLAS
+ * set to one thread for the loop's duration, so the two thread pools never
+ * oversubscribe the cores (see attention.c).
+ */
+#ifndef NN_H
+#define NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
+void	 linear_forward(float *y, const float *x, const float *w, const float *b,
+	    int N, int Ni, int No);
+/* dx[N][Ni] = dy w (dx may be NULL); dw[No][Ni] += dy^T x; db[No] += sum dy. */
+void	 linear_backward(float *dx, float *dw, float *db, const float *dy,
+	    const float *x, const float *w, int N, int Ni, int No);
+
+#define LN_EPS	1e-6f		/* timm/DeiT ViT LayerNorm epsilon */
+/* y[N][D] = (x - mean) * rstd * g + b; mean[N], rstd[N] kept for backward. */
+void	 layernorm_forward(float *y, float *mean, float *rstd, const float *x,
+	    const float *g, const float *b, int N, int D);
+/* dx[N][D] += d/dx (accumulates: the residual stream); dg, db += . */
+void	 layernorm_backward(float *dx, float *dg, float *db, const float *dy,
+	    const float *x, const float *mean, const float *rstd, const float *g,
+	    int N, int D);
+
+/* y[n] = x * Phi(x), the exact erf GELU, over n values (y may equal x). */
+void	 gelu_forward(float *y, const float *x, size_t n);
+/* dx[n] = dy * GELU'(x) (dx may equal dy). */
+void	 gelu_backward(float *dx, const float *dy, const float *x, size_t n);
+
+/* Inverted dropout of rows: for each of R records (rows of len floats each
+ * record's block), y = x * mask, mask 0 or 1/(1-p) drawn from stream
+ * (seed, record, site), stored in mask[R][len].  p == 0: y = x, mask unused. */
+void	 dropout_forward(float *y, float *mask, const float *x, float p,
+	    int R, size_t len, uint64_t seed, uint64_t site);
+/* dx = dy * mask (in place allowed). */
+void	 dropout_backward(float *dx, const float *dy, const float *mask, float p,
+	    size_t n);
+
+/* Mean over rows of softmax cross-entropy of logits[B][C] against target
+ * probabilities[B][C]; prob[B][C] keeps the softmax for backward. */
+float	 xent_forward(float *prob, const float *logits, const float *target,
+	    int B, int C);
+/* dlogits[B][C] = (prob * sum(target) - target) / B. */
+void	 xent_backward(float *dlogits, const float *prob, const float *target,
+	    int B, int C);
+
+/*
+ * Multi-head attention core on one batch: for record b and head h,
+ *   P = softmax(q k^T / sqrt(hd)),  W = P * Omega,  out = W v,
+ * Omega[m][n] = exp(-dist2[m][n] / (2 sigma_h^2)), sigma_h = exp(logsig[h])
+ * (locality focusing; logsig NULL: Omega = 1).  q, k are rows of stride
+ * ldqk, v rows of stride ldv, each head's hd columns at offset h*hd; out is
+ * [B][T][H*hd].  dist2 is [T][T] for the batch, or [B][T][T] when
+ * dist_per_record.  scratch holds nthr * 3 * T * T floats.
+ */
+struct attn {
+	int	 B, T, H, hd;
+	int	 ldqk, ldv;
+	const float *dist2;	/* [T][T] or [B][T][T], or NULL */
+	int	 dist_per_record;
+	int	 nthr;		/* OpenMP threads, each with its scratch */
+	float	*scratch;	/* [nthr][3][T][T] */
+};
+/* P[B][H][T][T] kept for backward; out[B][T][H*hd]. */
+void	 attention_forward(const struct attn *a, float *out, float *P,
+	    const float *q, const float *k, const float *v, const float *logsig);
+/* dq, dk (stride ldqk) and dv (stride ldv) written from dout[B][T][H*hd];
+ * dlogsig[H] += (when logsig is not NULL; partial[B][H] is scratch). */
+void	 attention_backward(const struct attn *a, float *dq, float *dk,
+	    float *dv, float *dlogsig, float *partial, const float *dout,
+	    const float *P, const float *q, const float *k, const float *v,
+	    const float *logsig);
+
+/*
+ * Position tables (abs, sincos) over a training grid G[A], row 0 for CLS:
+ * a token of a run grid g[A] reads the table by multilinear interpolation
+ * at its cell centre mapped into G (PyTorch interpolate, align_corners
+ * False); equal grids read rows exactly.  K = 2^A (row, weight) pairs per
+ * token.
+ */
+/* idx[T][K] (table rows, CLS excluded: 1 + cell) and w[T][K] for grid g. */
+void	 posemb_grid(int *idx, float *w, const int *G, const int *g, int A);
+/* h[b][0] += tab[0]; h[b][1+t] += sum_k w[t][k] tab[idx[t][k]]; h is
+ * [B][1+T][D], tab [1+prod G][D]. */
+void	 posemb_forward(float *h, const float *tab, const int *idx,
+	    const float *w, int B, int T, int K, int D);
+/* dtab += the transpose of posemb_forward applied to dh[B][1+T][D]. */
+void	 posemb_backward(float *dtab, const float *dh, const int *idx,
+	    const float *w, int B, int T, int K, int D);
+/* Fixed sincos table tab[1 + prod G][D] (MAE style, per axis a block of
+ * 2*floor(D/2A) channels: sin then cos of integer cell coordinate times
+ * 10000^(-k/half)); CLS row and leftover channels zero. */
+void	 posemb_sincos(float *tab, const int *G, int A, int D);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * pe.h - rotary position encodings as exponentials of skew generators.
+ *
+ * Every method is R(p) = exp(sum_i p_i A_i) for a token position p[axes]
+ * and skew-symmetric generators A_i, block-diagonal with blocks of size b
+ * (b divides head_dim); the methods differ in the structure imposed on the
+ * A_i and in what is learnable.  One "generator set" holds the A_i of one
+ * (layer, head); sharing maps many (layer, head) pairs to one set.
+ *
+ * Call pattern of a training step (the engine):
+ *
+ *	pe_parse(&pe, "liere:8", head_dim, axes, heads, layers, "none");
+ *	pe_work_init(&w, &pe, T);                   once, allocates
+ *	pe_init_params(&pe, &ini, params);          once, seeded
+ *	pe_rotations(&pe, &w, params, T, pos, R);   per step, all sets
+ *	  per image, layer l, head h:  s = pe_set(&pe, l, h)
+ *	    pe_apply(&pe, T, pe_R(&pe, R, s, T), q + h*hd, dim, q + h*hd, dim)
+ *	  backward, per image/layer/head:
+ *	    pe_apply_backward(... R_s, q_in, dim, dq_rot, dim, dq_in, dim, dR_s)
+ *	pe_rotations_backward(&pe, &w, params, T, pos, dR, dparams);  per step
+ *
+ * R depends only on positions and parameters, not on the image, so it is
+ * computed once per step and applied to every image; dL/dR is summed over
+ * the images by pe_apply_backward and turned into dL/dparams once.
+ *
+ * Conventions.  A 2x2 generator block with upper entry u is [[0, u],
+ * [-u, 0]], so exp of it is [[cos u, sin u], [-sin u, cos u]]; RoPE's
+ * rotation of a pair (x0, x1) by angle f is the upper entry u = -f.
+ * Positions are pos[T][axes], axes ordered (y, x) or (t, y, x) as in the
+ * stream's pos field.  A CLS token is the engine's business: give it a pos
+ * row (CLSPOS y,x) or leave its row out of pe_apply (CLSPOS none).
+ *
+ * Functions that can fail return 0 or -1 and leave a message in pe->err or
+ * the workspace's err; none of them exits.  Nothing here allocates except
+ * pe_work_init; pe_rotations and pe_rotations_backward thread with OpenMP
+ * (call them from serial code), pe_apply and pe_apply_backward are serial
+ * (call them from the engine's own parallel loops).
+ */
+#ifndef PE_H
+#define PE_H
+
+#include <stdint.h>
+
+struct vt;
+
+#define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints */
+#define PE_MAXDIM	1024		/* largest head_dim */
+
+enum pe_kind {
+	PE_NONE,	/* no position encoding: R = I, no parameters */
+	PE_ZEROS,	/* R = I, no parameters (ComRoPE's starting point) */
+	PE_ABS,		/* absolute encodings: not rotary, the engine's */
+	PE_SINCOS,	/*   business; pe_rotations leaves R = I */
+	PE_ROPE_AXIAL,	/* fixed frequencies, pair groups per axis */
+	PE_ROPE_MIXED,	/* learnable 2x2 frequencies per axis (Heo et al.) */
+	PE_LIERE,	/* free skew blocks per axis (LieRE_b) */
+	PE_COMROPE_AP,	/* block j driven by axis j mod axes only */
+	PE_COMROPE_LD,	/* A_i = theta_i (P - P^T) per block */
+	PE_RIEMANN,	/* s^(sum p / 2) times rotation/reflection pairs */
+	PE_NKIND
+};
+
+enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
+
+/*
+ * Parameter layout, per generator set (set_params floats each), sets
+ * stored one after the other: params[nset][set_params].  "U[k]" is the
+ * upper triangle of a b x b skew block, row-major over i < j
+ * (k = b(b-1)/2 entries); the block is U - U^T.  nb = head_dim / b.
+ *
+ *   none, zeros, abs, sincos, rope-axial   0 parameters
+ *   liere:b       U[axes][nb][k]            generator A_i block j
+ *   rope-mixed    U[axes][head_dim/2][1]    = liere:2, other init
+ *   comrope-ap:b  U[nb][k]                  block j belongs to axis j % axes
+ *   comrope-ld:b  U[nb][k], then scale[axes][nb]: A_i block j = scale[i][j] U_j
+ *   riemann       angle[head_dim/2], then w: pair j turns by p_g angle[j]
+ *                 (g = pe_pair_axis), scale s^(sum_i p_i / 2),
+ *                 s = e^w / (e^w + alpha)
+ *
+ * Pair groups (rope-axial, riemann): the head_dim/2 pairs are cut into
+ * axes contiguous groups; group 0 is driven by the last axis (x), group 1
+ * by the one before (y), group 2 by t.
+ */
+struct pe {
+	int	 kind;		/* enum pe_kind */
+	int	 block;		/* b: block size (2 for the rope-style methods) */
+	int	 head_dim;	/* d, a multiple of b */
+	int	 axes;		/* N: position coordinates, 1 .. 3 */
+	int	 heads, layers;
+	int	 share;		/* enum pe_share */
+	int	 nblock;	/* d / b blocks per rotation */
+	int	 nset;		/* generator sets stored (after sharing) */
+	int64_t	 set_params;	/* learnable floats per set */
+	int64_t	 nparam;	/* nset * set_params */
+	int64_t	 rsize;		/* floats of one token's R: nblock * b * b */
+	double	 theta;		/* rope-axial base (option theta=, default 100) */
+	double	 alpha;		/* riemann alpha (option alpha=, default 0.1) */
+	int	 reflect;	/* riemann with reflection pairs (option reflect) */
+	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
+	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
+	int	 orthogonal;	/* R^T R = I (all but riemann) */
+	int	 commutes;	/* generators commute: R(x)^T R(y) = R(y - x) */
+	char	 spec[96];	/* canonical spec: "liere:8", "rope-axial,theta=100" */
+	char	 err[256];
+};
+
+/* Fill pe from a spec ("liere:8", "rope-axial,theta=10000", "riemann,
+ * alpha=0.1,reflect", ...) and the model's shape; share is "none", "heads",
+ * "layers" or "all" (NULL: none).  0, or -1 with pe->err. */
+int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
+	    int heads, int layers, const char *share);
+/* Name of a share mode ("heads"). */
+const char *pe_share_name(int share);
+/* The generator set that layer l, head h use: 0 .. nset-1. */
+int	 pe_set(const struct pe *pe, int layer, int head);
+/* Axis that drives pair j in the pair-group methods (rope-axial, riemann). */
+int	 pe_pair_axis(const struct pe *pe, int pair);
+
+/* Initialisation of the learnable parameters. */
+enum pe_init_kind {
+	PE_INIT_DEFAULT,	/* the method's own: see pe_init_params */
+	PE_INIT_UNIFORM,	/* every entry uniform in [0, scale) */
+	PE_INIT_NORMAL,		/* every entry normal(0, std) */
+	PE_INIT_ZEROS		/* generators 0 (R = I): ComRoPE fine-tuning */
+};
+struct pe_init {
+	int	 kind;		/* enum pe_init_kind */
+	double	 scale;		/* UNIFORM: upper end (default 2 pi) */
+	double	 std;		/* NORMAL: standard deviation */
+	double	 theta;		/* rope-mixed/riemann frequency base; 0: the
+				   method's (10 for rope-mixed, pe->theta) */
+	uint64_t seed;
+};
+/* Seeded initialisation of params[nparam].  Defaults: liere and comrope U
+ * uniform in [0, 2 pi) (LieRE reference README), comrope-ld scales 1;
+ * rope-mixed per Heo et al.: pair k of a group has magnitude
+ * theta^(-k / group size), theta = 10, group g along direction u_g of a
+ * random orthonormal frame per set (2D: a random angle and its
+ * perpendicular); riemann angles the rope-axial frequencies, w = 0.
+ * Each set draws from rng stream set, so the values do not depend on
+ * nset's split or the thread count.  0, or -1 with pe->err. */
+int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
+	    float *params /* [nparam] */);
+
+/* Per-call scratch and the forward cache for the backward pass. */
+struct pe_work {
+	int	 maxT;		/* most tokens per call */
+	int	 nthread;	/* OpenMP threads it was sized for */
+	double	*scratch;	/* [nthread][per-thread doubles] */
+	int64_t	 thread_doubles;
+	double	*cache;		/* [nset][maxT][cache_doubles]: forward state */
+	int64_t	 cache_doubles;
+	double	*gen;		/* [nset][axes][nblock][b][b]: generators */
+	double	*dgen;		/* [nset][axes][nblock][b][b]: their gradient */
+	char	 err[256];
+};
+/* Size w for pe and up to maxT tokens per call (the only allocation).
+ * 0, or -1 with w->err. */
+int	 pe_work_init(struct pe_work *w, const struct pe *pe, int maxT);
+void	 pe_work_free(struct pe_work *w);
+
+/* R[set][t] for every set and token: R[nset][T][nblock][b][b], row-major
+ * blocks, float (computed in double).  T <= w->maxT. */
+void	 pe_rotations(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, int T,
+	    const float *pos /* [T][axes] */, float *R /* [nset][T][rsize] */);
+/* dparams += dL/dparams given dR = dL/dR for the R of the last
+ * pe_rotations call with the same params and pos (uses w's cache). */
+void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, int T,
+	    const float *pos /* [T][axes] */,
+	    const float *dR /* [nset][T][rsize] */,
+	    float *dparams /* [nparam], accumulated */);
+/* One set's rotations inside R from pe_rotations: [T][rsize]. */
+static inline float *
+pe_R(const struct pe *pe, float *R, int set, int T)
+{
+	return R + (int64_t)set * T * pe->rsize;
+}
+
+/* y[t] = R[t] x[t] for t < T: rows of head_dim floats at strides ldx, ldy
+ * (a head of a [T][dim] matrix: x + h * head_dim, ld dim).  y may be x. */
+void	 pe_apply(const struct pe *pe, int T, const float *R /* [T][rsize] */,
+	    const float *x /* [T][ldx] */, int ldx,
+	    float *y /* [T][ldy] */, int ldy);
+/* Backward of pe_apply: dx[t] = R[t]^T dy[t] (dx may be dy) and
+ * dR[t] += dy[t] x[t]^T blockwise. */
+void	 pe_apply_backward(const struct pe *pe, int T,
+	    const float *R /* [T][rsize] */,
+	    const float *x /* [T][ldx]: pe_apply's input */, int ldx,
+	    const float *dy /* [T][lddy] */, int lddy,
+	    float *dx /* [T][lddx] */, int lddx,
+	    float *dR /* [T][rsize], accumulated */);
+
+/* Header keys of generator files and checkpoints: PE, SHARE, HEAD_DIM,
+ * AXES, HEADS, LAYERS.  0 or -1 (s->err). */
+int	 pe_meta_write(const struct pe *pe, struct vt *s);
+/* pe from those keys of s; 0, or -1 with pe->err ("no PE key: not a
+ * generator file or checkpoint"). */
+int	 pe_meta_read(struct pe *pe, const struct vt *s);
+
+#endif

@@ -1,0 +1,673 @@
+/*
+ * vit.c - the ViT model: parameter arena and tensor table, activations,
+ * forward and backward through the layers of nn.h.
+ *
+ * Rows: the residual stream is h[B][T1][D] with T1 = T + 1 (CLS first);
+ * every per-token layer works on the N = B * T1 rows at once.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <omp.h>
+
+#include "nn.h"
+#include "rng.h"
+#include "vit.h"
+
+enum pekind { PE_NONE, PE_ABS, PE_SINCOS };
+
+struct layer {			/* parameter views of one block */
+	float	*ln1g, *ln1b;	/* [D] */
+	float	*qkvw, *qkvb;	/* [3D][D], [3D] */
+	float	*projw, *projb;	/* [D][D], [D] */
+	float	*logsig;	/* [H] locality, or NULL */
+	float	*ln2g, *ln2b;	/* [D] */
+	float	*fc1w, *fc1b;	/* [M][D], [M] */
+	float	*fc2w, *fc2b;	/* [D][M], [D] */
+};
+
+struct lact {			/* activations of one block */
+	float	*ln1;		/* [N][D] */
+	float	*ln1m, *ln1r;	/* [N] */
+	float	*qkv;		/* [N][3D] */
+	float	*P;		/* [B][H][T1][T1] softmax */
+	float	*att;		/* [N][D] attention output before proj */
+	float	*h1;		/* [N][D] residual after attention */
+	float	*ln2;		/* [N][D] */
+	float	*ln2m, *ln2r;	/* [N] */
+	float	*fc1;		/* [N][M] before GELU */
+	float	*gel;		/* [N][M] after GELU and dropout */
+	float	*mproj, *mgel, *mfc2;	/* dropout masks [N][D], [N][M], [N][D] */
+};
+
+struct vit_state {
+	int	 pe;		/* enum pekind */
+	int	 grid[VIT_MAXAXES];	/* run grid */
+	int	 K;		/* 2^A interpolation corners */
+	int	*pidx;		/* [maxT][K] */
+	float	*pw;		/* [maxT][K] */
+	float	*sincos;	/* [1+G][D] fixed table, or NULL */
+	int	 nthr;
+
+	/* parameter views */
+	float	*patchw, *patchb, *cls, *posemb, *normg, *normb, *headw, *headb;
+	struct layer *L;	/* [depth] parameter views */
+
+	/* last forward */
+	int	 B, T, training, have_target;
+	uint64_t seed;
+
+	/* activations, all in one block */
+	char	*block;
+	float	*x;		/* [B][T][P] input copy */
+	float	*h0;		/* [N][D] embedding output (after emb dropout) */
+	float	*memb;		/* [N][D] embedding dropout mask */
+	struct lact *A;		/* [depth] */
+	float	*hs;		/* [depth][N][D] residual after each block */
+	float	*lnf, *lnfm, *lnfr;	/* [N][D], [N], [N] */
+	float	*pooled;	/* [B][D] */
+	float	*logits, *prob, *target;	/* [B][C] */
+	float	*dist2;		/* [B][T1][T1] locality distances */
+	int	 dist_per_record;
+
+	/* backward scratch */
+	float	*dh;		/* [N][D] gradient of the residual stream */
+	float	*dD;		/* [N][D] */
+	float	*dqkv;		/* [N][3D] */
+	float	*dM;		/* [N][M] */
+	float	*dpooled, *dlogits;	/* [B][D], [B][C] */
+	float	*dx;		/* [B][T][P] */
+	float	*tmp;		/* [N][D] patch rows / projection outputs */
+	float	*ascr;		/* attention scratch [nthr][3][T1][T1] */
+	float	*partial;	/* [B][H] */
+};
+
+/* The gradient of parameter view p: the arena holds grad nparam floats
+ * after param. */
+#define GRAD(m, p)	((p) + ((m)->grad - (m)->param))
+
+/* ---- arena and tensor table ---- */
+
+/* Two passes over the same layout: the first (base NULL) sizes the arena
+ * and fills the tensor table, the second points the views into it. */
+struct builder {
+	struct vit *m;
+	float	*base;		/* params, or NULL while sizing */
+	int	 cap;
+	int	 sizing;
+};
+
+static float *
+tensor(struct builder *b, const char *name, int decay,
+    int rank, ...)
+{
+	struct vit *m = b->m;
+	va_list ap;
+	size_t n = 1;
+	int shape[VIT_MAXRANK];
+	va_start(ap, rank);
+	for (int i = 0; i < rank; i++) {
+		shape[i] = va_arg(ap, int);
+		n *= shape[i];
+	}
+	va_end(ap);
+	size_t off = m->nparam;
+	m->nparam += (n + 15) & ~(size_t)15;	/* every tensor 64-byte aligned */
+	if (b->sizing) {
+		if (m->ntensor == b->cap) {
+			b->cap = b->cap ? 2 * b->cap : 64;
+			void *p = realloc(m->tensor, sizeof *m->tensor * b->cap);
+			if (p == NULL)
+				return NULL;
+			m->tensor = p;
+		}
+		struct vit_tensor *t = &m->tensor[m->ntensor++];
+		memset(t, 0, sizeof *t);
+		snprintf(t->name, sizeof t->name, "%s", name);
+		t->off = off;
+		t->n = n;
+		t->rank = rank;
+		memcpy(t->shape, shape, sizeof(int) * rank);
+		t->decay = decay;
+		return NULL;
+	}
+	return b->base + off;
+}
+
+static int
+pe_kind(const char *pe)
+{
+	if (strcmp(pe, "none") == 0)
+		return PE_NONE;
+	if (strcmp(pe, "abs") == 0)
+		return PE_ABS;
+	if (strcmp(pe, "sincos") == 0)
+		return PE_SINCOS;
+	return -1;
+}
+
+static int
+grid_size(const int *g, int A)
+{
+	int n = 1;
+	for (int a = 0; a < A; a++)
+		n *= g[a];
+	return n;
+}
+
+static void
+layout(struct builder *b)
+{
+	struct vit *m = b->m;
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	int D = c->dim, M = c->mlp, H = c->heads;
+	char nm[VIT_MAXNAME];
+
+	m->nparam = 0;
+	s->patchw = tensor(b, "patch.w", 1, 2, D, c->P);
+	s->patchb = tensor(b, "patch.b", 0, 1, D);
+	s->cls = tensor(b, "cls", 0, 1, D);
+	if (s->pe == PE_ABS)
+		s->posemb = tensor(b, "pos_embed", 0, 2,
+		    1 + grid_size(c->grid, c->axes), D);
+	for (int l = 0; l < c->depth; l++) {
+		struct layer *L = &s->L[l];
+#define T(field, decay, name, ...) do {					\
+	snprintf(nm, sizeof nm, "blocks.%d.%s", l, name);		\
+	L->field = tensor(b, nm, decay, __VA_ARGS__);	\
+} while (0)
+		T(ln1g, 0, "ln1.w", 1, D);
+		T(ln1b, 0, "ln1.b", 1, D);
+		T(qkvw, 1, "attn.qkv.w", 2, 3 * D, D);
+		T(qkvb, 0, "attn.qkv.b", 1, 3 * D);
+		T(projw, 1, "attn.proj.w", 2, D, D);
+		T(projb, 0, "attn.proj.b", 1, D);
+		if (c->locality)
+			T(logsig, 0, "attn.log_sigma", 1, H);
+		T(ln2g, 0, "ln2.w", 1, D);
+		T(ln2b, 0, "ln2.b", 1, D);
+		T(fc1w, 1, "mlp.fc1.w", 2, M, D);
+		T(fc1b, 0, "mlp.fc1.b", 1, M);
+		T(fc2w, 1, "mlp.fc2.w", 2, D, M);
+		T(fc2b, 0, "mlp.fc2.b", 1, D);
+#undef T
+	}
+	s->normg = tensor(b, "norm.w", 0, 1, D);
+	s->normb = tensor(b, "norm.b", 0, 1, D);
+	s->headw = tensor(b, "head.w", 1, 2, c->classes, D);
+	s->headb = tensor(b, "head.b", 0, 1, c->classes);
+}
+
+/* Truncated normal (within 2 std, as timm's trunc_normal_). */
+static void
+trunc_normal(float *p, size_t n, float std, struct rng *r)
+{
+	for (size_t i = 0; i < n; i++) {
+		double z;
+		do
+			z = rng_normal(r);
+		while (z < -2 || z > 2);
+		p[i] = (float)(z * std);
+	}
+}
+
+static void
+init_params(struct vit *m, uint64_t seed)
+{
+	const struct vit_config *c = &m->c;
+	for (int i = 0; i < m->ntensor; i++) {
+		const struct vit_tensor *t = &m->tensor[i];
+		float *p = m->param + t->off;
+		const char *leaf = strrchr(t->name, '.');
+		struct rng r;
+		rng_seed(&r, seed, (uint64_t)i);	/* one stream per tensor */
+		if (strstr(t->name, "log_sigma") != NULL)
+			for (size_t j = 0; j < t->n; j++)
+				p[j] = logf(c->sigma);
+		else if (t->rank >= 2 || strcmp(t->name, "cls") == 0)
+			trunc_normal(p, t->n, 0.02f, &r);
+		else if (leaf != NULL && strcmp(leaf, ".w") == 0)
+			for (size_t j = 0; j < t->n; j++)
+				p[j] = 1.0f;	/* LayerNorm gains */
+		else
+			memset(p, 0, sizeof(float) * t->n);
+	}
+}
+
+/* ---- activations ---- */
+
+/* Carve n floats, 64-byte aligned, from the activation block. */
+static float *
+carve(char **cur, size_t n, size_t *total)
+{
+	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
+	*total += bytes;
+	if (*cur == NULL)
+		return NULL;
+	float *p = (float *)*cur;
+	*cur += bytes;
+	return p;
+}
+
+/* Point every activation buffer into block (NULL: just count). */
+static size_t
+activations(struct vit *m, char *block)
+{
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	size_t B = m->maxB, T1 = m->maxT + 1, N = B * T1, D = c->dim,
+	    M = c->mlp, H = c->heads, C = c->classes, tot = 0;
+	int drop = c->dropout > 0, edrop = c->emb_dropout > 0;
+	char *cur = block;
+
+	s->x = carve(&cur, B * m->maxT * c->P, &tot);
+	s->dx = carve(&cur, B * m->maxT * c->P, &tot);
+	s->h0 = carve(&cur, N * D, &tot);
+	s->memb = edrop ? carve(&cur, N * D, &tot) : NULL;
+	s->hs = carve(&cur, (size_t)c->depth * N * D, &tot);
+	for (int l = 0; l < c->depth; l++) {
+		struct lact *a = &s->A[l];
+		a->ln1 = carve(&cur, N * D, &tot);
+		a->ln1m = carve(&cur, N, &tot);
+		a->ln1r = carve(&cur, N, &tot);
+		a->qkv = carve(&cur, N * 3 * D, &tot);
+		a->P = carve(&cur, B * H * T1 * T1, &tot);
+		a->att = carve(&cur, N * D, &tot);
+		a->h1 = carve(&cur, N * D, &tot);
+		a->ln2 = carve(&cur, N * D, &tot);
+		a->ln2m = carve(&cur, N, &tot);
+		a->ln2r = carve(&cur, N, &tot);
+		a->fc1 = carve(&cur, N * M, &tot);
+		a->gel = carve(&cur, N * M, &tot);
+		a->mproj = drop ? carve(&cur, N * D, &tot) : NULL;
+		a->mgel = drop ? carve(&cur, N * M, &tot) : NULL;
+		a->mfc2 = drop ? carve(&cur, N * D, &tot) : NULL;
+	}
+	s->lnf = carve(&cur, N * D, &tot);
+	s->lnfm = carve(&cur, N, &tot);
+	s->lnfr = carve(&cur, N, &tot);
+	s->pooled = carve(&cur, B * D, &tot);
+	s->logits = carve(&cur, B * C, &tot);
+	s->prob = carve(&cur, B * C, &tot);
+	s->target = carve(&cur, B * C, &tot);
+	s->dist2 = c->locality ? carve(&cur, B * T1 * T1, &tot) : NULL;
+	s->dh = carve(&cur, N * D, &tot);
+	s->dD = carve(&cur, N * D, &tot);
+	s->dqkv = carve(&cur, N * 3 * D, &tot);
+	s->dM = carve(&cur, N * M, &tot);
+	s->dpooled = carve(&cur, B * D, &tot);
+	s->dlogits = carve(&cur, B * C, &tot);
+	s->tmp = carve(&cur, N * D, &tot);
+	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
+	s->partial = carve(&cur, B * H, &tot);
+	return tot;
+}
+
+struct vit *
+vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
+    char *err, size_t errlen)
+{
+	if (vit_config_check(c, err, errlen) == -1)
+		return NULL;
+	int pe = pe_kind(c->pe);
+	if (pe < 0) {
+		snprintf(err, errlen, "unknown position encoding '%s'", c->pe);
+		return NULL;
+	}
+	if (maxB < 1 || maxT < 1 || maxT > 1 << 20 || maxB > 1 << 20 ||
+	    (double)maxB * (maxT + 1) * (maxT + 1) * c->heads > 1e11) {
+		snprintf(err, errlen, "batch %d x %d tokens out of range", maxB, maxT);
+		return NULL;
+	}
+	struct vit *m = calloc(1, sizeof *m);
+	struct vit_state *s = calloc(1, sizeof *s);
+	if (m == NULL || s == NULL)
+		goto nomem;
+	m->c = *c;
+	m->st = s;
+	m->maxB = maxB;
+	m->maxT = maxT;
+	s->pe = pe;
+	s->nthr = omp_get_max_threads();
+	s->L = calloc(c->depth, sizeof *s->L);
+	s->A = calloc(c->depth, sizeof *s->A);
+	if (s->L == NULL || s->A == NULL)
+		goto nomem;
+
+	struct builder b = { .m = m, .sizing = 1 };
+	layout(&b);
+	if (m->tensor == NULL)
+		goto nomem;
+	size_t np = m->nparam;
+	m->param = aligned_alloc(64, 4 * np * sizeof(float));
+	if (m->param == NULL)
+		goto nomem;
+	memset(m->param, 0, 4 * np * sizeof(float));
+	m->grad = m->param + np;
+	m->adam_m = m->grad + np;
+	m->adam_v = m->adam_m + np;
+	b.sizing = 0;
+	b.base = m->param;
+	layout(&b);
+	init_params(m, seed);
+
+	size_t abytes = activations(m, NULL);
+	s->block = aligned_alloc(64, abytes);
+	if (s->block == NULL)
+		goto nomem;
+	activations(m, s->block);
+
+	s->K = 1 << c->axes;
+	s->pidx = malloc(sizeof(int) * (size_t)maxT * s->K);
+	s->pw = malloc(sizeof(float) * (size_t)maxT * s->K);
+	if (s->pidx == NULL || s->pw == NULL)
+		goto nomem;
+	if (pe == PE_SINCOS) {
+		s->sincos = malloc(sizeof(float) * (size_t)(1 + grid_size(c->grid,
+		    c->axes)) * c->dim);
+		if (s->sincos == NULL)
+			goto nomem;
+		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
+	}
+	if ((pe == PE_ABS || pe == PE_SINCOS) && grid_size(c->grid, c->axes) <= maxT)
+		vit_set_grid(m, c->grid);
+	return m;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	vit_destroy(m);
+	return NULL;
+}
+
+void
+vit_destroy(struct vit *m)
+{
+	if (m == NULL)
+		return;
+	struct vit_state *s = m->st;
+	if (s != NULL) {
+		free(s->block);
+		free(s->L);
+		free(s->A);
+		free(s->pidx);
+		free(s->pw);
+		free(s->sincos);
+		free(s);
+	}
+	free(m->param);
+	free(m->tensor);
+	free(m);
+}
+
+const struct vit_tensor *
+vit_find_tensor(const struct vit *m, const char *name)
+{
+	for (int i = 0; i < m->ntensor; i++)
+		if (strcmp(m->tensor[i].name, name) == 0)
+			return &m->tensor[i];
+	return NULL;
+}
+
+int
+vit_set_grid(struct vit *m, const int *grid)
+{
+	struct vit_state *s = m->st;
+	int A = m->c.axes;
+	long n = 1;
+	for (int a = 0; a < A; a++) {
+		if (grid[a] < 1)
+			return -1;
+		n *= grid[a];
+		if (n > m->maxT)
+			return -1;
+	}
+	memcpy(s->grid, grid, sizeof(int) * A);
+	posemb_grid(s->pidx, s->pw, m->c.grid, grid, A);
+	return 0;
+}
+
+void
+vit_zero_grad(struct vit *m)
+{
+	memset(m->grad, 0, m->nparam * sizeof(float));
+}
+
+const float *
+vit_dx(const struct vit *m)
+{
+	return m->st->dx;
+}
+
+double
+vit_flops(const struct vit_config *c, int B, int T)
+{
+	double D = c->dim, M = c->mlp, N = (double)B * (T + 1);
+	double block = 2 * N * (3 * D * D + D * D + 2 * D * M) +
+	    4.0 * B * (T + 1) * (T + 1) * D;
+	return 2.0 * B * T * c->P * D + c->depth * block +
+	    2.0 * B * D * c->classes;
+}
+
+/* ---- forward ---- */
+
+/* Locality distances dist2[T1][T1] between token positions of one record
+ * (row 0 CLS: its own coordinates, or distance 0 when unpositioned). */
+static void
+distances(const struct vit_config *c, float *d2 /* [T1][T1] */,
+    const float *pos /* [T][A] */, int T)
+{
+	int A = c->axes, T1 = T + 1;
+	for (int m = 0; m < T1; m++)
+		for (int n = 0; n < T1; n++) {
+			const float *pm = m ? pos + (size_t)(m - 1) * A : c->cls_pos;
+			const float *pn = n ? pos + (size_t)(n - 1) * A : c->cls_pos;
+			float s = 0;
+			if ((m && n) || c->cls_rotate)
+				for (int a = 0; a < A; a++)
+					s += (pm[a] - pn[a]) * (pm[a] - pn[a]);
+			d2[(size_t)m * T1 + n] = s;
+		}
+}
+
+/* 1 when every record's positions equal record 0's. */
+static int
+shared_positions(const float *pos, int B, int T, int A)
+{
+	for (int b = 1; b < B; b++)
+		if (memcmp(pos, pos + (size_t)b * T * A, sizeof(float) * T * A) != 0)
+			return 0;
+	return 1;
+}
+
+static void
+add_rows(float *y, const float *a, const float *b, size_t n)
+{
+	#pragma omp parallel for simd schedule(static)
+	for (size_t i = 0; i < n; i++)
+		y[i] = a[i] + b[i];
+}
+
+static struct attn
+attn_shape(const struct vit *m)
+{
+	const struct vit_state *s = m->st;
+	int D = m->c.dim;
+	return (struct attn){ .B = s->B, .T = s->T + 1, .H = m->c.heads,
+	    .hd = D / m->c.heads, .ldqk = 3 * D, .ldv = 3 * D,
+	    .dist2 = s->dist2, .dist_per_record = s->dist_per_record,
+	    .nthr = s->nthr, .scratch = s->ascr };
+}
+
+float
+vit_forward(struct vit *m, const float *x /* [B][T][P] */,
+    const float *pos /* [B][T][A] */, int B, int T,
+    const float *target /* [B][C] or NULL */, float *logits /* [B][C] */,
+    int training, uint64_t seed)
+{
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	int D = c->dim, M = c->mlp, C = c->classes, T1 = T + 1, N = B * T1;
+
+	if (B < 1 || B > m->maxB || T < 1 || T > m->maxT ||
+	    (c->locality && pos == NULL) ||
+	    (s->pe != PE_NONE && T != grid_size(s->grid, c->axes)))
+		return NAN;
+	s->B = B;
+	s->T = T;
+	s->training = training;
+	s->seed = seed;
+	s->have_target = target != NULL;
+	float pdrop = training ? c->dropout : 0, pemb = training ? c->emb_dropout : 0;
+
+	/* embedding: patch rows, CLS first, position table, dropout */
+	memcpy(s->x, x, sizeof(float) * B * T * c->P);
+	linear_forward(s->tmp, s->x, s->patchw, s->patchb, B * T, c->P, D);
+	#pragma omp parallel for
+	for (int b = 0; b < B; b++) {
+		float *h = s->h0 + (size_t)b * T1 * D;
+		memcpy(h, s->cls, sizeof(float) * D);
+		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
+	}
+	if (s->pe == PE_ABS || s->pe == PE_SINCOS)
+		posemb_forward(s->h0, s->pe == PE_ABS ? s->posemb : s->sincos,
+		    s->pidx, s->pw, B, T, s->K, D);
+	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0);
+
+	if (c->locality) {
+		s->dist_per_record = !shared_positions(pos, B, T, c->axes);
+		int nd = s->dist_per_record ? B : 1;
+		#pragma omp parallel for
+		for (int b = 0; b < nd; b++)
+			distances(c, s->dist2 + (size_t)b * T1 * T1,
+			    pos + (size_t)b * T * c->axes, T);
+	}
+	struct attn at = attn_shape(m);
+
+	for (int l = 0; l < c->depth; l++) {
+		const struct layer *L = &s->L[l];
+		struct lact *a = &s->A[l];
+		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
+		float *hout = s->hs + (size_t)l * N * D;
+		layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g, L->ln1b, N, D);
+		linear_forward(a->qkv, a->ln1, L->qkvw, L->qkvb, N, D, 3 * D);
+		attention_forward(&at, a->att, a->P, a->qkv, a->qkv + D,
+		    a->qkv + 2 * D, L->logsig);
+		linear_forward(s->tmp, a->att, L->projw, L->projb, N, D, D);
+		dropout_forward(s->tmp, a->mproj, s->tmp, pdrop, B, (size_t)T1 * D,
+		    seed, 1 + 3 * l);
+		add_rows(a->h1, hin, s->tmp, (size_t)N * D);
+		layernorm_forward(a->ln2, a->ln2m, a->ln2r, a->h1, L->ln2g, L->ln2b, N, D);
+		linear_forward(a->fc1, a->ln2, L->fc1w, L->fc1b, N, D, M);
+		gelu_forward(a->gel, a->fc1, (size_t)N * M);
+		dropout_forward(a->gel, a->mgel, a->gel, pdrop, B, (size_t)T1 * M,
+		    seed, 2 + 3 * l);
+		linear_forward(s->tmp, a->gel, L->fc2w, L->fc2b, N, M, D);
+		dropout_forward(s->tmp, a->mfc2, s->tmp, pdrop, B, (size_t)T1 * D,
+		    seed, 3 + 3 * l);
+		add_rows(hout, a->h1, s->tmp, (size_t)N * D);
+	}
+
+	/* final LayerNorm, pooling, head */
+	layernorm_forward(s->lnf, s->lnfm, s->lnfr,
+	    s->hs + (size_t)(c->depth - 1) * N * D, s->normg, s->normb, N, D);
+	for (int b = 0; b < B; b++) {
+		const float *z = s->lnf + (size_t)b * T1 * D;
+		float *p = s->pooled + (size_t)b * D;
+		if (c->pool == VIT_POOL_CLS) {
+			memcpy(p, z, sizeof(float) * D);
+			continue;
+		}
+		for (int i = 0; i < D; i++) {
+			float acc = 0;
+			for (int t = 0; t < T1; t++)
+				acc += z[(size_t)t * D + i];
+			p[i] = acc / T1;
+		}
+	}
+	linear_forward(s->logits, s->pooled, s->headw, s->headb, B, D, C);
+	memcpy(logits, s->logits, sizeof(float) * B * C);
+	if (target != NULL)
+		memcpy(s->target, target, sizeof(float) * B * C);
+	return xent_forward(s->prob, s->logits, target, B, C);
+}
+
+/* ---- backward ---- */
+
+void
+vit_backward(struct vit *m)
+{
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	int B = s->B, T = s->T, D = c->dim, M = c->mlp, C = c->classes,
+	    T1 = T + 1, N = B * T1;
+	float pdrop = s->training ? c->dropout : 0,
+	    pemb = s->training ? c->emb_dropout : 0;
+
+	if (!s->have_target)
+		return;
+	xent_backward(s->dlogits, s->prob, s->target, B, C);
+	linear_backward(s->dpooled, GRAD(m, s->headw), GRAD(m, s->headb),
+	    s->dlogits, s->pooled, s->headw, B, D, C);
+	#pragma omp parallel for
+	for (int b = 0; b < B; b++) {
+		float *dz = s->dD + (size_t)b * T1 * D;
+		const float *dp = s->dpooled + (size_t)b * D;
+		if (c->pool == VIT_POOL_CLS) {
+			memcpy(dz, dp, sizeof(float) * D);
+			memset(dz + D, 0, sizeof(float) * T * D);
+		} else
+			for (int t = 0; t < T1; t++)
+				for (int i = 0; i < D; i++)
+					dz[(size_t)t * D + i] = dp[i] / T1;
+	}
+	memset(s->dh, 0, sizeof(float) * N * D);
+	layernorm_backward(s->dh, GRAD(m, s->normg), GRAD(m, s->normb), s->dD,
+	    s->hs + (size_t)(c->depth - 1) * N * D, s->lnfm, s->lnfr, s->normg,
+	    N, D);
+
+	struct attn at = attn_shape(m);
+	for (int l = c->depth - 1; l >= 0; l--) {
+		const struct layer *L = &s->L[l];
+		struct lact *a = &s->A[l];
+		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
+		/* dh holds dL/d(block output) */
+		dropout_backward(s->dD, s->dh, a->mfc2, pdrop, (size_t)N * D);
+		linear_backward(s->dM, GRAD(m, L->fc2w), GRAD(m, L->fc2b), s->dD,
+		    a->gel, L->fc2w, N, M, D);
+		dropout_backward(s->dM, s->dM, a->mgel, pdrop, (size_t)N * M);
+		gelu_backward(s->dM, s->dM, a->fc1, (size_t)N * M);
+		linear_backward(s->dD, GRAD(m, L->fc1w), GRAD(m, L->fc1b), s->dM,
+		    a->ln2, L->fc1w, N, D, M);
+		layernorm_backward(s->dh, GRAD(m, L->ln2g), GRAD(m, L->ln2b), s->dD,
+		    a->h1, a->ln2m, a->ln2r, L->ln2g, N, D);
+		/* dh now dL/dh1 */
+		dropout_backward(s->dD, s->dh, a->mproj, pdrop, (size_t)N * D);
+		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), s->dD,
+		    a->att, L->projw, N, D, D);
+		attention_backward(&at, s->dqkv, s->dqkv + D, s->dqkv + 2 * D,
+		    L->logsig ? GRAD(m, L->logsig) : NULL, s->partial, s->tmp,
+		    a->P, a->qkv, a->qkv + D, a->qkv + 2 * D, L->logsig);
+		linear_backward(s->dD, GRAD(m, L->qkvw), GRAD(m, L->qkvb), s->dqkv,
+		    a->ln1, L->qkvw, N, D, 3 * D);
+		layernorm_backward(s->dh, GRAD(m, L->ln1g), GRAD(m, L->ln1b), s->dD,
+		    hin, a->ln1m, a->ln1r, L->ln1g, N, D);
+		/* dh now dL/dhin */
+	}
+
+	dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
+	if (s->pe == PE_ABS)
+		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw, B, T,
+		    s->K, D);
+	float *gcls = GRAD(m, s->cls);
+	for (int b = 0; b < B; b++)
+		for (int i = 0; i < D; i++)
+			gcls[i] += s->dh[(size_t)b * T1 * D + i];
+	#pragma omp parallel for
+	for (int b = 0; b < B; b++)
+		memcpy(s->tmp + (size_t)b * T * D, s->dh + ((size_t)b * T1 + 1) * D,
+		    sizeof(float) * T * D);
+	linear_backward(s->dx, GRAD(m, s->patchw), GRAD(m, s->patchb), s->tmp,
+	    s->x, s->patchw, B * T, c->P, D);
+}

@@ -1,0 +1,191 @@
+/*
+ * vitconfig.c - ViT configuration: defaults, paper presets, validation and
+ * its round trip through container header keys (checkpoints).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vit.h"
+#include "vt.h"
+
+void
+vit_config_init(struct vit_config *c)
+{
+	memset(c, 0, sizeof *c);
+	vit_preset(c, "tiny");
+	c->classes = 10;
+	c->P = 48;
+	c->axes = 2;
+	c->pool = VIT_POOL_CLS;
+	snprintf(c->pe, sizeof c->pe, "none");
+	c->share = VIT_SHARE_NONE;
+	c->sigma = 1.0f;
+	for (int a = 0; a < VIT_MAXAXES; a++)
+		c->grid[a] = 8;
+}
+
+int
+vit_preset(struct vit_config *c, const char *name)
+{
+	static const struct { const char *name; int dim, depth, heads, mlp; } p[] = {
+		{ "tiny", 192, 12, 3, 768 },
+		{ "small", 384, 12, 6, 1536 },
+		{ "base", 768, 12, 12, 3072 },
+		{ "large", 1024, 24, 16, 4096 },
+		{ "cifar", 512, 6, 8, 512 },	/* the LieRE code's CIFAR backbone */
+	};
+	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+		if (strcmp(name, p[i].name) == 0) {
+			c->dim = p[i].dim;
+			c->depth = p[i].depth;
+			c->heads = p[i].heads;
+			c->mlp = p[i].mlp;
+			return 0;
+		}
+	return -1;
+}
+
+int
+vit_config_check(const struct vit_config *c, char *err, size_t errlen)
+{
+#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
+	if (c->dim < 1 || c->dim > 65536 || c->depth < 1 || c->depth > 1024 ||
+	    c->heads < 1 || c->mlp < 1 || c->mlp > 1 << 18 ||
+	    c->classes < 1 || c->classes > 1 << 20 || c->P < 1 || c->P > 1 << 24)
+		BAD("sizes out of range (dim %d depth %d heads %d mlp %d classes %d P %d)",
+		    c->dim, c->depth, c->heads, c->mlp, c->classes, c->P);
+	if (c->dim % c->heads != 0)
+		BAD("dim %d is not a multiple of heads %d", c->dim, c->heads);
+	if (c->axes < 1 || c->axes > VIT_MAXAXES)
+		BAD("axes %d not in 1..%d", c->axes, VIT_MAXAXES);
+	if (c->pool != VIT_POOL_CLS && c->pool != VIT_POOL_MEAN)
+		BAD("bad pool");
+	if (c->share < VIT_SHARE_NONE || c->share > VIT_SHARE_ALL)
+		BAD("bad share");
+	if (!(c->dropout >= 0 && c->dropout < 1 && c->emb_dropout >= 0 &&
+	    c->emb_dropout < 1))
+		BAD("dropout must be in [0, 1)");
+	if (c->locality && !(c->sigma > 0))
+		BAD("locality sigma must be positive");
+	long g = 1;
+	for (int a = 0; a < c->axes; a++) {
+		if (c->grid[a] < 1 || c->grid[a] > 1 << 16)
+			BAD("grid axis %d: %d out of range", a, c->grid[a]);
+		g *= c->grid[a];
+		if (g > 1 << 24)
+			BAD("grid too large");
+	}
+	if (strcmp(c->pe, "sincos") == 0 && c->dim < 2 * c->axes)
+		BAD("sincos needs dim >= 2 * axes");
+	return 0;
+#undef BAD
+}
+
+/* The header keys of a config, in one table for save and load. */
+enum kind { KINT, KFLOAT, KSTR, KINTS, KFLOATS };
+static const struct key {
+	const char *key;
+	enum kind kind;
+	size_t off;
+} keys[] = {
+	{ "VIT_DIM", KINT, offsetof(struct vit_config, dim) },
+	{ "VIT_DEPTH", KINT, offsetof(struct vit_config, depth) },
+	{ "VIT_HEADS", KINT, offsetof(struct vit_config, heads) },
+	{ "VIT_MLP", KINT, offsetof(struct vit_config, mlp) },
+	{ "VIT_CLASSES", KINT, offsetof(struct vit_config, classes) },
+	{ "VIT_P", KINT, offsetof(struct vit_config, P) },
+	{ "VIT_AXES", KINT, offsetof(struct vit_config, axes) },
+	{ "VIT_POOL", KINT, offsetof(struct vit_config, pool) },
+	{ "VIT_PE", KSTR, offsetof(struct vit_config, pe) },
+	{ "VIT_SHARE", KINT, offsetof(struct vit_config, share) },
+	{ "VIT_DROPOUT", KFLOAT, offsetof(struct vit_config, dropout) },
+	{ "VIT_EMB_DROPOUT", KFLOAT, offsetof(struct vit_config, emb_dropout) },
+	{ "VIT_LOCALITY", KINT, offsetof(struct vit_config, locality) },
+	{ "VIT_SIGMA", KFLOAT, offsetof(struct vit_config, sigma) },
+	{ "VIT_GRID", KINTS, offsetof(struct vit_config, grid) },
+	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate) },
+	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos) },
+};
+
+int
+vit_config_save(const struct vit_config *c, struct vt *s)
+{
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+		const char *p = (const char *)c + keys[i].off;
+		char buf[256];
+		size_t n = 0;
+		switch (keys[i].kind) {
+		case KINT: snprintf(buf, sizeof buf, "%d", *(const int *)p); break;
+		case KFLOAT: snprintf(buf, sizeof buf, "%.9g", *(const float *)p); break;
+		case KSTR: snprintf(buf, sizeof buf, "%s", p); break;
+		case KINTS:
+		case KFLOATS:
+			buf[0] = '\0';
+			for (int a = 0; a < c->axes; a++)
+				if (keys[i].kind == KINTS)
+					n += snprintf(buf + n, sizeof buf - n, "%s%d",
+					    a ? "," : "", ((const int *)p)[a]);
+				else
+					n += snprintf(buf + n, sizeof buf - n, "%s%.9g",
+					    a ? "," : "", ((const float *)p)[a]);
+			break;
+		}
+		if (vt_meta_set(s, keys[i].key, buf) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+vit_config_load(struct vit_config *c, const struct vt *s, char *err,
+    size_t errlen)
+{
+	vit_config_init(c);
+	/* axes first: the list keys need it */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+			const char *v = vt_meta(s, keys[i].key);
+			char *p = (char *)c + keys[i].off, *end;
+			int list = keys[i].kind == KINTS || keys[i].kind == KFLOATS;
+			if (list != pass)
+				continue;
+			if (v == NULL) {
+				snprintf(err, errlen, "missing header key %s", keys[i].key);
+				return -1;
+			}
+			switch (keys[i].kind) {
+			case KINT:
+				*(int *)p = (int)strtol(v, &end, 10);
+				break;
+			case KFLOAT:
+				*(float *)p = strtof(v, &end);
+				break;
+			case KSTR:
+				if (strlen(v) >= VIT_PESPEC) {
+					snprintf(err, errlen, "%s too long", keys[i].key);
+					return -1;
+				}
+				strcpy(p, v);
+				end = "";
+				break;
+			default:
+				end = (char *)v;
+				for (int a = 0; a < c->axes; a++) {
+					const char *q = end + (a > 0 && *end == ',');
+					if (keys[i].kind == KINTS)
+						((int *)p)[a] = (int)strtol(q, &end, 10);
+					else
+						((float *)p)[a] = strtof(q, &end);
+					if (end == q)
+						break;
+				}
+				break;
+			}
+			if (*end != '\0') {
+				snprintf(err, errlen, "bad value '%s' for %s", v, keys[i].key);
+				return -1;
+			}
+		}
+	return vit_config_check(c, err, errlen);
+}

@@ -1,0 +1,84 @@
+/*
+ * gradcheck.h - finite-difference checks of a ViT's gradients: for each
+ * parameter tensor, the directional derivative along a random unit
+ * direction, central differences in float, against grad . direction.
+ */
+#ifndef GRADCHECK_H
+#define GRADCHECK_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rng.h"
+#include "test.h"
+#include "vit.h"
+
+struct gc_batch {
+	const float *x, *pos, *target;
+	int	 B, T, training;
+	uint64_t seed;
+	float	*logits;
+};
+
+static double
+gc_loss(struct vit *m, const struct gc_batch *b)
+{
+	return vit_forward(m, b->x, b->pos, b->B, b->T, b->target, b->logits,
+	    b->training, b->seed);
+}
+
+/* Fill p[n] with standard normals scaled by s. */
+static void
+gc_randn(float *p, size_t n, float s, uint64_t seed)
+{
+	struct rng r;
+	rng_seed(&r, seed, 77);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)rng_normal(&r) * s;
+}
+
+/* Check every tensor of m (and dL/dx) on batch b; label prefixes messages.
+ * Returns the worst relative error seen. */
+static double
+gc_model(struct vit *m, const struct gc_batch *b, const char *label)
+{
+	const double eps = 1e-2;
+	double worst = 0;
+	vit_zero_grad(m);
+	gc_loss(m, b);
+	vit_backward(m);
+	float *dir = malloc(sizeof(float) * m->nparam);
+	for (int i = 0; i < m->ntensor; i++) {
+		const struct vit_tensor *t = &m->tensor[i];
+		float *p = m->param + t->off, *g = m->grad + t->off;
+		gc_randn(dir, t->n, 1.0f, 1000 + i);
+		double nrm = 0, an = 0;
+		for (size_t j = 0; j < t->n; j++)
+			nrm += (double)dir[j] * dir[j];
+		nrm = sqrt(nrm);
+		for (size_t j = 0; j < t->n; j++) {
+			dir[j] /= nrm;
+			an += (double)g[j] * dir[j];
+		}
+		float *save = malloc(sizeof(float) * t->n);
+		memcpy(save, p, sizeof(float) * t->n);
+		for (size_t j = 0; j < t->n; j++)
+			p[j] = save[j] + eps * dir[j];
+		double lp = gc_loss(m, b);
+		for (size_t j = 0; j < t->n; j++)
+			p[j] = save[j] - eps * dir[j];
+		double lm = gc_loss(m, b);
+		memcpy(p, save, sizeof(float) * t->n);
+		free(save);
+		double fd = (lp - lm) / (2 * eps);
+		double err = fabs(fd - an) / fmax(fabs(fd), 1e-2);
+		worst = fmax(worst, err);
+		CHECK(err < 1e-2, "%s: d/d %s: analytic %.6g, differences %.6g",
+		    label, t->name, an, fd);
+	}
+	free(dir);
+	return worst;
+}
+
+#endif

@@ -1,0 +1,81 @@
+/*
+ * test_adamw.c - AdamW against a hand computation, global-norm clipping,
+ * and the warmup + cosine learning-rate schedule.
+ */
+#include <stdlib.h>
+
+#include "adamw.h"
+#include "test.h"
+
+/* Two AdamW steps of one weight, written out from the paper's equations
+ * (decoupled decay on the old weight, bias-corrected moments). */
+static void
+hand_steps(void)
+{
+	struct adamw o;
+	float p = 1, m = 0, v = 0, g;
+	double lr = 0.1, wd = 0.01;
+
+	adamw_defaults(&o);
+	g = 0.5f;
+	adamw_update(&o, &p, &g, &m, &v, 1, lr, wd, 1);
+	/* m = 0.05, v = 0.00025, m^ = 0.5, v^ = 0.25: step 0.5/0.5 = 1. */
+	CHECK_CLOSE(m, 0.05, 1e-6, "step 1: first moment");
+	CHECK_CLOSE(v, 0.00025, 1e-6, "step 1: second moment");
+	CHECK_CLOSE(p, 1 * (1 - lr * wd) - lr * 0.5 / (0.5 + 1e-8), 1e-6,
+	    "step 1: weight 0.899");
+	g = -0.25f;
+	adamw_update(&o, &p, &g, &m, &v, 1, lr, wd, 2);
+	double m2 = 0.9 * 0.05 + 0.1 * -0.25, v2 = 0.999 * 0.00025 + 0.001 * 0.0625;
+	double mh = m2 / (1 - 0.81), vh = v2 / (1 - 0.998001);
+	double p2 = 0.899 * (1 - lr * wd) - lr * mh / (sqrt(vh) + 1e-8);
+	CHECK_CLOSE(p, p2, 1e-6, "step 2: weight %.6f", p2);
+	/* No decay: the same gradient history without the shrink term. */
+	float q = 1, mq = 0, vq = 0;
+	g = 0.5f;
+	adamw_update(&o, &q, &g, &mq, &vq, 1, lr, 0, 1);
+	CHECK_CLOSE(q, 0.9, 1e-6, "step 1 without weight decay: 0.9");
+}
+
+static void
+clipping(void)
+{
+	int64_t n = 1000;
+	float *g = malloc(n * sizeof *g);
+	for (int64_t i = 0; i < n; i++)
+		g[i] = (i % 2 ? 3 : -4) / 10.0f;	/* sumsq = 500*0.09 + 500*0.16 */
+	double ss = grad_sumsq(g, n);
+	CHECK_CLOSE(ss, 125, 1e-6, "sum of squares 125");
+	double s = grad_clip(g, n, sqrt(ss), 100);
+	CHECK(s == 1 && g[1] == 0.3f, "norm under the limit: untouched");
+	s = grad_clip(g, n, sqrt(ss), 1);
+	CHECK_CLOSE(sqrt(grad_sumsq(g, n)), 1, 1e-5, "clipped to norm 1 (scale %.4g)", s);
+	CHECK_CLOSE(g[0] / g[1], -4.0 / 3, 1e-6, "direction kept");
+	free(g);
+}
+
+static void
+schedule(void)
+{
+	double lr = 1e-3;
+	CHECK_CLOSE(lr_schedule(0, 100, 10, lr, 0), lr / 10, 1e-12, "warmup step 0: lr/10");
+	CHECK_CLOSE(lr_schedule(4, 100, 10, lr, 0), lr / 2, 1e-12, "warmup step 4: lr/2");
+	CHECK_CLOSE(lr_schedule(10, 100, 10, lr, 0), lr, 1e-12, "peak after warmup");
+	CHECK_CLOSE(lr_schedule(55, 100, 10, lr, 0), lr / 2, 1e-12, "half-way down the cosine: lr/2");
+	CHECK_CLOSE(lr_schedule(100, 100, 10, lr, 1e-5), 1e-5, 1e-12, "end: lr_min");
+	CHECK_CLOSE(lr_schedule(150, 100, 10, lr, 1e-5), 1e-5, 1e-12, "past the end: lr_min");
+	int mono = 1;
+	for (int t = 11; t < 100; t++)
+		mono &= lr_schedule(t, 100, 10, lr, 0) < lr_schedule(t - 1, 100, 10, lr, 0);
+	CHECK(mono, "decreasing after the warmup");
+	CHECK_CLOSE(lr_schedule(0, 10, 0, lr, 0), lr, 1e-12, "no warmup: starts at lr");
+}
+
+int
+main(void)
+{
+	hand_steps();
+	clipping();
+	schedule();
+	return test_done();
+}

@@ -1,0 +1,35 @@
+/*
+ * test_bootstrap.c - the bootstrap interval of a mean against the normal
+ * approximation, and its determinism.
+ */
+#include <stdlib.h>
+
+#include "bootstrap.h"
+#include "test.h"
+
+int
+main(void)
+{
+	int n = 400;
+	float *x = malloc(n * sizeof *x);
+	double lo, hi, lo2, hi2;
+
+	for (int i = 0; i < n; i++)
+		x[i] = i % 4 == 0;	/* mean 0.25 */
+	CHECK(bootstrap_mean_ci(x, n, 2000, 0.95, 7, &lo, &hi) == 0, "bootstrap runs");
+	double se = sqrt(0.25 * 0.75 / n);	/* 0.0217 */
+	CHECK(lo < 0.25 && hi > 0.25, "interval [%.4f, %.4f] holds the mean", lo, hi);
+	CHECK_CLOSE(hi - lo, 2 * 1.96 * se, 0.012, "width %.4f near 2*1.96*se", hi - lo);
+	CHECK_CLOSE((lo + hi) / 2, 0.25, 0.01, "centred on the mean");
+	bootstrap_mean_ci(x, n, 2000, 0.95, 7, &lo2, &hi2);
+	CHECK(lo == lo2 && hi == hi2, "same seed, same interval");
+	bootstrap_mean_ci(x, n, 2000, 0.95, 8, &lo2, &hi2);
+	CHECK(lo != lo2 || hi != hi2, "another seed, another interval");
+	for (int i = 0; i < n; i++)
+		x[i] = 1.5f;
+	bootstrap_mean_ci(x, n, 100, 0.95, 7, &lo, &hi);
+	CHECK(lo == 1.5 && hi == 1.5, "constant values: a point");
+	CHECK(bootstrap_mean_ci(x, 0, 100, 0.95, 7, &lo, &hi) == -1, "no values: error");
+	free(x);
+	return test_done();
+}

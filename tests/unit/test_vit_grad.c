@@ -1,0 +1,182 @@
+/*
+ * test_vit_grad.c - whole-model gradients against finite differences for
+ * every non-rotary position encoding, both poolings, locality focusing,
+ * dropout, 2 and 3 axes; dL/dx; and determinism over thread counts.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gradcheck.h"
+
+struct batch {
+	float	*x, *pos, *target, *logits;
+	int	 B, T;
+};
+
+/* A random batch for config c over grid c->grid, one-hot-ish soft targets. */
+static void
+make_batch(struct batch *d, const struct vit_config *c, int B, int shared)
+{
+	int T = 1;
+	for (int a = 0; a < c->axes; a++)
+		T *= c->grid[a];
+	d->B = B;
+	d->T = T;
+	d->x = malloc(sizeof(float) * B * T * c->P);
+	d->pos = malloc(sizeof(float) * B * T * c->axes);
+	d->target = calloc((size_t)B * c->classes, sizeof(float));
+	d->logits = malloc(sizeof(float) * B * c->classes);
+	gc_randn(d->x, (size_t)B * T * c->P, 1.0f, 5);
+	for (int b = 0; b < B; b++)
+		for (int t = 0; t < T; t++) {
+			int rem = t;
+			for (int a = c->axes - 1; a >= 0; a--) {
+				float v = (float)(rem % c->grid[a]);
+				rem /= c->grid[a];
+				d->pos[((size_t)b * T + t) * c->axes + a] =
+				    v * 0.7f + (shared ? 0 : 0.1f * b);
+			}
+		}
+	for (int b = 0; b < B; b++) {
+		d->target[(size_t)b * c->classes + b % c->classes] = 0.9f;
+		d->target[(size_t)b * c->classes + (b + 1) % c->classes] += 0.1f;
+	}
+}
+
+static void
+free_batch(struct batch *d)
+{
+	free(d->x);
+	free(d->pos);
+	free(d->target);
+	free(d->logits);
+}
+
+static void
+small(struct vit_config *c, const char *pe, int axes)
+{
+	vit_config_init(c);
+	c->dim = 16;
+	c->depth = 2;
+	c->heads = 2;
+	c->mlp = 24;
+	c->classes = 5;
+	c->P = 6;
+	c->axes = axes;
+	for (int a = 0; a < axes; a++)
+		c->grid[a] = a == 0 && axes == 3 ? 2 : 3 - (a == axes - 1);
+	snprintf(c->pe, sizeof c->pe, "%s", pe);
+}
+
+static void
+check(const struct vit_config *c, int training, int shared, const char *label)
+{
+	char err[256];
+	struct batch d;
+	make_batch(&d, c, 3, shared);
+	struct vit *m = vit_create(c, 4, d.T, 7, err, sizeof err);
+	CHECK(m != NULL, "%s: create (%s)", label, m ? "" : err);
+	if (m == NULL)
+		return;
+	/* move parameters away from their init so every path carries signal */
+	for (int i = 0; i < m->ntensor; i++) {
+		const struct vit_tensor *t = &m->tensor[i];
+		float *noise = malloc(sizeof(float) * t->n);
+		gc_randn(noise, t->n, t->rank >= 2 ? 0.3f : 0.2f, 50 + i);
+		for (size_t j = 0; j < t->n; j++)
+			m->param[t->off + j] += noise[j];
+		free(noise);
+	}
+	struct gc_batch b = { d.x, d.pos, d.target, d.B, d.T, training, 99, d.logits };
+	gc_model(m, &b, label);
+
+	/* dL/dx along a random direction */
+	vit_zero_grad(m);
+	gc_loss(m, &b);
+	vit_backward(m);
+	size_t nx = (size_t)d.B * d.T * c->P;
+	float *dir = malloc(sizeof(float) * nx), *xs = malloc(sizeof(float) * nx);
+	gc_randn(dir, nx, 1.0f / sqrtf((float)nx), 9);
+	double an = 0;
+	for (size_t i = 0; i < nx; i++)
+		an += (double)vit_dx(m)[i] * dir[i];
+	memcpy(xs, d.x, sizeof(float) * nx);
+	for (size_t i = 0; i < nx; i++)
+		d.x[i] = xs[i] + 1e-2f * dir[i];
+	double lp = gc_loss(m, &b);
+	for (size_t i = 0; i < nx; i++)
+		d.x[i] = xs[i] - 1e-2f * dir[i];
+	double lm = gc_loss(m, &b);
+	memcpy(d.x, xs, sizeof(float) * nx);
+	double fd = (lp - lm) / 2e-2;
+	CHECK(fabs(fd - an) <= 2e-2 * fmax(fabs(fd), 1e-2),
+	    "%s: dL/dx analytic %.6g, differences %.6g", label, an, fd);
+	free(dir);
+	free(xs);
+	vit_destroy(m);
+	free_batch(&d);
+}
+
+/* Same bytes out for 1 and 2 threads, with dropout. */
+static void
+determinism(void)
+{
+	struct vit_config c;
+	char err[256];
+	small(&c, "abs", 2);
+	c.dropout = 0.2f;
+	c.emb_dropout = 0.1f;
+	c.locality = 1;
+	struct batch d;
+	make_batch(&d, &c, 3, 0);
+	float *g[2], l[2];
+	for (int k = 0; k < 2; k++) {
+		omp_set_num_threads(k + 1);
+		struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+		vit_zero_grad(m);
+		l[k] = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 1, 5);
+		vit_backward(m);
+		g[k] = malloc(sizeof(float) * m->nparam);
+		memcpy(g[k], m->grad, sizeof(float) * m->nparam);
+		if (k == 1)
+			CHECK(memcmp(g[0], g[1], sizeof(float) * m->nparam) == 0,
+			    "gradients identical with 1 and 2 threads");
+		vit_destroy(m);
+	}
+	CHECK(l[0] == l[1], "loss identical with 1 and 2 threads");
+	free(g[0]);
+	free(g[1]);
+	free_batch(&d);
+	omp_set_num_threads(2);
+}
+
+int
+main(void)
+{
+	struct vit_config c;
+	const char *pes[] = { "none", "abs", "sincos" };
+	for (int i = 0; i < 3; i++) {
+		small(&c, pes[i], 2);
+		check(&c, 0, 1, pes[i]);
+	}
+	small(&c, "abs", 2);
+	c.pool = VIT_POOL_MEAN;
+	check(&c, 0, 1, "abs pool mean");
+	small(&c, "none", 2);
+	c.locality = 1;
+	check(&c, 0, 1, "locality shared positions");
+	c.cls_rotate = 1;
+	c.cls_pos[0] = c.cls_pos[1] = 0.5f;
+	check(&c, 0, 0, "locality per-record positions, CLS positioned");
+	small(&c, "abs", 2);
+	c.dropout = 0.25f;
+	c.emb_dropout = 0.1f;
+	check(&c, 1, 1, "abs dropout");
+	small(&c, "sincos", 3);
+	c.locality = 1;
+	check(&c, 0, 1, "sincos 3 axes locality");
+	determinism();
+	return test_done();
+}

@@ -17,7 +17,8 @@
 struct opts {
 	struct vit_config c;
 	const char	*model;		/* checkpoint, or NULL */
-	char		*pes;		/* comma-separated encodings, or NULL */
+	char		*pes[MAXPE];	/* --pe arguments */
+	int		 npes;
 	int		 tokens;	/* patch tokens, 0: the grid's */
 	int		 batch;		/* records sharing positions */
 	int		 patch[3], npatch, channels;
@@ -39,7 +40,8 @@ usage(void)
 	    "  --grid GxG         token grid (default 8x8); sets the axes\n"
 	    "  --tokens N         patch tokens instead of the grid's product\n"
 	    "  --pe SPEC[,SPEC]   encodings: none abs sincos rope-axial rope-mixed liere:B\n"
-	    "                     comrope-ap:B comrope-ld:B riemann zeros, or 'all' (default abs)\n"
+	    "                     comrope-ap:B comrope-ld:B riemann zeros, or 'all'\n"
+	    "                     (repeatable; default: vit-train's, or the checkpoint's)\n"
 	    "  --share S          rotary generators: none heads layers all (default none)\n"
 	    "  --locality         RiemannFormer locality focusing\n"
 	    "  --pool cls|mean    pooling before the head (default cls)\n"
@@ -115,12 +117,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 	int ch;
 
 	memset(o, 0, sizeof *o);
-	flops_preset(c, "tiny");
-	c->classes = 10;
-	c->axes = 2;
-	c->grid[0] = c->grid[1] = 8;
-	c->pool = VIT_POOL_CLS;
-	snprintf(c->pe, sizeof c->pe, "abs");
+	vit_config_init(c);
 	o->patch[0] = o->patch[1] = 4;
 	o->npatch = 2;
 	o->channels = 3;
@@ -129,7 +126,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		o->set[ch & 255] = 1;
 		switch (ch) {
 		case 'P':
-			if (flops_preset(c, optarg) < 0)
+			if (vit_preset(c, optarg) < 0)
 				usage_error("--preset: unknown preset '%s' (tiny small base large cifar)", optarg);
 			break;
 		case 'd': c->dim = cli_int("--dim", optarg, 1, 1 << 16); break;
@@ -141,7 +138,11 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case 't': o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
 		case 'p': o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
 		case 'g': c->axes = parse_sizes("--grid", optarg, c->grid, VIT_MAXAXES, 65536); break;
-		case 'e': o->pes = optarg; break;
+		case 'e':
+			if (o->npes == MAXPE)
+				usage_error("--pe: more than %d", MAXPE);
+			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : (char *)all_pes;
+			break;
 		case 's': c->share = parse_share(optarg); break;
 		case 'l': c->locality = 1; break;
 		case 'r': c->cls_rotate = 1; break;
@@ -166,18 +167,60 @@ parse_args(int argc, char *argv[], struct opts *o)
 	if (optind < argc)
 		usage_error("unexpected operand '%s'", argv[optind]);
 	if (o->model && (o->set['P'] || o->set['d'] || o->set['L'] || o->set['H'] ||
-	    o->set['m'] || o->set['C'] || o->set['p'] || o->set['c']))
-		usage_error("--model: the model's sizes come from the checkpoint; give only --tokens, --grid, --pe or --count");
-	if (o->pes && strcmp(o->pes, "all") == 0)
-		o->pes = (char *)all_pes;
+	    o->set['m'] || o->set['C'] || o->set['p'] || o->set['c'] || o->set['g'] ||
+	    o->set['s'] || o->set['l'] || o->set['o'] || o->set['r']))
+		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
 }
 
-/* The configuration a checkpoint was trained with. */
+/* The configuration a checkpoint was trained with (its VIT_* keys). */
 static void
 load_model(struct opts *o)
 {
-	die("%s: reading a checkpoint needs vit_config_load() (lib/vit.c, branch vitcore), "
-	    "not yet available to this build", o->model);
+	struct vt s;
+	char err[256];
+
+	if (vt_load(&s, o->model) < 0)
+		die("%s", s.err);
+	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
+		die("%s: %s", o->model, err);
+	vt_free(&s);
+}
+
+/* The encodings of every --pe, split at commas; a piece with '=' or a bare
+ * option word (reflect) belongs to the spec before it.  Returns the count;
+ * *buf holds the strings. */
+static int
+split_pes(const struct opts *o, const char **list, char **buf)
+{
+	size_t len = 1;
+	char *p, *save = NULL;
+	int n = 0;
+
+	for (int i = 0; i < o->npes; i++)
+		len += strlen(o->pes[i]) + 1;
+	if (o->npes == 0)
+		len += strlen(o->c.pe);
+	if ((*buf = p = calloc(1, len)) == NULL)
+		die("out of memory");
+	for (int i = 0; i < o->npes; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", o->pes[i]);
+	if (o->npes == 0)
+		strcpy(p, o->c.pe);
+	for (p = strtok_r(*buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		if (n > 0 && (strchr(p, '=') || strcmp(p, "reflect") == 0)) {
+			p[-1] = ',';	/* glue the option back onto its spec */
+			continue;
+		}
+		if (n == MAXPE)
+			usage_error("--pe: more than %d encodings", MAXPE);
+		list[n++] = p;
+	}
+	if (n == 0)
+		usage_error("--pe: no encoding given");
+	for (int i = 0; i < n; i++)
+		if (strlen(list[i]) >= VIT_PESPEC)
+			usage_error("--pe: '%s' is too long", list[i]);
+	return n;
 }
 
 static int
@@ -243,7 +286,7 @@ main(int argc, char *argv[])
 	struct vit_config c, base;
 	struct flops f[MAXPE], fa;
 	double pct[MAXPE];
-	char *pes, *pe, *save = NULL;
+	char *pes;
 	const char *list[MAXPE];
 	int T, n = 0, i;
 
@@ -251,21 +294,13 @@ main(int argc, char *argv[])
 	parse_args(argc, argv, &o);
 	if (o.model)
 		load_model(&o);
-	o.c.P = o.channels;
-	for (i = 0; i < o.npatch; i++)
-		o.c.P *= o.patch[i];
-	T = tokens_of(&o);
-	if ((pes = strdup(o.pes ? o.pes : o.c.pe)) == NULL)
-		die("out of memory");
-	for (pe = strtok_r(pes, ",", &save); pe; pe = strtok_r(NULL, ",", &save)) {
-		if (n == MAXPE)
-			usage_error("--pe: more than %d encodings", MAXPE);
-		if (strlen(pe) >= sizeof c.pe)
-			usage_error("--pe: '%s' is too long", pe);
-		list[n++] = pe;
+	if (!o.model) {
+		o.c.P = o.channels;
+		for (i = 0; i < o.npatch; i++)
+			o.c.P *= o.patch[i];
 	}
-	if (n == 0)
-		usage_error("--pe: no encoding given");
+	T = tokens_of(&o);
+	n = split_pes(&o, list, &pes);
 	base = o.c;
 	snprintf(base.pe, sizeof base.pe, "abs");
 	count(&base, T, o.batch, o.count, &fa);

@@ -35,6 +35,13 @@ flops_part_title(int part)
 	return part >= 0 && part < FLOPS_NPART ? parts[part].title : "?";
 }
 
+/* The encoding is a learned absolute table (with options or not). */
+static int
+is_abs(const char *spec)
+{
+	return strncmp(spec, "abs", 3) == 0 && (spec[3] == '\0' || spec[3] == ',');
+}
+
 /* What one encoding costs, per rotation set and token (see flops(1)). */
 struct pecost {
 	int	 rotary;	/* acts on q and k */
@@ -49,17 +56,24 @@ struct pecost {
 static int
 pe_cost(const struct vit_config *c, struct pecost *pc, char *err, size_t errlen)
 {
-	const char *spec = c->pe, *colon = strchr(spec, ':');
-	size_t n = colon ? (size_t)(colon - spec) : strlen(spec);
+	/* Options after a comma (theta=, alpha=, reflect) change no count. */
+	const char *spec = c->pe, *comma = strchr(spec, ','), *colon = strchr(spec, ':');
+	size_t n, len = comma ? (size_t)(comma - spec) : strlen(spec);
+	char bstr[16];
 	int hd = c->dim / c->heads, A = c->axes, B = 2;
 	double nb, skew;
 
 	memset(pc, 0, sizeof *pc);
+	if (colon && colon > spec + len)
+		colon = NULL;
+	n = colon ? (size_t)(colon - spec) : len;
 	if (colon) {
 		char *end;
-		long b = strtol(colon + 1, &end, 10);
+		long b;
 
-		if (end == colon + 1 || *end || b < 2 || b > hd || hd % b) {
+		snprintf(bstr, sizeof bstr, "%.*s", (int)(spec + len - colon - 1), colon + 1);
+		b = strtol(bstr, &end, 10);
+		if (end == bstr || *end || b < 2 || b > hd || hd % b) {
 			snprintf(err, errlen, "pe '%s': block size must be 2..%d and divide the head dimension %d",
 			    spec, hd, hd);
 			return -1;
@@ -96,8 +110,8 @@ pe_cost(const struct vit_config *c, struct pecost *pc, char *err, size_t errlen)
 	} else if (IS("rope-mixed")) {	/* learned frequencies per axis and pair */
 		pc->params = A * hd / 2.0;
 		pc->angles = A * hd / 2.0;
-	} else if (IS("riemann")) {	/* fixed angles, one learned scale s^p per set */
-		pc->params = 1;
+	} else if (IS("riemann")) {	/* learned pair angles and scale s^(sum p/2) */
+		pc->params = hd / 2.0 + 1;
 		pc->angles = hd / 2.0 + 1;
 		pc->scale = 1;
 	} else if (IS("liere")) {	/* a skew generator per axis and block */
@@ -127,11 +141,10 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	int i;
 
 	memset(f, 0, sizeof *f);
-	if (c->dim < 1 || c->depth < 1 || c->heads < 1 || c->dim % c->heads || c->mlp < 1 ||
-	    c->classes < 1 || c->P < 1 || c->axes < 1 || c->axes > VIT_MAXAXES || T < 1 ||
-	    batch < 1) {
-		snprintf(err, errlen, "model: need positive sizes and batch, dim divisible by heads, 1..%d axes",
-		    VIT_MAXAXES);
+	if (vit_config_check(c, err, errlen) < 0)
+		return -1;
+	if (T < 1 || batch < 1) {
+		snprintf(err, errlen, "need at least one token and one record");
 		return -1;
 	}
 	if (pe_cost(c, &pc, err, errlen) < 0)
@@ -142,7 +155,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
-	f->params[FLOPS_EMBED] = D + (strcmp(c->pe, "abs") == 0 ? (grid + 1) * D : 0);
+	f->params[FLOPS_EMBED] = D + (is_abs(c->pe) ? (grid + 1) * D : 0);
 	/* Two norms per block on every row, the final one on the pooled rows. */
 	f->params[FLOPS_NORM] = (2 * L + 1) * 2 * D;
 	f->macs[FLOPS_NORM] = 5 * D * (2 * L * N + (c->pool == VIT_POOL_MEAN ? N : 1));
@@ -198,33 +211,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 			f->pe_macs += f->macs[i];
 		}
 	}
-	if (strcmp(c->pe, "abs") == 0)
+	if (is_abs(c->pe))
 		f->pe_params += grid * D + D;
 	return 0;
-}
-
-int
-flops_preset(struct vit_config *c, const char *name)
-{
-	static const struct {
-		const char *name;
-		int dim, depth, heads, mlp;
-	} p[] = {
-		{ "tiny", 192, 12, 3, 768 },
-		{ "small", 384, 12, 6, 1536 },
-		{ "base", 768, 12, 12, 3072 },
-		{ "large", 1024, 24, 16, 4096 },
-		{ "cifar", 512, 6, 8, 512 },
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof p / sizeof p[0]; i++)
-		if (strcmp(p[i].name, name) == 0) {
-			c->dim = p[i].dim;
-			c->depth = p[i].depth;
-			c->heads = p[i].heads;
-			c->mlp = p[i].mlp;
-			return 0;
-		}
-	return -1;
 }

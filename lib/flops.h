@@ -65,12 +65,9 @@ const char *flops_part_title(int part);
 /* Count c for one record of T patch tokens (plus CLS) under convention
  * count, the position-dependent work (angles, exponentials, distances)
  * shared by a batch of batch records with the same positions.  0, or -1
- * with a reason in err (bad encoding spec or shapes). */
+ * with a reason in err (a config vit_config_check refuses, a bad encoding
+ * spec, a block that does not divide the head). */
 int	 flops_model(const struct vit_config *c, int T, int batch, int count,
 	    struct flops *f, char *err, size_t errlen);
-
-/* TEMPORARY until vit_preset() (lib/vit.c, branch vitcore) lands: set
- * c's dim/depth/heads/mlp from a preset name.  0, or -1 if unknown. */
-int	 flops_preset(struct vit_config *c, const char *name);
 
 #endif

@@ -62,4 +62,23 @@ check_exit 1 "block not dividing the head" flops --pe liere:5
 check_grep "says why" "divide the head dimension" "$T/err"
 check_exit 1 "heads not dividing dim" flops --dim 100 --heads 3
 check_exit 1 "missing checkpoint" flops --model "$T/none.vt"
+
+# A checkpoint's configuration: a single-record container with the VIT_*
+# keys of vit_config_save (made here by vtool), counted as with flags.
+/usr/bin/python3 -c 'import numpy as np; np.save("'"$T"'/w.npy", np.zeros((1, 3), "f4"))'
+keys="--meta VIT_DIM=768 --meta VIT_DEPTH=12 --meta VIT_HEADS=12 --meta VIT_MLP=3072
+ --meta VIT_CLASSES=100 --meta VIT_P=48 --meta VIT_AXES=2 --meta VIT_POOL=0
+ --meta VIT_PE=liere:8 --meta VIT_SHARE=0 --meta VIT_DROPOUT=0 --meta VIT_EMB_DROPOUT=0
+ --meta VIT_LOCALITY=1 --meta VIT_SIGMA=1 --meta VIT_GRID=8,8 --meta VIT_CLS_ROTATE=0
+ --meta VIT_CLS_POS=0,0"
+vtool from-npy $keys w="$T/w.npy" >"$T/ck.vt"
+check "--model reads the checkpoint's configuration" flops --model "$T/ck.vt" --count paper
+sed 1d "$T/out" >"$T/m"
+flops --preset base --classes 100 --pe liere:8 --locality --count paper | sed 1d >"$T/f"
+check "--model counts as the same flags" cmp "$T/m" "$T/f"
+check "--model with other encodings" flops --model "$T/ck.vt" --pe abs,liere:64
+vtool from-npy $(echo "$keys" | sed 's/--meta VIT_MLP=3072//') w="$T/w.npy" >"$T/bad.vt"
+check_exit 1 "checkpoint without VIT_MLP" flops --model "$T/bad.vt"
+check_grep "names the key" "VIT_MLP" "$T/err"
+check_exit 1 "not a checkpoint" flops --model "$T/w.npy"
 finish

@@ -12,8 +12,8 @@ cifar100(const char *preset, const char *pe)
 {
 	struct vit_config c;
 
-	memset(&c, 0, sizeof c);
-	flops_preset(&c, preset);
+	vit_config_init(&c);
+	vit_preset(&c, preset);
 	c.classes = 100;
 	c.P = 48;
 	c.axes = 2;
@@ -101,7 +101,7 @@ test_by_hand(void)
 	struct flops f;
 	char err[256];
 
-	memset(&c, 0, sizeof c);
+	vit_config_init(&c);
 	c.dim = 8, c.heads = 2, c.depth = 1, c.mlp = 16, c.classes = 3, c.P = 12, c.axes = 2;
 	c.grid[0] = c.grid[1] = 2;
 	snprintf(c.pe, sizeof c.pe, "liere:4");
@@ -155,7 +155,7 @@ test_sharing_and_specs(void)
 	CHECK(f.pe_params == 0 && f.macs[FLOPS_PE_EXP] == 0, "rope-axial: no parameters, no exponentials");
 
 	static const char *const bad[] = { "liere", "liere:3", "liere:128", "liere:x", "foo",
-	    "rope-axial:4", "abs:2", "comrope-ap", "" };
+	    "rope-axial:4", "abs:2", "comrope-ap", "", "liere:,8" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		c = cifar100("base", bad[i]);
 		err[0] = 0;
@@ -165,8 +165,11 @@ test_sharing_and_specs(void)
 	c = cifar100("base", "abs");
 	c.heads = 7;
 	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == -1, "dim not divisible by heads refused");
-	c = cifar100("nosuch", "abs");
-	CHECK(c.dim == 0, "unknown preset leaves sizes unset");
+	c = cifar100("base", "rope-axial,theta=10000");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "options after a comma accepted");
+	c = cifar100("base", "liere:8,foo=1");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0 &&
+	    g.params_total > f.params_total, "liere:8 with an option counts as liere:8");
 }
 
 int

@@ -193,7 +193,7 @@ take(struct batch_reader *br, struct batch *b)
 {
 	struct vt *s = br->s;
 	struct vt_field *fp = &s->field[br->ipatch], *fq = &s->field[br->ipos];
-	long long rec = (long long)br->delivered;
+	long long rec = (long long)br->delivered + 1;	/* 1-based, as vt.c */
 	int64_t T = fp->shape[0];
 
 	if (T < 1 || T > INT32_MAX)

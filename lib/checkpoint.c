@@ -155,3 +155,31 @@ bad:
 	snprintf(err, errlen, "%s: %s", path, why);
 	return NULL;
 }
+
+int
+ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
+{
+	struct vt g, want;
+	int rc = -1;
+
+	vt_init(&want);
+	if (vt_load(&g, path) < 0) {
+		snprintf(err, errlen, "%s", g.err);
+		goto out;
+	}
+	if (pe_keys(&m->c, &want, err, errlen) < 0)
+		goto out;
+	for (int i = 0; i < want.nmeta; i++) {
+		const char *key = want.meta[i].key, *v = vt_meta(&g, key);
+		if (v == NULL || strcmp(v, want.meta[i].val) != 0) {
+			snprintf(err, errlen, "%s: %s is %s, the model's is %s", path,
+			    key, v ? v : "missing", want.meta[i].val);
+			goto out;
+		}
+	}
+	rc = ckpt_copy_tensor(m, &g, PE_FIELD, err, errlen);
+out:
+	vt_free(&g);
+	vt_free(&want);
+	return rc;
+}

@@ -40,6 +40,6 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 	} else if (strcmp((*m)->c.pe, "none") == 0)
 		return 0;
 	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
-	    "not a grid the model can take", (long long)b->first, b->T);
+	    "not a grid the model can take", (long long)b->first + 1, b->T);
 	return -1;
 }

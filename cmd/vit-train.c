@@ -1,0 +1,783 @@
+/*
+ * vit-train - train a ViT classifier on a stream of patch, pos and label
+ * records with AdamW, warmup + cosine learning rate, label smoothing,
+ * clipping, gradient accumulation and mixup; checkpoints that resume
+ * bitwise identically.
+ *
+ * Epochs and the schedule's length.  An epoch is EPOCH_RECORDS records
+ * when the stream declares it, else RECORDS, else the whole input.  The
+ * run trains --epochs epochs (default: all the input holds); a file
+ * operand that runs out is read again from its start, stdin ends the run.
+ * Batches never straddle an epoch boundary, so an epoch of E records is
+ * ceil(E / (batch * accum)) optimizer steps, and the cosine schedule spans
+ * epochs times that, or --steps when given (which also stops the run).
+ *
+ * Randomness (initialization, dropout, mixup) is drawn from rng streams
+ * keyed by the seed and the micro-batch index, and the checkpoint records
+ * the step and the input position, so a resumed run repeats exactly what
+ * the uninterrupted one would have done.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adamw.h"
+#include "batch.h"
+#include "checkpoint.h"
+#include "cli.h"
+#include "evaluate.h"
+#include "mixup.h"
+#include "rng.h"
+#include "vit.h"
+#include "vitfit.h"
+#include "vt.h"
+
+enum { DRAW_DROPOUT = 1, DRAW_MIXUP = 2 };	/* rng stream kinds */
+
+struct opts {
+	struct vit_config c;	/* sizes, encoding; P, axes, grid from the stream */
+	const char *preset;
+	int	 dim, depth, heads, mlp;	/* 0: the preset's */
+	int	 classes;		/* 0: the stream's CLASSES */
+	const char *generators;
+	double	 lr, lr_min, wd, beta1, beta2, eps;
+	double	 smoothing, clip, mixup;
+	int64_t	 warmup;
+	int64_t	 accum, batch;
+	int64_t	 epochs, steps;	/* 0: all the input holds; no step limit */
+	int64_t	 seed;
+	int64_t	 val_every, save_every;
+	int	 threads;
+	const char *val, *out, *log, *input;
+	int	 resume;
+	const char *fixed;	/* an option --resume cannot take */
+};
+
+/* Training options kept in checkpoints, restored by --resume. */
+static const struct tkey {
+	const char *key;
+	int	 isint;		/* int64_t, else double */
+	size_t	 off;
+} tkeys[] = {
+	{ "TRAIN_LR", 0, offsetof(struct opts, lr) },
+	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min) },
+	{ "TRAIN_WD", 0, offsetof(struct opts, wd) },
+	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1) },
+	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2) },
+	{ "TRAIN_EPS", 0, offsetof(struct opts, eps) },
+	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing) },
+	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip) },
+	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup) },
+	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup) },
+	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum) },
+	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch) },
+	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs) },
+	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps) },
+	{ "TRAIN_SEED", 1, offsetof(struct opts, seed) },
+	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every) },
+	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every) },
+};
+
+/* Stream keys a model keeps for vit-eval, flops and shuffle-eval. */
+static const char *const kept_keys[] = {
+	"CLASSES", "CLASS", "MEAN", "STD", "CHANNELS", "PATCH", "GRID", "SIZE",
+	"POS", "CLSPOS", "SOURCE", "HISTORY",
+};
+
+/* Where the run stands; what a checkpoint records besides the model. */
+struct state {
+	int64_t	 step;		/* optimizer steps done */
+	int64_t	 epoch;		/* epochs completed */
+	int64_t	 pass;		/* reading of the input (a file is re-read) */
+	int64_t	 inpass;	/* records consumed in this pass */
+	int64_t	 seen;		/* records consumed in all */
+	int64_t	 total;		/* steps the schedule spans */
+	int64_t	 done;		/* 1: the run finished */
+};
+
+static const struct skey {
+	const char *key;
+	size_t	 off;
+} skeys[] = {
+	{ "STEP", offsetof(struct state, step) },
+	{ "EPOCH", offsetof(struct state, epoch) },
+	{ "PASS", offsetof(struct state, pass) },
+	{ "PASS_RECORDS", offsetof(struct state, inpass) },
+	{ "RECORDS_SEEN", offsetof(struct state, seen) },
+	{ "TOTAL_STEPS", offsetof(struct state, total) },
+	{ "DONE", offsetof(struct state, done) },
+};
+
+struct run {
+	struct opts o;
+	struct state st;
+	struct vit *m;
+	struct vt s;		/* the training stream */
+	FILE	*fp;
+	const char *name;
+	struct batch_reader br;
+	struct batch b;
+	int	 held;		/* b holds a batch fetched but not trained on */
+	int64_t	 E;		/* records per epoch; 0: a whole pass */
+	int64_t	 nepoch;	/* epochs to train; 0: until the input ends */
+	struct vt meta;		/* the keys every checkpoint carries */
+	int	 saved_epoch;	/* epoch count at the last checkpoint; -1: none */
+	int64_t	 val_step;	/* step of the last validation; -1: none */
+	int	 threads;
+	float	*target;	/* [batch][classes] */
+	float	*logits;	/* [batch][classes] */
+	int64_t	*perm;		/* [batch] mixup scratch */
+	struct adamw adam;
+	FILE	*log;
+	struct progress pr;
+	double	 img_s;		/* smoothed throughput for the progress line */
+};
+
+static void
+usage(void)
+{
+	printf("usage: %s [options] [STREAM]\n"
+	    "Train a ViT classifier on a stream of patch, pos and label records.\n"
+	    "Model:\n"
+	    "  --preset NAME        tiny small base large cifar (tiny)\n"
+	    "  --dim N --depth N --heads N --mlp N   sizes (the preset's)\n"
+	    "  --pe SPEC            none abs sincos rope-axial rope-mixed liere:B\n"
+	    "                       comrope-ap:B comrope-ld:B riemann zeros (none)\n"
+	    "  --share MODE         none heads layers all (none)\n"
+	    "  --locality           RiemannFormer locality focusing\n"
+	    "  --sigma S            its initial sigma (1)\n"
+	    "  --pool cls|mean      what the head reads (cls)\n"
+	    "  --dropout P --emb-dropout P   (0)\n"
+	    "  --classes N          outputs (the stream's CLASSES)\n"
+	    "  --generators FILE    initial pe.params from skewgen\n"
+	    "Optimizer:\n"
+	    "  --lr X (1e-3) --lr-min X (0) --wd X (0.05) --beta1 X (0.9)\n"
+	    "  --beta2 X (0.999) --eps X (1e-8) --warmup STEPS (0)\n"
+	    "  --smoothing X        label smoothing (0)\n"
+	    "  --clip X             clip the gradient's global norm (0: never)\n"
+	    "  --accum N            micro-batches per step (1)\n"
+	    "  --mixup ALPHA        mixup with Beta(ALPHA, ALPHA) (0: off)\n"
+	    "Run:\n"
+	    "  -b, --batch N        records per micro-batch (64)\n"
+	    "  --epochs N           epochs (all the input holds; a file is re-read)\n"
+	    "  --steps N            optimizer steps: stop there, schedule length\n"
+	    "  --seed N             (1)\n"
+	    "  --threads N          (0: all cores)\n"
+	    "  --val FILE           held-out stream evaluated every --val-every epochs (1)\n"
+	    "  -o, --out MODEL      checkpoint every --save-every epochs (1) and at the end\n"
+	    "  --resume             continue the run checkpointed in MODEL\n"
+	    "  --log FILE           JSON lines: step, epoch, loss, lr, img_s, val_acc\n"
+	    "  -h, --help  -V, --version\n", progname);
+	exit(0);
+}
+
+static void
+parse(int argc, char *argv[], struct opts *o)
+{
+	enum { PRESET = 256, DIM, DEPTH, HEADS, MLP, PE, SHARE, LOCALITY, SIGMA,
+	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
+	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
+	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, RESUME, LOG };
+	static const struct option lo[] = {
+		{ "preset", required_argument, NULL, PRESET },
+		{ "dim", required_argument, NULL, DIM },
+		{ "depth", required_argument, NULL, DEPTH },
+		{ "heads", required_argument, NULL, HEADS },
+		{ "mlp", required_argument, NULL, MLP },
+		{ "pe", required_argument, NULL, PE },
+		{ "share", required_argument, NULL, SHARE },
+		{ "locality", no_argument, NULL, LOCALITY },
+		{ "sigma", required_argument, NULL, SIGMA },
+		{ "pool", required_argument, NULL, POOL },
+		{ "dropout", required_argument, NULL, DROPOUT },
+		{ "emb-dropout", required_argument, NULL, EMB_DROPOUT },
+		{ "classes", required_argument, NULL, CLASSES },
+		{ "generators", required_argument, NULL, GENERATORS },
+		{ "lr", required_argument, NULL, LR },
+		{ "lr-min", required_argument, NULL, LR_MIN },
+		{ "wd", required_argument, NULL, WD },
+		{ "beta1", required_argument, NULL, BETA1 },
+		{ "beta2", required_argument, NULL, BETA2 },
+		{ "eps", required_argument, NULL, EPS },
+		{ "warmup", required_argument, NULL, WARMUP },
+		{ "smoothing", required_argument, NULL, SMOOTHING },
+		{ "clip", required_argument, NULL, CLIP },
+		{ "accum", required_argument, NULL, ACCUM },
+		{ "mixup", required_argument, NULL, MIXUP },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "epochs", required_argument, NULL, EPOCHS },
+		{ "steps", required_argument, NULL, STEPS },
+		{ "seed", required_argument, NULL, SEED },
+		{ "threads", required_argument, NULL, THREADS },
+		{ "val", required_argument, NULL, VAL },
+		{ "val-every", required_argument, NULL, VAL_EVERY },
+		{ "save-every", required_argument, NULL, SAVE_EVERY },
+		{ "out", required_argument, NULL, 'o' },
+		{ "resume", no_argument, NULL, RESUME },
+		{ "log", required_argument, NULL, LOG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char *const shares[] = { "none", "heads", "layers", "all" };
+	int c, idx;
+
+	memset(o, 0, sizeof *o);
+	vit_config_init(&o->c);
+	o->preset = "tiny";
+	o->lr = 1e-3;
+	o->wd = 0.05;
+	o->beta1 = 0.9;
+	o->beta2 = 0.999;
+	o->eps = 1e-8;
+	o->accum = 1;
+	o->batch = 64;
+	o->seed = 1;
+	o->val_every = 1;
+	o->save_every = 1;
+	while ((c = getopt_long(argc, argv, "b:o:hV", lo, &idx)) != -1) {
+		const char *name = c < 256 ? NULL : lo[idx].name;
+		switch (c) {
+		case PRESET: o->preset = optarg; break;
+		case DIM: o->dim = (int)cli_int("--dim", optarg, 1, 65536); break;
+		case DEPTH: o->depth = (int)cli_int("--depth", optarg, 1, 1024); break;
+		case HEADS: o->heads = (int)cli_int("--heads", optarg, 1, 65536); break;
+		case MLP: o->mlp = (int)cli_int("--mlp", optarg, 1, 1 << 18); break;
+		case PE:
+			if (strlen(optarg) >= sizeof o->c.pe)
+				usage_error("--pe: '%s' is too long", optarg);
+			strcpy(o->c.pe, optarg);
+			break;
+		case SHARE:
+			o->c.share = -1;
+			for (int i = 0; i < 4; i++)
+				if (strcmp(optarg, shares[i]) == 0)
+					o->c.share = i;
+			if (o->c.share < 0)
+				usage_error("--share: '%s' is not none, heads, layers or all", optarg);
+			break;
+		case LOCALITY: o->c.locality = 1; break;
+		case SIGMA: o->c.sigma = (float)cli_num("--sigma", optarg, 1e-6, 1e6); break;
+		case POOL:
+			if (strcmp(optarg, "cls") != 0 && strcmp(optarg, "mean") != 0)
+				usage_error("--pool: '%s' is not cls or mean", optarg);
+			o->c.pool = optarg[0] == 'm' ? VIT_POOL_MEAN : VIT_POOL_CLS;
+			break;
+		case DROPOUT: o->c.dropout = (float)cli_num("--dropout", optarg, 0, 0.99); break;
+		case EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
+		case CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
+		case GENERATORS: o->generators = optarg; break;
+		case LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
+		case LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
+		case WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
+		case BETA1: o->beta1 = cli_num("--beta1", optarg, 0, 0.999999); break;
+		case BETA2: o->beta2 = cli_num("--beta2", optarg, 0, 0.999999999); break;
+		case EPS: o->eps = cli_num("--eps", optarg, 1e-30, 1); break;
+		case WARMUP: o->warmup = cli_int("--warmup", optarg, 0, INT64_MAX / 2); break;
+		case SMOOTHING: o->smoothing = cli_num("--smoothing", optarg, 0, 1); break;
+		case CLIP: o->clip = cli_num("--clip", optarg, 0, 1e12); break;
+		case ACCUM: o->accum = cli_int("--accum", optarg, 1, 1 << 20); break;
+		case MIXUP: o->mixup = cli_num("--mixup", optarg, 0, 1e6); break;
+		case 'b': name = "batch"; o->batch = cli_int("--batch", optarg, 1, 1 << 16); break;
+		case EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
+		case STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
+		case SEED: o->seed = cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case THREADS: name = NULL; o->threads = (int)cli_int("--threads", optarg, 0, 1024); break;
+		case VAL: name = NULL; o->val = optarg; break;
+		case VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
+		case SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
+		case 'o': o->out = optarg; break;
+		case RESUME: name = NULL; o->resume = 1; break;
+		case LOG: name = NULL; o->log = optarg; break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: usage_error("unknown option");
+		}
+		if (name != NULL && o->fixed == NULL)
+			o->fixed = name;
+	}
+	if (argc - optind > 1)
+		usage_error("too many operands");
+	o->input = optind < argc ? argv[optind] : NULL;
+	if (o->resume && o->out == NULL)
+		usage_error("--resume needs --out MODEL, the checkpoint to continue");
+	if (o->resume && o->fixed != NULL)
+		usage_error("--%s: the checkpoint fixes it; --resume takes --out, --log, "
+		    "--val, --threads and the input only", o->fixed);
+	if (vit_preset(&o->c, o->preset) < 0)
+		usage_error("--preset: '%s' is not tiny, small, base, large or cifar", o->preset);
+	if (o->dim)
+		o->c.dim = o->dim;
+	if (o->depth)
+		o->c.depth = o->depth;
+	if (o->heads)
+		o->c.heads = o->heads;
+	if (o->mlp)
+		o->c.mlp = o->mlp;
+}
+
+/* The generator of one use (kind) at one micro-batch: it depends only on
+ * the seed and the micro-batch's index, not on threads or restarts. */
+static void
+draw(struct rng *r, uint64_t seed, int kind, int64_t micro)
+{
+	rng_seed(r, seed, (uint64_t)kind << 56 ^ (uint64_t)micro);
+}
+
+/* Write key as a decimal whole number or an exact double. */
+static void
+meta_num(struct vt *s, const char *key, int isint, const void *p)
+{
+	char buf[64];
+
+	if (isint)
+		snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)p);
+	else
+		snprintf(buf, sizeof buf, "%.17g", *(const double *)p);
+	if (vt_meta_set(s, key, buf) < 0)
+		die("%s", s->err);
+}
+
+/* Read key back; die when the checkpoint lacks it. */
+static void
+meta_get(const struct vt *s, const char *path, const char *key, int isint, void *p)
+{
+	const char *v = vt_meta(s, key);
+	char *end;
+
+	if (v == NULL)
+		die("%s: no %s key: not a vit-train checkpoint", path, key);
+	if (isint)
+		*(int64_t *)p = strtoll(v, &end, 10);
+	else
+		*(double *)p = strtod(v, &end);
+	if (*end != '\0' || end == v)
+		die("%s: bad %s '%s'", path, key, v);
+}
+
+/* Open the input for pass r->st.pass and check it. */
+static void
+open_pass(struct run *r)
+{
+	if (r->fp != NULL) {
+		if (r->fp == stdin)
+			die("stdin: cannot read the input again");
+		fclose(r->fp);
+		vt_free(&r->s);
+		batch_free(&r->b);
+	}
+	r->fp = cli_open_in(r->o.input, &r->name);
+	vt_init(&r->s);
+	if (vt_read_header(&r->s, r->fp, r->name) < 0)
+		die("%s", r->s.err);
+	int P = r->m ? r->m->c.P : 0, A = r->m ? r->m->c.axes : 0;
+	int C = r->m ? r->m->c.classes : r->o.classes;
+	if (batch_open(&r->br, &r->s, P, A, C, 1) < 0 ||
+	    batch_alloc(&r->b, &r->br, (int)r->o.batch) < 0)
+		die("%s", r->s.err);
+	if (r->br.classes <= 0)
+		die("%s: no CLASSES key: give --classes", r->name);
+	const char *e = vt_meta(&r->s, "EPOCH_RECORDS");
+	r->E = e ? atoll(e) : r->s.records > 0 ? r->s.records : 0;
+	if (e != NULL && r->E < 1)
+		die("%s: bad EPOCH_RECORDS '%s'", r->name, e);
+	r->st.inpass = 0;
+}
+
+/* Next micro-batch of up to max records: their number, 0 at the end of
+ * this pass. */
+static int
+fetch(struct run *r, int64_t max)
+{
+	if (r->held) {
+		r->held = 0;
+		return r->b.n;
+	}
+	int n = batch_next(&r->br, &r->b, (int)max);
+	if (n < 0)
+		die("%s", r->s.err);
+	return n;
+}
+
+/* Records the next micro-batch may take: it ends at an epoch boundary. */
+static int64_t
+room(const struct run *r)
+{
+	int64_t max = r->o.batch;
+	if (r->E > 0 && r->E - r->st.inpass % r->E < max)
+		max = r->E - r->st.inpass % r->E;
+	return max;
+}
+
+/* The model's config from the options and the stream, its grid from the
+ * GRID key or the first batch's positions. */
+static void
+build_model(struct run *r)
+{
+	struct vit_config *c = &r->o.c;
+	char err[512];
+	int64_t g[VIT_MAXAXES];
+	int grid[VIT_MAXAXES];
+
+	c->P = r->br.P;
+	c->axes = r->br.A;
+	c->classes = r->br.classes;
+	if (fetch(r, room(r)) == 0)
+		die("%s: no records", r->name);
+	r->held = 1;
+	const char *gk = vt_meta(&r->s, "GRID");
+	int64_t cells = 1;
+	if (gk != NULL && vt_parse_dims(gk, g, VIT_MAXAXES) == c->axes) {
+		for (int a = 0; a < c->axes; a++)
+			cells *= g[a];
+	}
+	if (gk != NULL && cells == r->b.T)
+		for (int a = 0; a < c->axes; a++)
+			c->grid[a] = (int)g[a];
+	else if (batch_grid(&r->b, grid) == 0)
+		memcpy(c->grid, grid, sizeof grid);
+	else
+		die("%s: record 1: positions are not a grid; no GRID key either", r->name);
+	const char *cp = vt_meta(&r->s, "CLSPOS");
+	if (cp != NULL && strcmp(cp, "none") != 0) {
+		c->cls_rotate = 1;
+		char *end = (char *)cp;
+		for (int a = 0; a < c->axes; a++) {
+			c->cls_pos[a] = strtof(end, &end);
+			if (*end != (a == c->axes - 1 ? '\0' : ','))
+				die("%s: bad CLSPOS '%s'", r->name, cp);
+			end += a < c->axes - 1;
+		}
+	}
+	r->m = vit_create(c, (int)r->o.batch, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
+	if (r->m == NULL)
+		die("model: %s", err);
+	if (r->o.generators != NULL &&
+	    ckpt_load_generators(r->m, r->o.generators, err, sizeof err) < 0)
+		die("--generators: %s", err);
+}
+
+/* The keys every checkpoint of a fresh run carries: the stream's
+ * descriptive keys, this command line, the training options. */
+static void
+fresh_meta(struct run *r, int argc, char *argv[])
+{
+	vt_init(&r->meta);
+	for (int i = 0; i < r->s.nmeta; i++)
+		for (size_t k = 0; k < sizeof kept_keys / sizeof *kept_keys; k++)
+			if (strcmp(r->s.meta[i].key, kept_keys[k]) == 0 &&
+			    vt_meta_add(&r->meta, r->s.meta[i].key, r->s.meta[i].val) < 0)
+				die("%s", r->meta.err);
+	if (vt_history(&r->meta, argc, argv) < 0)
+		die("%s", r->meta.err);
+	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
+		meta_num(&r->meta, tkeys[k].key, tkeys[k].isint,
+		    (const char *)&r->o + tkeys[k].off);
+}
+
+/* Steps the schedule spans. */
+static int64_t
+schedule_steps(const struct run *r)
+{
+	if (r->o.steps > 0)
+		return r->o.steps;
+	if (r->E <= 0 || r->nepoch <= 0)
+		die("%s: declares %s: give --steps (or --epochs) for the schedule's "
+		    "length", r->name, r->E <= 0 ? "neither EPOCH_RECORDS nor RECORDS" :
+		    "no RECORDS");
+	int64_t per = r->o.batch * r->o.accum;
+	return r->nepoch * ((r->E + per - 1) / per);
+}
+
+static void
+save(struct run *r)
+{
+	char err[512];
+
+	if (r->o.out == NULL)
+		return;
+	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
+		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
+	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
+	if (ckpt_save(r->o.out, r->m, &r->meta, 1, err, sizeof err) < 0)
+		die("%s", err);
+	r->saved_epoch = (int)r->st.epoch;
+}
+
+/* Accuracy and loss on the --val stream, logged. */
+static void
+validate(struct run *r)
+{
+	struct vt vs;
+	struct batch_reader vbr;
+	struct eval_out out = { 0 };
+	struct eval_summary sum;
+	char err[512];
+	const char *name;
+
+	vt_init(&vs);
+	FILE *fp = cli_open_in(r->o.val, &name);
+	if (vt_read_header(&vs, fp, name) < 0 ||
+	    batch_open(&vbr, &vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
+		die("%s", vs.err);
+	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
+		die("%s", err);
+	r->val_step = r->st.step;
+	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
+		die("%s: no records", name);
+	if (r->log != NULL)
+		fprintf(r->log, "{\"step\":%lld,\"epoch\":%lld,\"val_acc\":%.6f,"
+		    "\"val_top5\":%.6f,\"val_loss\":%.6f}\n", (long long)r->st.step,
+		    (long long)r->st.epoch, sum.top1.mean, sum.top5.mean, sum.loss.mean);
+	eval_free(&out);
+	vt_free(&vs);
+	fclose(fp);
+}
+
+/* An epoch ended: validate and checkpoint when due. */
+static void
+epoch_end(struct run *r)
+{
+	r->st.epoch++;
+	if (r->o.val != NULL && r->st.epoch % r->o.val_every == 0)
+		validate(r);
+	if (r->st.epoch % r->o.save_every == 0)
+		save(r);
+}
+
+/* Soft targets of the batch: one-hot labels with label smoothing. */
+static void
+targets(struct run *r, int n)
+{
+	int C = r->m->c.classes;
+	float off = (float)(r->o.smoothing / C), on = (float)(1 - r->o.smoothing) + off;
+
+	for (int i = 0; i < n; i++)
+		for (int c = 0; c < C; c++)
+			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
+}
+
+static void
+scale_grad(struct vit *m, float s)
+{
+	#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < m->nparam; i++)
+		m->grad[i] *= s;
+}
+
+static void
+nonfinite(struct run *r, const char *what, double v)
+{
+	if (r->saved_epoch >= 0)
+		die("step %lld: %s is %g: stopping; the last good checkpoint is %s "
+		    "(epoch %d)", (long long)r->st.step + 1, what, v, r->o.out,
+		    r->saved_epoch);
+	die("step %lld: %s is %g: stopping%s", (long long)r->st.step + 1, what, v,
+	    r->o.out ? "; no checkpoint was written yet" : "");
+}
+
+/* One optimizer step over up to accum micro-batches; the records it took
+ * (0: this pass of the input is over). */
+static int64_t
+train_step(struct run *r)
+{
+	const struct opts *o = &r->o;
+	int64_t nstep = 0;
+	int last = 0;
+	double lsum = 0, t0 = now_seconds();
+	char err[512];
+
+	vit_zero_grad(r->m);
+	for (int64_t micro = 0; micro < o->accum; micro++) {
+		int n = fetch(r, room(r));
+		if (n == 0)
+			break;
+		/* Keep grad = sum_j (n_j / n) g_j over the micro-batches so far,
+		 * g_j the mean gradient of micro-batch j: a step's gradient is
+		 * the mean over all its records whatever their split. */
+		if (last != 0 && n != last)
+			scale_grad(r->m, (float)last / n);
+		if (vit_fit(&r->m, &r->b, err, sizeof err) < 0)
+			die("%s: %s", r->name, err);
+		targets(r, n);
+		int64_t idx = r->st.step * o->accum + micro;
+		struct rng g;
+		if (o->mixup > 0) {
+			draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
+			mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
+			    r->target, r->m->c.classes, n, r->perm);
+		}
+		draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
+		float loss = vit_forward(r->m, r->b.x, r->b.pos, n, r->b.T, r->target,
+		    r->logits, 1, rng_u64(&g));
+		if (!isfinite(loss))
+			nonfinite(r, "the loss", loss);
+		vit_backward(r->m);
+		lsum += (double)loss * n;
+		nstep += n;
+		last = n;
+		r->st.inpass += n;
+		r->st.seen += n;
+		if (r->E > 0 && r->st.inpass % r->E == 0)
+			break;
+	}
+	if (nstep == 0)
+		return 0;
+	if (last != nstep)
+		scale_grad(r->m, (float)last / nstep);
+	double norm = sqrt(grad_sumsq(r->m->grad, (int64_t)r->m->nparam));
+	if (!isfinite(norm))
+		nonfinite(r, "the gradient norm", norm);
+	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->clip);
+	double lr = lr_schedule(r->st.step, r->st.total, o->warmup, o->lr, o->lr_min);
+	for (int t = 0; t < r->m->ntensor; t++) {
+		const struct vit_tensor *w = &r->m->tensor[t];
+		adamw_update(&r->adam, r->m->param + w->off, r->m->grad + w->off,
+		    r->m->adam_m + w->off, r->m->adam_v + w->off, (int64_t)w->n, lr,
+		    w->decay ? o->wd : 0, r->st.step + 1);
+	}
+	r->st.step++;
+
+	double dt = now_seconds() - t0, img_s = dt > 0 ? nstep / dt : 0;
+	r->img_s = r->img_s > 0 ? 0.9 * r->img_s + 0.1 * img_s : img_s;
+	double epoch = r->E > 0 ? r->st.epoch + (double)(r->st.inpass % r->E) / r->E
+	    : (double)r->st.epoch;
+	if (r->E > 0 && r->st.inpass % r->E == 0)
+		epoch += 1;	/* epoch_end() comes next */
+	if (r->log != NULL)
+		fprintf(r->log, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
+		    "\"img_s\":%.1f}\n", (long long)r->st.step, epoch, lsum / nstep, lr,
+		    img_s);
+	char msg[128];
+	snprintf(msg, sizeof msg, "epoch %.2f loss %.4f %.0f img/s", epoch,
+	    lsum / nstep, r->img_s);
+	progress_show(&r->pr, r->st.step, msg);
+	return nstep;
+}
+
+/* Load the checkpoint at --out and put the run where it stopped. */
+static void
+resume(struct run *r)
+{
+	struct vt ck;
+	char err[512];
+
+	if ((r->m = ckpt_load(r->o.out, &ck, (int)r->o.batch, 0, 1, err,
+	    sizeof err)) == NULL)
+		die("--resume: %s", err);
+	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
+		meta_get(&ck, r->o.out, tkeys[k].key, tkeys[k].isint,
+		    (char *)&r->o + tkeys[k].off);
+	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
+		meta_get(&ck, r->o.out, skeys[k].key, 1, (char *)&r->st + skeys[k].off);
+	int64_t threads;
+	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads);
+	if (threads != r->threads)
+		warnx("--resume: %d threads, the run began with %lld: the result "
+		    "will not be bitwise the uninterrupted run's", r->threads,
+		    (long long)threads);
+	vt_init(&r->meta);
+	for (int i = 0; i < ck.nmeta; i++)
+		if (vt_meta_add(&r->meta, ck.meta[i].key, ck.meta[i].val) < 0)
+			die("%s", r->meta.err);
+	vt_free(&ck);
+	r->saved_epoch = (int)r->st.epoch;
+	r->val_step = r->st.step;
+	if (r->st.done) {
+		warnx("%s: the run it holds is finished; nothing to do", r->o.out);
+		exit(0);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct run r;
+
+	cli_blas_coretype(argv);
+	cli_init(argc, argv);
+	memset(&r, 0, sizeof r);
+	parse(argc, argv, &r.o);
+	r.threads = cli_threads(r.o.threads);
+	r.saved_epoch = -1;
+	r.val_step = -1;
+	adamw_defaults(&r.adam);
+
+	if (r.o.resume) {
+		resume(&r);
+		int64_t inpass = r.st.inpass;
+		open_pass(&r);
+		if (batch_skip(&r.br, inpass) < 0)
+			die("--resume: %s", r.s.err);
+		r.st.inpass = inpass;
+	} else {
+		open_pass(&r);
+		build_model(&r);
+		fresh_meta(&r, argc, argv);
+	}
+	r.adam.beta1 = r.o.beta1;
+	r.adam.beta2 = r.o.beta2;
+	r.adam.eps = r.o.eps;
+	r.nepoch = r.o.epochs;
+	if (r.nepoch == 0 && r.E > 0 && r.s.records > 0)
+		r.nepoch = (r.s.records + r.E - 1) / r.E;
+	if (!r.o.resume)
+		r.st.total = schedule_steps(&r);
+	int C = r.m->c.classes;
+	r.target = malloc((size_t)r.o.batch * C * sizeof *r.target);
+	r.logits = malloc((size_t)r.o.batch * C * sizeof *r.logits);
+	r.perm = malloc((size_t)r.o.batch * sizeof *r.perm);
+	if (r.target == NULL || r.logits == NULL || r.perm == NULL)
+		die("out of memory");
+	if (r.o.log != NULL && (r.log = fopen(r.o.log, r.o.resume ? "a" : "w")) == NULL)
+		die_errno("%s", r.o.log);
+
+	progress_start(&r.pr, r.st.total);
+	for (;;) {
+		if (r.o.steps > 0 && r.st.step >= r.o.steps)
+			break;
+		if (r.nepoch > 0 && r.st.epoch >= r.nepoch)
+			break;
+		if (train_step(&r) > 0) {
+			if (r.E > 0 && r.st.inpass % r.E == 0)
+				epoch_end(&r);
+			continue;
+		}
+		/* This pass of the input is over. */
+		if (r.st.inpass == 0)
+			die("%s: no records", r.name);
+		int partial = r.E == 0 || r.st.inpass % r.E != 0;
+		r.st.pass++;
+		r.st.inpass = 0;
+		if (partial)
+			epoch_end(&r);
+		if (r.nepoch == 0 || r.st.epoch >= r.nepoch)
+			break;
+		if (r.fp == stdin) {
+			warnx("stdin: ended after %lld of %lld epochs", (long long)r.st.epoch,
+			    (long long)r.nepoch);
+			break;
+		}
+		open_pass(&r);
+	}
+	progress_end(&r.pr);
+	if (r.o.val != NULL && r.val_step != r.st.step)
+		validate(&r);
+	r.st.done = 1;
+	save(&r);
+	if (r.log != NULL && fclose(r.log) == EOF)
+		die_errno("%s", r.o.log);
+	free(r.target);
+	free(r.logits);
+	free(r.perm);
+	batch_free(&r.b);
+	vt_free(&r.s);
+	vt_free(&r.meta);
+	vit_destroy(r.m);
+	if (r.fp != stdin)
+		fclose(r.fp);
+	return 0;
+}

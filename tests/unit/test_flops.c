@@ -172,6 +172,38 @@ test_sharing_and_specs(void)
 	    g.params_total > f.params_total, "liere:8 with an option counts as liere:8");
 }
 
+/* The parameter count is the engine's: the tensors vit_create lays out. */
+static void
+test_engine_params(void)
+{
+	static const char *const pes[] = { "none", "abs", "sincos" };
+
+	for (size_t i = 0; i < sizeof pes / sizeof pes[0]; i++)
+		for (int loc = 0; loc < 2; loc++) {
+			struct vit_config c;
+			struct flops f;
+			struct vit *m;
+			char err[256];
+			double n = 0;
+
+			vit_config_init(&c);
+			c.dim = 24, c.depth = 2, c.heads = 3, c.mlp = 40, c.classes = 7, c.P = 12;
+			c.grid[0] = 3, c.grid[1] = 5;
+			c.locality = loc;
+			snprintf(c.pe, sizeof c.pe, "%s", pes[i]);
+			m = vit_create(&c, 1, 15, 1, err, sizeof err);
+			CHECK(m != NULL, "vit_create %s%s: %s", pes[i], loc ? " locality" : "", m ? "" : err);
+			if (m == NULL)
+				continue;
+			for (int t = 0; t < m->ntensor; t++)
+				n += m->tensor[t].n;
+			flops_model(&c, 15, 1, FLOPS_FULL, &f, err, sizeof err);
+			CHECK(f.params_total == n, "%s%s: %.0f parameters, the engine has %.0f",
+			    pes[i], loc ? " locality" : "", f.params_total, n);
+			vit_destroy(m);
+		}
+}
+
 int
 main(void)
 {
@@ -180,5 +212,6 @@ main(void)
 	test_liere_params();
 	test_by_hand();
 	test_sharing_and_specs();
+	test_engine_params();
 	return test_done();
 }

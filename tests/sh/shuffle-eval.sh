@@ -70,11 +70,11 @@ assert all(abs(t - j["before"]) <= 1 / 300 + 1e-9 for t in j["after"]["trials"])
 # --emit applies the very permutation of the evaluation: vit-eval on trial
 # 2's stream scores what trial 2 scored.
 check "--emit 2" sh -c 'shuffle-eval --emit 2 test.vt >e2.vt'
-vit-eval --resamples 0 --threads 1 model.vt e2.vt >e2.txt
+vit-eval --json --resamples 0 --threads 1 model.vt e2.vt >e2.json
 check "vit-eval on the emitted stream = trial 2" $PY -c '
 import json
 j = json.load(open("abs.json"))
-acc = float([l.split()[1] for l in open("e2.txt") if l.startswith("top1")][0])
+acc = json.load(open("e2.json"))["top1"]
 assert abs(acc - j["after"]["trials"][2]) < 1e-6, (acc, j["after"]["trials"])'
 # ... and is a permutation of each record's patches, positions and labels kept.
 vtool to-npy orig test.vt && vtool to-npy shuf e2.vt && shuffle-eval --emit 2 test.vt | vtool to-npy again

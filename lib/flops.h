@@ -53,8 +53,9 @@ struct flops {
 };
 
 /* MACs charged for one BxB matrix exponential (B > 2) in FLOPS_FULL:
- * FLOPS_EXPM_PRODUCTS BxB matrix products (Pade approximant, solve and
- * squarings); 2x2 blocks are a cosine and a sine, no MACs. */
+ * FLOPS_EXPM_PRODUCTS BxB matrix products, the 5 of lib/expm.c's degree-18
+ * Taylor polynomial and 5 squarings (their number depends on the norm of
+ * the generator sum); 2x2 blocks are a cosine and a sine, no MACs. */
 #define FLOPS_EXPM_PRODUCTS	10
 
 /* Short name of part ("qkv", "pe-rotate"). */

@@ -113,8 +113,15 @@ int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
 const char *pe_share_name(int share);
 /* The generator set that layer l, head h use: 0 .. nset-1. */
 int	 pe_set(const struct pe *pe, int layer, int head);
-/* Axis that drives pair j in the pair-group methods (rope-axial, riemann). */
+/* Group of pair j (0 .. axes-1): the head_dim/2 pairs cut into axes
+ * contiguous groups, sizes as equal as they can be. */
+int	 pe_pair_group(const struct pe *pe, int pair);
+/* Axis that drives pair j in rope-axial and riemann: group 0 the last
+ * axis (x), group 1 the one before (y), group 2 t. */
 int	 pe_pair_axis(const struct pe *pe, int pair);
+/* RoPE frequency of pair j: theta^(-k / K) for the k-th of K pairs in its
+ * group (RoPE-ViT's 1 / theta^(4k / d) in 2D). */
+double	 pe_pair_freq(const struct pe *pe, int pair, double theta);
 
 /* Initialisation of the learnable parameters. */
 enum pe_init_kind {
@@ -142,16 +149,17 @@ struct pe_init {
 int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
 	    float *params /* [nparam] */);
 
-/* Per-call scratch and the forward cache for the backward pass. */
+/* Per-call scratch, sized once.  The backward pass recomputes what it
+ * needs from params and pos (caching every token's exponential would cost
+ * nset * T * rsize doubles), so calls need no state between them. */
 struct pe_work {
 	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */
-	double	*scratch;	/* [nthread][per-thread doubles] */
 	int64_t	 thread_doubles;
-	double	*cache;		/* [nset][maxT][cache_doubles]: forward state */
-	int64_t	 cache_doubles;
+	double	*scratch;	/* [nthread][thread_doubles] */
 	double	*gen;		/* [nset][axes][nblock][b][b]: generators */
-	double	*dgen;		/* [nset][axes][nblock][b][b]: their gradient */
+	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
+				   (upper-triangle form) */
 	char	 err[256];
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).
@@ -164,8 +172,9 @@ void	 pe_work_free(struct pe_work *w);
 void	 pe_rotations(const struct pe *pe, struct pe_work *w,
 	    const float *params /* [nparam] */, int T,
 	    const float *pos /* [T][axes] */, float *R /* [nset][T][rsize] */);
-/* dparams += dL/dparams given dR = dL/dR for the R of the last
- * pe_rotations call with the same params and pos (uses w's cache). */
+/* dparams += dL/dparams given dR = dL/dR for the R that pe_rotations
+ * makes from the same params and pos.  Deterministic: the sum over
+ * tokens runs in token order whatever the thread count. */
 void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	    const float *params /* [nparam] */, int T,
 	    const float *pos /* [T][axes] */,

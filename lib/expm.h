@@ -1,0 +1,42 @@
+/*
+ * expm.h - exponential of skew-symmetric matrices and the adjoint of its
+ * Frechet derivative, in double, for one n x n block at a time.
+ *
+ * Method: scaling and squaring around the degree-18 Taylor polynomial of
+ * Bader, Blanes and Casas ("Computing the matrix exponential with an
+ * optimized Taylor polynomial approximation", Mathematics 7, 2019), which
+ * costs 5 products.  A skew X is normal, so ||X^k||_2 = ||X||_2^k and the
+ * truncation error is set by the 2-norm, estimated by power iteration and
+ * capped by the 1-norm; X / 2^s is brought to 2-norm <= EXPM_THETA.
+ * Symmetric and skew powers (X^2, X^3, X^6) are formed half-size.
+ *
+ * The backward pass uses exp([[X^T, E], [0, X^T]]) = [[e^X^T, L(X^T, E)],
+ * [0, e^X^T]]: the same algorithm on pairs (A, B) with (A1, B1)(A2, B2) =
+ * (A1 A2, A1 B2 + B1 A2), and L(X^T, E) is the adjoint of the Frechet
+ * derivative L(X, .) applied to E.
+ *
+ * Blocks of any n >= 1; n a multiple of 8 takes the vectorized kernels.
+ * Serial and allocation-free: the caller gives expm_scratch(n) doubles,
+ * 64-byte aligned, per thread.
+ */
+#ifndef EXPM_H
+#define EXPM_H
+
+#include <stdint.h>
+
+#define EXPM_THETA	2.5	/* scaled 2-norm bound: error <~ 1e-10 in R */
+
+/* Doubles of scratch that expm_skew and expm_skew_adjoint need. */
+int64_t	 expm_scratch(int n);
+/* R = exp(X) for skew-symmetric X[n][n].  R may not alias X. */
+void	 expm_skew(int n, const double *X /* [n][n] */,
+	    double *R /* [n][n] */, double *ws);
+/* dX = L(X^T, G), the gradient of <G, exp(X)> with respect to X, for
+ * skew X.  Also R = exp(X) when R is not NULL. */
+void	 expm_skew_adjoint(int n, const double *X /* [n][n] */,
+	    const double *G /* [n][n]: dL/dR */, double *dX /* [n][n] */,
+	    double *R /* [n][n] or NULL */, double *ws);
+/* Squarings s that expm_skew uses for X (for tests and benchmarks). */
+int	 expm_squarings(int n, const double *X /* [n][n] */, double *ws);
+
+#endif

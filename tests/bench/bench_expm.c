@@ -1,0 +1,108 @@
+/*
+ * bench_expm.c - rotations per second of pe_rotations (forward) and
+ * pe_rotations_backward for liere:2, liere:8 and liere:64 on a ViT-B batch:
+ * 65 tokens (an 8 x 8 grid on linspace(0, 1) plus a CLS token at the
+ * centre) x 12 heads x 12 layers, head dimension 64, LieRE's init.  A
+ * rotation is one token's 64 x 64 R for one (layer, head).  Also the
+ * largest error against the long-double reference on a sample, and the
+ * orthogonality error.  expm_torch.py times torch.matrix_exp on the same
+ * batch.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../unit/refexpm.h"
+#include "cli.h"
+#include "pe.h"
+
+#define T	65
+
+static void
+grid_positions(float *pos)
+{
+	pos[0] = pos[1] = 0.5f;		/* CLS */
+	for (int i = 0; i < 8; i++)
+		for (int j = 0; j < 8; j++) {
+			pos[2 * (1 + 8 * i + j)] = i / 7.0f;
+			pos[2 * (1 + 8 * i + j) + 1] = j / 7.0f;
+		}
+}
+
+/* Seconds per call of the forward (back = 0) or backward pass. */
+static double
+timeit(const struct pe *pe, struct pe_work *w, const float *params,
+    const float *pos, float *R, float *dparams, int back)
+{
+	int reps = 0;
+	double t0 = now_seconds(), t;
+
+	do {
+		if (back)
+			pe_rotations_backward(pe, w, params, T, pos, R, dparams);
+		else
+			pe_rotations(pe, w, params, T, pos, R);
+		reps++;
+		t = now_seconds() - t0;
+	} while (t < 1.0 || reps < 2);
+	return t / reps;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const char *specs[] = { "liere:2", "liere:8", "liere:64" };
+	float pos[2 * T];
+
+	cli_init(argc, argv);
+	grid_positions(pos);
+	printf("pe_rotations: %d tokens x 12 heads x 12 layers, head dim 64, 2 axes, %d threads\n",
+	    T, omp_get_max_threads());
+	for (int i = 0; i < 3; i++) {
+		struct pe pe;
+		struct pe_work w;
+		struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 1 };
+
+		if (pe_parse(&pe, specs[i], 64, 2, 12, 12, "none") < 0 || pe_work_init(&w, &pe, T) < 0)
+			die("%s: %s%s", specs[i], pe.err, w.err);
+		float *params = malloc(sizeof(float) * pe.nparam);
+		float *R = malloc(sizeof(float) * pe.nset * T * pe.rsize);
+		float *dp = calloc(pe.nparam, sizeof(float));
+		if (!params || !R || !dp)
+			die("out of memory");
+		pe_init_params(&pe, &ini, params);
+		double tf = timeit(&pe, &w, params, pos, R, dp, 0);
+
+		/* accuracy on a sample of rotations, before R is reused */
+		int b = pe.block;
+		double err = 0, orth = 0, *X = malloc(sizeof(double) * b * b);
+		double *Rr = malloc(sizeof(double) * b * b), *Rf = malloc(sizeof(double) * b * b);
+		for (int s = 0; s < pe.nset; s += 37)
+			for (int t = 0; t < T; t += 16) {
+				const float *U = params + s * pe.set_params;
+				int k = b * (b - 1) / 2;
+				for (int q = 0, r = 0; r < b; r++) {
+					X[r * b + r] = 0;
+					for (int c = r + 1; c < b; c++, q++) {
+						X[r * b + c] = pos[2 * t] * (double)U[q] + pos[2 * t + 1] * (double)U[pe.nblock * k + q];
+						X[c * b + r] = -X[r * b + c];
+					}
+				}
+				ref_expm(b, X, Rr);
+				const float *blk = R + ((int64_t)s * T + t) * pe.rsize;
+				for (int e = 0; e < b * b; e++) {
+					err = fmax(err, fabs(blk[e] - Rr[e]));
+					Rf[e] = blk[e];
+				}
+				orth = fmax(orth, orth_err(b, Rf));
+			}
+		double tb = timeit(&pe, &w, params, pos, R, dp, 1);
+		double nrot = (double)pe.nset * T;
+		printf("liere b=%-2d  forward %10.0f rotations/s (%.4f s)  backward %10.0f rotations/s (%.4f s)"
+		    "  max err vs long double %.1e  |R^T R - I| %.1e\n",
+		    b, nrot / tf, tf, nrot / tb, tb, err, orth);
+		free(X); free(Rr); free(Rf); free(params); free(R); free(dp);
+		pe_work_free(&w);
+	}
+	return 0;
+}

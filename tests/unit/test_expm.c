@@ -1,0 +1,107 @@
+/*
+ * test_expm.c - exp of skew blocks against a long-double Taylor reference,
+ * orthogonality, det +1, and the adjoint Frechet derivative against
+ * central differences.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "expm.h"
+#include "refexpm.h"
+#include "rng.h"
+#include "test.h"
+
+static void
+rand_skew(struct rng *r, int n, double scale, double *X)
+{
+	for (int i = 0; i < n; i++) {
+		X[i * n + i] = 0;
+		for (int j = i + 1; j < n; j++) {
+			double v = scale * (2 * rng_uniform(r) - 1);
+			X[i * n + j] = v;
+			X[j * n + i] = -v;
+		}
+	}
+}
+
+static double
+dot(int64_t nn, const double *a, const double *b)
+{
+	double s = 0;
+	for (int64_t k = 0; k < nn; k++)
+		s += a[k] * b[k];
+	return s;
+}
+
+int
+main(void)
+{
+	static const int sizes[] = { 2, 3, 5, 8, 16, 24, 40, 64 };
+	static const double scales[] = { 1e-3, 0.7, 5, 40 };
+	struct rng r;
+
+	rng_seed(&r, 42, 0);
+	for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
+		int n = sizes[a];
+		int64_t nn = (int64_t)n * n;
+		double *ws = aligned_alloc(64, sizeof(double) * ((expm_scratch(n) + 7) / 8 * 8));
+		double *X = malloc(sizeof *X * nn), *R = malloc(sizeof *R * nn);
+		double *Rf = malloc(sizeof *Rf * nn), *ref = malloc(sizeof *ref * nn);
+		double *G = malloc(sizeof *G * nn), *dX = malloc(sizeof *dX * nn);
+		double *D = malloc(sizeof *D * nn), *Xh = malloc(sizeof *Xh * nn);
+
+		for (size_t b = 0; b < sizeof scales / sizeof *scales; b++) {
+			/* entries up to scale: 2-norm up to about scale * n / 2 */
+			double scale = scales[b] / (n > 2 ? sqrt(n) : 1);
+			rand_skew(&r, n, scale, X);
+			expm_skew(n, X, R, ws);
+			ref_expm(n, X, ref);
+			double e = 0;
+			for (int64_t k = 0; k < nn; k++)
+				e = fmax(e, fabs(R[k] - ref[k]));
+			CHECK(e < 1e-9, "n=%d scale %g (s=%d): exp agrees with the long-double reference (%.2g)",
+			    n, scales[b], expm_squarings(n, X, ws), e);
+			CHECK(orth_err(n, R) < 1e-10, "n=%d scale %g: |R^T R - I| = %.2g", n, scales[b], orth_err(n, R));
+			CHECK_CLOSE(det(n, R), 1.0, 1e-9, "n=%d scale %g: det R = +1", n, scales[b]);
+
+			/* adjoint: <dX, D> = d/dh <G, exp(X + h D)> for skew D */
+			for (int64_t k = 0; k < nn; k++)
+				G[k] = 2 * rng_uniform(&r) - 1;
+			expm_skew_adjoint(n, X, G, dX, Rf, ws);
+			double e2 = 0;
+			for (int64_t k = 0; k < nn; k++)
+				e2 = fmax(e2, fabs(Rf[k] - R[k]));
+			CHECK(e2 < 1e-12, "n=%d scale %g: the backward pass's R equals the forward's (%.2g)", n, scales[b], e2);
+			rand_skew(&r, n, 1, D);
+			double h = 1e-5 / fmax(1, scales[b] / 5), fp, fm;
+			for (int64_t k = 0; k < nn; k++)
+				Xh[k] = X[k] + h * D[k];
+			expm_skew(n, Xh, Rf, ws);
+			fp = dot(nn, G, Rf);
+			for (int64_t k = 0; k < nn; k++)
+				Xh[k] = X[k] - h * D[k];
+			expm_skew(n, Xh, Rf, ws);
+			fm = dot(nn, G, Rf);
+			double fd = (fp - fm) / (2 * h), an = dot(nn, dX, D);
+			CHECK_CLOSE(an, fd, 1e-6 * fmax(1, sqrt((double)nn)),
+			    "n=%d scale %g: adjoint Frechet derivative matches central differences", n, scales[b]);
+		}
+		/* determinism: the same input gives the same bits */
+		rand_skew(&r, n, 3, X);
+		expm_skew(n, X, R, ws);
+		expm_skew(n, X, Rf, ws);
+		CHECK(memcmp(R, Rf, sizeof *R * nn) == 0, "n=%d: exp is deterministic", n);
+		free(ws); free(X); free(R); free(Rf); free(ref); free(G); free(dX); free(D); free(Xh);
+	}
+	/* exp(0) = I exactly */
+	{
+		double X[64] = {0}, R[64], *ws = aligned_alloc(64, sizeof(double) * expm_scratch(8));
+		expm_skew(8, X, R, ws);
+		int id = 1;
+		for (int k = 0; k < 64; k++)
+			id &= R[k] == (k / 8 == k % 8);
+		CHECK(id, "exp(0) = I exactly");
+		free(ws);
+	}
+	return test_done();
+}

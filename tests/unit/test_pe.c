@@ -1,0 +1,497 @@
+/*
+ * test_pe.c - position encodings: spec parsing, parameter layouts (checked
+ * by an independent construction of every method from the documented
+ * layout), orthogonality, agreement with the long-double reference, the
+ * relative-position identity and its failure for LieRE, gradients against
+ * central differences in double, apply and its backward, determinism.
+ */
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expm.h"
+#include "pe.h"
+#include "refexpm.h"
+#include "rng.h"
+#include "test.h"
+#include "vt.h"
+
+#define HD	16		/* head dimension of the method tests */
+
+/* The documented meaning of params, built here without the library:
+ * R of block j of one set at position p, in double. */
+static void
+ref_block(const struct pe *pe, const float *par, const double *p, int j, double *R)
+{
+	int b = pe->block, N = pe->axes, nb = pe->nblock, npair = HD / 2;
+	int k = b * (b - 1) / 2;
+	double X[HD * HD] = { 0 };
+
+	if (pe->kind == PE_RIEMANN) {
+		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe->alpha);
+		for (int i = 0; i < N; i++)
+			sig += p[i];
+		int g = 0;
+		while (g + 1 < N && j >= (g + 1) * npair / N)
+			g++;
+		double phi = p[N - 1 - g] * par[j], c = pow(s, sig / 2);
+		if (pe->reflect) {
+			R[0] = c * cos(2 * phi); R[1] = c * sin(2 * phi);
+			R[2] = c * sin(2 * phi); R[3] = -c * cos(2 * phi);
+		} else {
+			R[0] = c * cos(phi); R[1] = c * sin(phi);
+			R[2] = -c * sin(phi); R[3] = c * cos(phi);
+		}
+		return;
+	}
+	for (int i = 0; i < N; i++) {
+		const float *U = NULL;
+		double w = p[i];
+		switch (pe->kind) {
+		case PE_LIERE:
+		case PE_ROPE_MIXED:
+			U = par + (i * nb + j) * k;
+			break;
+		case PE_COMROPE_AP:
+			U = j % N == i ? par + j * k : NULL;
+			break;
+		case PE_COMROPE_LD:
+			U = par + j * k;
+			w *= par[nb * k + i * nb + j];
+			break;
+		case PE_ROPE_AXIAL: {
+			int start = 0, size = 0;
+			for (int g = 0; g < N; g++) {
+				start = g * npair / N;
+				size = (g + 1) * npair / N - start;
+				if (j < start + size) {
+					if (N - 1 - g == i) {
+						double f = pow(pe->theta, -(double)(j - start) / size);
+						X[1] -= w * f;
+						X[2] += w * f;
+					}
+					break;
+				}
+			}
+			break;
+		}
+		}
+		if (!U)
+			continue;
+		for (int r = 0, q = 0; r < b; r++)
+			for (int c = r + 1; c < b; c++, q++) {
+				X[r * b + c] += w * U[q];
+				X[c * b + r] -= w * U[q];
+			}
+	}
+	if (pe->identity) {
+		for (int e = 0; e < b * b; e++)
+			R[e] = e % (b + 1) == 0;
+		return;
+	}
+	ref_expm(b, X, R);
+}
+
+/* sum of W o R over every set, token and block, R from the reference. */
+static double
+ref_loss(const struct pe *pe, const float *params, int T, const float *pos, const float *W)
+{
+	double L = 0, R[HD * HD], p[3];
+	int bb = pe->block * pe->block;
+
+	for (int s = 0; s < pe->nset; s++)
+		for (int t = 0; t < T; t++) {
+			for (int i = 0; i < pe->axes; i++)
+				p[i] = pos[t * pe->axes + i];
+			for (int j = 0; j < pe->nblock; j++) {
+				ref_block(pe, params + s * pe->set_params, p, j, R);
+				const float *w = W + ((int64_t)s * T + t) * pe->rsize + j * bb;
+				for (int e = 0; e < bb; e++)
+					L += w[e] * R[e];
+			}
+		}
+	return L;
+}
+
+/* max over blocks of |A^T B - C| for one token's R (float). */
+static double
+rel_defect(const struct pe *pe, const float *A, const float *B, const float *C)
+{
+	int b = pe->block;
+	double e = 0;
+
+	for (int j = 0; j < pe->nblock; j++) {
+		const float *a = A + j * b * b, *bq = B + j * b * b, *c = C + j * b * b;
+		for (int r = 0; r < b; r++)
+			for (int s = 0; s < b; s++) {
+				double v = 0;
+				for (int k = 0; k < b; k++)
+					v += (double)a[k * b + r] * bq[k * b + s];
+				e = fmax(e, fabs(v - c[r * b + s]));
+			}
+	}
+	return e;
+}
+
+static void
+test_parse(void)
+{
+	struct pe pe;
+	static const struct { const char *spec; int hd, axes; const char *canon; int64_t set_params; } ok[] = {
+		{ "liere:8", 64, 2, "liere:8", 2 * 8 * 28 },
+		{ "liere", 16, 3, "liere:16", 3 * 120 },
+		{ "rope-mixed", 64, 2, "rope-mixed", 2 * 32 },
+		{ "rope-axial", 64, 3, "rope-axial", 0 },
+		{ "rope-axial,theta=10000", 64, 2, "rope-axial,theta=10000", 0 },
+		{ "comrope-ap:4", 64, 2, "comrope-ap:4", 16 * 6 },
+		{ "comrope-ld:8", 64, 2, "comrope-ld:8", 8 * 28 + 2 * 8 },
+		{ "riemann", 64, 2, "riemann", 33 },
+		{ "riemann,reflect,alpha=0.5", 64, 2, "riemann,alpha=0.5,reflect", 33 },
+		{ "none", 64, 2, "none", 0 },
+		{ "zeros", 63, 2, "zeros", 0 },
+		{ "abs", 64, 2, "abs", 0 },
+	};
+	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+		int r = pe_parse(&pe, ok[i].spec, ok[i].hd, ok[i].axes, 12, 12, "none");
+		CHECK(r == 0 && strcmp(pe.spec, ok[i].canon) == 0 && pe.set_params == ok[i].set_params &&
+		    pe.nset == 144 && pe.nparam == 144 * ok[i].set_params,
+		    "parse '%s' -> '%s', %lld params per set (%s)", ok[i].spec, pe.spec,
+		    (long long)pe.set_params, r ? pe.err : "ok");
+	}
+	static const char *bad[] = { "lire:8", "liere:7", "liere:0", "liere:x", "comrope-ap",
+	    "rope-mixed:2", "rope-axial,theta=-1", "liere:8,theta=3", "riemann,reflect=1",
+	    "riemann,alpha=", "", "liere:8,", "none:2" };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		int r = pe_parse(&pe, bad[i], 64, 2, 12, 12, "none");
+		CHECK(r == -1 && pe.err[0], "parse rejects '%s' (%s)", bad[i], pe.err);
+	}
+	CHECK(pe_parse(&pe, "rope-mixed", 15, 2, 1, 1, NULL) == -1, "rope-mixed needs an even head dim: %s", pe.err);
+	CHECK(pe_parse(&pe, "rope-axial", 4, 3, 1, 1, NULL) == -1, "rope-axial needs a pair per axis: %s", pe.err);
+	CHECK(pe_parse(&pe, "liere:8", 64, 4, 1, 1, NULL) == -1, "4 axes rejected: %s", pe.err);
+	CHECK(pe_parse(&pe, "liere:8", 64, 2, 1, 1, "some") == -1, "unknown sharing rejected: %s", pe.err);
+
+	static const struct { const char *share; int nset, s_l1h2; } sh[] = {
+		{ "none", 12 * 3, 1 * 3 + 2 }, { "heads", 12, 1 }, { "layers", 3, 2 }, { "all", 1, 0 } };
+	for (int i = 0; i < 4; i++) {
+		pe_parse(&pe, "liere:8", 64, 2, 3, 12, sh[i].share);
+		CHECK(pe.nset == sh[i].nset && pe_set(&pe, 1, 2) == sh[i].s_l1h2 &&
+		    strcmp(pe_share_name(pe.share), sh[i].share) == 0,
+		    "share %s: %d sets, layer 1 head 2 -> set %d", sh[i].share, pe.nset, pe_set(&pe, 1, 2));
+	}
+	pe_parse(&pe, "liere:8", 64, 2, 1, 1, NULL);
+	CHECK(!pe.commutes && pe.orthogonal, "liere:8 neither commutes nor is it non-orthogonal");
+	pe_parse(&pe, "liere:2", 64, 2, 1, 1, NULL);
+	CHECK(pe.commutes, "liere:2 commutes");
+	pe_parse(&pe, "riemann", 64, 2, 1, 1, NULL);
+	CHECK(!pe.orthogonal && !pe.commutes, "riemann is flagged neither orthogonal nor relative");
+	pe_parse(&pe, "comrope-ld:8", 64, 3, 1, 1, NULL);
+	CHECK(pe.commutes && pe.orthogonal, "comrope-ld commutes");
+	pe_parse(&pe, "rope-axial", 64, 2, 1, 1, NULL);
+	CHECK(pe_pair_axis(&pe, 0) == 1 && pe_pair_axis(&pe, 15) == 1 && pe_pair_axis(&pe, 16) == 0,
+	    "rope-axial: first half of the pairs follows x, second y");
+	CHECK_CLOSE(pe_pair_freq(&pe, 1, 100), pow(100, -4.0 / 64), 1e-12, "rope-axial frequency 1/theta^(4k/d)");
+
+	/* header keys round trip */
+	struct vt s;
+	struct pe back;
+	vt_init(&s);
+	pe_parse(&pe, "riemann,alpha=0.25", 32, 3, 4, 6, "layers");
+	CHECK(pe_meta_write(&pe, &s) == 0 && pe_meta_read(&back, &s) == 0 &&
+	    strcmp(back.spec, pe.spec) == 0 && back.share == pe.share && back.head_dim == 32 &&
+	    back.axes == 3 && back.heads == 4 && back.layers == 6, "header keys round trip (%s)", back.spec);
+	vt_free(&s);
+	vt_init(&s);
+	CHECK(pe_meta_read(&back, &s) == -1 && strstr(back.err, "no PE key"), "no PE key: %s", back.err);
+	vt_free(&s);
+}
+
+static void
+test_init(void)
+{
+	struct pe pe;
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 7 };
+
+	pe_parse(&pe, "liere:8", 64, 2, 2, 2, NULL);
+	float *a = malloc(sizeof *a * pe.nparam), *b = malloc(sizeof *b * pe.nparam);
+	pe_init_params(&pe, &ini, a);
+	int in = 1;
+	for (int64_t i = 0; i < pe.nparam; i++)
+		in &= a[i] >= 0 && a[i] < 2 * M_PI;
+	CHECK(in, "liere default init: entries in [0, 2 pi)");
+	pe_init_params(&pe, &ini, b);
+	CHECK(memcmp(a, b, sizeof *a * pe.nparam) == 0, "init is reproducible");
+	ini.seed = 8;
+	pe_init_params(&pe, &ini, b);
+	CHECK(memcmp(a, b, sizeof *a * pe.nparam) != 0, "another seed, other values");
+	CHECK(memcmp(a, a + pe.set_params, sizeof *a * pe.set_params) != 0, "sets differ");
+	ini = (struct pe_init){ .kind = PE_INIT_NORMAL, .std = 0.5, .seed = 1 };
+	pe_init_params(&pe, &ini, a);
+	double m2 = 0;
+	for (int64_t i = 0; i < pe.nparam; i++)
+		m2 += a[i] * a[i];
+	CHECK_CLOSE(sqrt(m2 / pe.nparam), 0.5, 0.1, "normal init: std 0.5 (%.3f)", sqrt(m2 / pe.nparam));
+	ini.std = 0;
+	CHECK(pe_init_params(&pe, &ini, a) == -1, "normal init without std rejected: %s", pe.err);
+	free(a);
+	free(b);
+
+	/* RoPE-Mixed: |f| = 10^(-k/K) per pair along orthonormal directions */
+	for (int N = 2; N <= 3; N++) {
+		pe_parse(&pe, "rope-mixed", 64, N, 1, 2, NULL);
+		a = malloc(sizeof *a * pe.nparam);
+		ini = (struct pe_init){ .kind = PE_INIT_DEFAULT, .seed = 3 };
+		pe_init_params(&pe, &ini, a);
+		double emag = 0, eorth = 0;
+		for (int j = 0; j < 32; j++) {
+			double m = 0;
+			for (int i = 0; i < N; i++)
+				m += a[i * 32 + j] * a[i * 32 + j];
+			emag = fmax(emag, fabs(sqrt(m) - pe_pair_freq(&pe, j, 10)));
+			for (int j2 = 0; j2 < 32; j2++) {
+				if (pe_pair_group(&pe, j2) == pe_pair_group(&pe, j))
+					continue;
+				double d = 0;
+				for (int i = 0; i < N; i++)
+					d += a[i * 32 + j] * a[i * 32 + j2];
+				eorth = fmax(eorth, fabs(d));
+			}
+		}
+		CHECK(emag < 1e-6 && eorth < 1e-6, "rope-mixed %dD init: magnitudes 10^(-k/K), groups orthogonal (%.2g, %.2g)",
+		    N, emag, eorth);
+		CHECK(memcmp(a, a + pe.set_params, sizeof *a * pe.set_params) != 0, "rope-mixed %dD: each set its own direction", N);
+		free(a);
+	}
+}
+
+/* One method: forward against the reference, orthogonality, relative
+ * position identity, gradient against central differences, determinism. */
+static void
+test_method(const char *spec, int axes, const char *share, int init)
+{
+	struct pe pe;
+	struct pe_work w;
+	struct rng r;
+	const int T = 5;
+
+	if (pe_parse(&pe, spec, HD, axes, 2, 2, share) < 0) {
+		CHECK(0, "%s: %s", spec, pe.err);
+		return;
+	}
+	CHECK(pe_work_init(&w, &pe, 3 * T) == 0, "%s: workspace", spec);
+	int64_t nR = pe.nset * 3 * T * pe.rsize;
+	float *params = malloc(sizeof(float) * (pe.nparam + 1)), *pos = malloc(sizeof(float) * 3 * T * axes);
+	float *R = malloc(sizeof(float) * nR), *R2 = malloc(sizeof(float) * nR);
+	float *W = malloc(sizeof(float) * nR), *dp = calloc(pe.nparam + 1, sizeof(float));
+	float *dp2 = calloc(pe.nparam + 1, sizeof(float));
+	struct pe_init ini = { .kind = init, .std = 0.7, .seed = 11 };
+
+	CHECK(pe_init_params(&pe, &ini, params) == 0, "%s: init", spec);
+	rng_seed(&r, 5, 0);
+	/* tokens x (0 .. T-1), y (T .. 2T-1), y - x (2T .. 3T-1) */
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < axes; i++) {
+			float x = (float)(2 * rng_uniform(&r) - 0.5), y = (float)(2 * rng_uniform(&r) - 0.5);
+			pos[t * axes + i] = x;
+			pos[(T + t) * axes + i] = y;
+			pos[(2 * T + t) * axes + i] = y - x;
+		}
+	pe_rotations(&pe, &w, params, 3 * T, pos, R);
+
+	int b = pe.block, bb = b * b;
+	double eref = 0, eorth = 0, detlo = 1e9, dethi = -1e9, Rd[HD * HD], p[3];
+	for (int s = 0; s < pe.nset; s++)
+		for (int t = 0; t < 3 * T; t++) {
+			for (int i = 0; i < axes; i++)
+				p[i] = pos[t * axes + i];
+			for (int j = 0; j < pe.nblock; j++) {
+				const float *q = R + ((int64_t)s * 3 * T + t) * pe.rsize + j * bb;
+				double blk[HD * HD];
+				ref_block(&pe, params + s * pe.set_params, p, j, Rd);
+				for (int e = 0; e < bb; e++) {
+					eref = fmax(eref, fabs(q[e] - Rd[e]));
+					blk[e] = q[e];
+				}
+				eorth = fmax(eorth, orth_err(b, blk));
+				double d = det(b, blk);
+				detlo = fmin(detlo, d);
+				dethi = fmax(dethi, d);
+			}
+		}
+	CHECK(eref < 1e-6, "%s %dD share %s: R agrees with the long-double reference (%.2g)", spec, axes, share, eref);
+	if (pe.orthogonal) {
+		CHECK(eorth < 1e-6, "%s %dD: |R^T R - I| = %.2g", spec, axes, eorth);
+		CHECK(fabs(detlo - 1) < 1e-5 && fabs(dethi - 1) < 1e-5, "%s %dD: det in [%.7f, %.7f]", spec, axes, detlo, dethi);
+	}
+
+	/* relative position: R(x)^T R(y) = R(y - x) */
+	double defect = 0;
+	for (int s = 0; s < pe.nset; s++)
+		for (int t = 0; t < T; t++) {
+			const float *Rs = R + (int64_t)s * 3 * T * pe.rsize;
+			defect = fmax(defect, rel_defect(&pe, Rs + t * pe.rsize, Rs + (T + t) * pe.rsize,
+			    Rs + (2 * T + t) * pe.rsize));
+		}
+	if (pe.commutes)
+		CHECK(defect < 1e-5, "%s %dD: R(x)^T R(y) = R(y - x) (defect %.2g)", spec, axes, defect);
+	else if (init != PE_INIT_ZEROS)
+		CHECK(defect > 1e-2, "%s %dD: R(x)^T R(y) != R(y - x) (defect %.2g)", spec, axes, defect);
+
+	/* gradient: L = sum W o R; dL/dparams against central differences
+	 * of the double reference */
+	for (int64_t e = 0; e < nR; e++)
+		W[e] = (float)(2 * rng_uniform(&r) - 1);
+	pe_rotations_backward(&pe, &w, params, 3 * T, pos, W, dp);
+	double gerr = 0, gmax = 0;
+	int64_t nsample = pe.nparam < 24 ? pe.nparam : 24;
+	for (int64_t q = 0; q < nsample; q++) {
+		int64_t e = q * pe.nparam / nsample + (q * 7) % (pe.nparam / nsample);
+		float save = params[e];
+		double h = 1e-6 * fmax(1, fabs(save)), fp, fm;
+		/* the steps actually taken in float */
+		float *pp = params;
+		double x0 = save;
+		pp[e] = (float)(x0 + h); double hp = (double)pp[e] - x0;
+		fp = ref_loss(&pe, params, 3 * T, pos, W);
+		pp[e] = (float)(x0 - h); double hm = x0 - (double)pp[e];
+		fm = ref_loss(&pe, params, 3 * T, pos, W);
+		pp[e] = save;
+		double fd = (fp - fm) / (hp + hm);
+		gerr = fmax(gerr, fabs(fd - dp[e]) / fmax(1, fabs(fd)));
+		gmax = fmax(gmax, fabs(fd));
+	}
+	if (pe.nparam)
+		CHECK(gerr < 1e-5, "%s %dD share %s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
+		    spec, axes, share, (long long)pe.nparam, gerr, gmax);
+
+	/* determinism: one thread and two give the same bytes */
+	struct pe_work w1;
+	int nt = omp_get_max_threads();
+	omp_set_num_threads(1);
+	pe_work_init(&w1, &pe, 3 * T);
+	pe_rotations(&pe, &w1, params, 3 * T, pos, R2);
+	pe_rotations_backward(&pe, &w1, params, 3 * T, pos, W, dp2);
+	omp_set_num_threads(nt);
+	CHECK(memcmp(R, R2, sizeof(float) * nR) == 0 && memcmp(dp, dp2, sizeof(float) * pe.nparam) == 0,
+	    "%s %dD: same bytes on 1 and %d threads", spec, axes, nt);
+	pe_work_free(&w1);
+	pe_work_free(&w);
+	free(params); free(pos); free(R); free(R2); free(W); free(dp); free(dp2);
+}
+
+/* The 2 x 2 closed form equals the general exp path. */
+static void
+test_closed_form(void)
+{
+	struct pe pe;
+	struct pe_work w;
+	double ws[4096], X[4], Rg[4];
+	float params[2 * 8], pos[2] = { 0.3f, -1.7f }, R[8 * 4];
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 2 };
+
+	pe_parse(&pe, "liere:2", 16, 2, 1, 1, NULL);
+	pe_work_init(&w, &pe, 1);
+	pe_init_params(&pe, &ini, params);
+	pe_rotations(&pe, &w, params, 1, pos, R);
+	double e = 0;
+	for (int j = 0; j < 8; j++) {
+		double u = pos[0] * (double)params[j] + pos[1] * (double)params[8 + j];
+		X[0] = X[3] = 0; X[1] = u; X[2] = -u;
+		expm_skew(2, X, Rg, ws);
+		for (int k = 0; k < 4; k++)
+			e = fmax(e, fabs(R[4 * j + k] - Rg[k]));
+	}
+	CHECK(e < 2e-7, "2x2 closed form equals the general exp path (%.2g)", e);
+	pe_work_free(&w);
+}
+
+/* apply and its backward against direct products, strided and in place. */
+static void
+test_apply(const char *spec)
+{
+	struct pe pe;
+	struct pe_work w;
+	struct rng r;
+	const int T = 4, dim = 3 * HD, h = 1;
+
+	pe_parse(&pe, spec, HD, 2, 3, 1, NULL);
+	pe_work_init(&w, &pe, T);
+	float *params = malloc(sizeof(float) * (pe.nparam + 1)), pos[2 * 4];
+	float *R = malloc(sizeof(float) * pe.nset * T * pe.rsize);
+	float x[4 * 3 * HD], y[4 * 3 * HD], dy[4 * 3 * HD], dx[4 * 3 * HD];
+	float *dR = calloc(T * pe.rsize, sizeof(float));
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 4 };
+
+	pe_init_params(&pe, &ini, params);
+	rng_seed(&r, 9, 0);
+	for (int i = 0; i < 2 * T; i++)
+		pos[i] = (float)rng_uniform(&r);
+	for (int i = 0; i < T * dim; i++) {
+		x[i] = (float)rng_normal(&r);
+		dy[i] = (float)rng_normal(&r);
+	}
+	pe_rotations(&pe, &w, params, T, pos, R);
+	const float *Rs = pe_R(&pe, R, pe_set(&pe, 0, h), T);
+	pe_apply(&pe, T, Rs, x + h * HD, dim, y + h * HD, dim);
+	memcpy(dx, dy, sizeof dx);
+	pe_apply_backward(&pe, T, Rs, x + h * HD, dim, dx + h * HD, dim, dx + h * HD, dim, dR);
+	double ey = 0, edx = 0, edR = 0;
+	int b = pe.block;
+	for (int t = 0; t < T; t++)
+		for (int j = 0; j < pe.nblock; j++) {
+			const float *q = Rs + t * pe.rsize + j * b * b;
+			const float *xb = x + t * dim + h * HD + j * b, *db = dy + t * dim + h * HD + j * b;
+			for (int i = 0; i < b; i++) {
+				double v = 0, g = 0;
+				for (int k = 0; k < b; k++) {
+					v += (double)q[i * b + k] * xb[k];
+					g += (double)q[k * b + i] * db[k];
+					edR = fmax(edR, fabs(dR[t * pe.rsize + j * b * b + i * b + k] - (double)db[i] * xb[k]));
+				}
+				ey = fmax(ey, fabs(y[t * dim + h * HD + j * b + i] - v));
+				edx = fmax(edx, fabs(dx[t * dim + h * HD + j * b + i] - g));
+			}
+		}
+	CHECK(ey < 1e-5 && edx < 1e-5 && edR < 1e-6,
+	    "%s: apply y = R x, dx = R^T dy (in place), dR += dy x^T on a strided head (%.2g %.2g %.2g)",
+	    spec, ey, edx, edR);
+	memcpy(y, x, sizeof y);
+	pe_apply(&pe, T, Rs, y + h * HD, dim, y + h * HD, dim);
+	double ein = 0;
+	for (int t = 0; t < T; t++)
+		for (int i = 0; i < dim; i++) {
+			int inhead = i >= h * HD && i < (h + 1) * HD;
+			if (!inhead)
+				ein = fmax(ein, fabs(y[t * dim + i] - x[t * dim + i]));
+		}
+	CHECK(ein == 0, "%s: apply leaves the other heads alone", spec);
+	pe_work_free(&w);
+	free(params); free(R); free(dR);
+}
+
+int
+main(void)
+{
+	static const struct { const char *spec; int init; } methods[] = {
+		{ "liere:4", PE_INIT_NORMAL }, { "liere:8", PE_INIT_DEFAULT }, { "liere:16", PE_INIT_NORMAL },
+		{ "liere:2", PE_INIT_DEFAULT }, { "rope-mixed", PE_INIT_DEFAULT },
+		{ "rope-axial", PE_INIT_DEFAULT }, { "rope-axial,theta=10000", PE_INIT_DEFAULT },
+		{ "comrope-ap:4", PE_INIT_NORMAL }, { "comrope-ap:2", PE_INIT_DEFAULT },
+		{ "comrope-ld:8", PE_INIT_NORMAL }, { "riemann", PE_INIT_DEFAULT },
+		{ "riemann,reflect,alpha=0.3", PE_INIT_NORMAL }, { "none", PE_INIT_DEFAULT },
+		{ "zeros", PE_INIT_DEFAULT },
+	};
+
+	test_parse();
+	test_init();
+	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
+		for (int axes = 2; axes <= 3; axes++)
+			test_method(methods[i].spec, axes, axes == 2 ? "none" : "heads", methods[i].init);
+	test_method("liere:8", 2, "layers", PE_INIT_ZEROS);
+	test_method("comrope-ld:4", 2, "all", PE_INIT_DEFAULT);
+	test_closed_form();
+	test_apply("liere:8");
+	test_apply("rope-mixed");
+	test_apply("riemann");
+	test_apply("none");
+	return test_done();
+}

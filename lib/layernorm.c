@@ -56,17 +56,24 @@ layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
 			dxr[i] += (dyr[i] * g[i] - s1 - xh * s2) * r;
 		}
 	}
-	/* parameter sums by column blocks, rows in order: deterministic */
-	#pragma omp parallel for
-	for (int i0 = 0; i0 < D; i0 += 64) {
-		int i1 = i0 + 64 < D ? i0 + 64 : D;
+	/* parameter sums in 16-column strips, rows in order: deterministic */
+	#pragma omp parallel for schedule(static)
+	for (int i0 = 0; i0 < D; i0 += 16) {
+		int w = D - i0 < 16 ? D - i0 : 16;
+		float sg[16] = { 0 }, sb[16] = { 0 };
 		for (int n = 0; n < N; n++) {
-			const float *xr = x + (size_t)n * D, *dyr = dy + (size_t)n * D;
+			const float *xr = x + (size_t)n * D + i0;
+			const float *dyr = dy + (size_t)n * D + i0;
 			float m = mean[n], r = rstd[n];
-			for (int i = i0; i < i1; i++) {
-				dg[i] += dyr[i] * (xr[i] - m) * r;
-				db[i] += dyr[i];
+			#pragma omp simd
+			for (int i = 0; i < w; i++) {
+				sg[i] += dyr[i] * (xr[i] - m) * r;
+				sb[i] += dyr[i];
 			}
+		}
+		for (int i = 0; i < w; i++) {
+			dg[i0 + i] += sg[i];
+			db[i0 + i] += sb[i];
 		}
 	}
 }

@@ -7,6 +7,26 @@
 
 #include "nn.h"
 
+/* acc[D] += sum over rows of x[N][D]: 16-column strips in parallel, each
+ * summing its rows in order (the same bits for any thread count). */
+static void
+colsum_add(float *restrict acc, const float *restrict x, int N, int D)
+{
+	#pragma omp parallel for schedule(static)
+	for (int j0 = 0; j0 < D; j0 += 16) {
+		int w = D - j0 < 16 ? D - j0 : 16;
+		float s[16] = { 0 };
+		for (int n = 0; n < N; n++) {
+			const float *r = x + (size_t)n * D + j0;
+			#pragma omp simd
+			for (int j = 0; j < w; j++)
+				s[j] += r[j];
+		}
+		for (int j = 0; j < w; j++)
+			acc[j0 + j] += s[j];
+	}
+}
+
 void
 linear_forward(float *y /* [N][No] */, const float *x /* [N][Ni] */,
     const float *w /* [No][Ni] */, const float *b /* [No] or NULL */,
@@ -19,8 +39,7 @@ linear_forward(float *y /* [N][No] */, const float *x /* [N][Ni] */,
 			memcpy(y + (size_t)n * No, b, sizeof(float) * No);
 		beta = 1.0f;
 	}
-	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, No, Ni,
-	    1.0f, x, Ni, w, Ni, beta, y, No);
+	gemm_rows(0, 1, N, No, Ni, 1.0f, x, Ni, w, Ni, beta, y, No);
 }
 
 void
@@ -30,21 +49,8 @@ linear_backward(float *dx /* [N][Ni] or NULL */, float *dw /* [No][Ni] */,
     int N, int Ni, int No)
 {
 	if (dx != NULL)
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, Ni, No,
-		    1.0f, dy, No, w, Ni, 0.0f, dx, Ni);
-	cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, No, Ni, N,
-	    1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
-	if (db != NULL) {
-		/* column sums in row blocks: sequential over n keeps the
-		 * summation order fixed whatever the thread count */
-		#pragma omp parallel for
-		for (int j0 = 0; j0 < No; j0 += 64) {
-			int j1 = j0 + 64 < No ? j0 + 64 : No;
-			for (int n = 0; n < N; n++) {
-				const float *r = dy + (size_t)n * No;
-				for (int j = j0; j < j1; j++)
-					db[j] += r[j];
-			}
-		}
-	}
+		gemm_rows(0, 0, N, Ni, No, 1.0f, dy, No, w, Ni, 0.0f, dx, Ni);
+	gemm_rows(1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
+	if (db != NULL)
+		colsum_add(db, dy, N, No);
 }

@@ -4,17 +4,26 @@
  * (records x tokens).  Backward functions ADD into parameter gradients and
  * WRITE (overwrite) input gradients unless they say otherwise.
  *
- * Threading: matrix products are single large cblas_sgemm calls from serial
- * code (OpenBLAS threads them); row-wise work runs in OpenMP loops.  The
- * per-(record, head) attention products run in an OpenMP loop with OpenBLAS
- * set to one thread for the loop's duration, so the two thread pools never
- * oversubscribe the cores (see attention.c).
+ * Threading: one thread pool, OpenMP's.  Every matrix product is a large
+ * sgemm cut into one row block of the result per OpenMP thread, each block
+ * a single-threaded cblas_sgemm (OpenBLAS set to one thread around the
+ * parallel region, restored after: gemm_rows).  Letting OpenBLAS thread the
+ * big products from serial code measured 40% slower here: its pool and
+ * OpenMP's spin-wait against each other on 2 cores between every layer.
+ * The per-(record, head) attention products use the same scheme over
+ * (record, head) pairs (attention.c); row-wise work runs in OpenMP loops.
  */
 #ifndef NN_H
 #define NN_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), with
+ * the rows of C split across the OpenMP threads (see above). */
+void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
+	    const float *A, int lda, const float *B, int ldb, float beta,
+	    float *C, int ldc);
 
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
 void	 linear_forward(float *y, const float *x, const float *w, const float *b,
@@ -101,5 +110,29 @@ void	 posemb_backward(float *dtab, const float *dh, const int *idx,
  * 2*floor(D/2A) channels: sin then cos of integer cell coordinate times
  * 10000^(-k/half)); CLS row and leftover channels zero. */
 void	 posemb_sincos(float *tab, const int *G, int A, int D);
+
+/*
+ * Rotary encodings on a batch's q and k (lib/pe.h): q' = R q, k' = R k per
+ * record and head, with the rotations of layer l's heads from R[nset][Tr]
+ * [rsize].  The last Tn of each record's T1 rows are rotated; a leading
+ * CLS row when Tn = T1 - 1 passes unrotated.  qkv is [B][T1][3D] (q, k, v),
+ * qkr [B][T1][2D] (q', k').
+ */
+struct pe;
+struct rot {
+	const struct pe *pe;
+	int	 B, T1, H, hd;
+	int	 Tn;		/* rotated rows per record */
+	int	 Tr;		/* rows of R per set: Tn, or B * Tn */
+	int	 per_record;	/* record b's rotations at row b * Tn of a set */
+};
+/* qkr = rotated q, k of qkv for layer l. */
+void	 rotary_forward(const struct rot *r, int l, const float *R, float *qkr,
+	    const float *qkv);
+/* q, k columns of dqkv = R^T dqkr; dR += dqkr (q, k)^T, with each row of
+ * dR summed by one thread in record order (the same bits for any thread
+ * count). */
+void	 rotary_backward(const struct rot *r, int l, const float *R, float *dR,
+	    float *dqkv, const float *dqkr, const float *qkv);
 
 #endif

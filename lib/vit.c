@@ -13,10 +13,9 @@
 #include <omp.h>
 
 #include "nn.h"
+#include "pe.h"
 #include "rng.h"
 #include "vit.h"
-
-enum pekind { PE_NONE, PE_ABS, PE_SINCOS };
 
 struct layer {			/* parameter views of one block */
 	float	*ln1g, *ln1b;	/* [D] */
@@ -32,6 +31,7 @@ struct lact {			/* activations of one block */
 	float	*ln1;		/* [N][D] */
 	float	*ln1m, *ln1r;	/* [N] */
 	float	*qkv;		/* [N][3D] */
+	float	*qkr;		/* [N][2D] rotated q, k (rotary encodings), or NULL */
 	float	*P;		/* [B][H][T1][T1] softmax */
 	float	*att;		/* [N][D] attention output before proj */
 	float	*h1;		/* [N][D] residual after attention */
@@ -43,7 +43,15 @@ struct lact {			/* activations of one block */
 };
 
 struct vit_state {
-	int	 pe;		/* enum pekind */
+	struct pe pe;		/* the position encoding (lib/pe.h) */
+	int	 rotary;	/* 1: q, k rotated by R */
+	struct pe_work pwork;
+	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */
+	float	*posr;		/* [Tr][A] positions the rotations are for */
+	int	 Tn;		/* rotated rows per record: T (+1 with CLS) */
+	int	 Tr;		/* rows of R per set: Tn, or B * Tn per record */
+	int	 rot_per_record;
+	float	*pe_params;	/* [pe.nparam] view, or NULL */
 	int	 grid[VIT_MAXAXES];	/* run grid */
 	int	 K;		/* 2^A interpolation corners */
 	int	*pidx;		/* [maxT][K] */
@@ -76,6 +84,7 @@ struct vit_state {
 	float	*dh;		/* [N][D] gradient of the residual stream */
 	float	*dD;		/* [N][D] */
 	float	*dqkv;		/* [N][3D] */
+	float	*dqkr;		/* [N][2D] gradient of the rotated q, k */
 	float	*dM;		/* [N][M] */
 	float	*dpooled, *dlogits;	/* [B][D], [B][C] */
 	float	*dx;		/* [B][T][P] */
@@ -137,18 +146,6 @@ tensor(struct builder *b, const char *name, int decay,
 }
 
 static int
-pe_kind(const char *pe)
-{
-	if (strcmp(pe, "none") == 0)
-		return PE_NONE;
-	if (strcmp(pe, "abs") == 0)
-		return PE_ABS;
-	if (strcmp(pe, "sincos") == 0)
-		return PE_SINCOS;
-	return -1;
-}
-
-static int
 grid_size(const int *g, int A)
 {
 	int n = 1;
@@ -170,7 +167,7 @@ layout(struct builder *b)
 	s->patchw = tensor(b, "patch.w", 1, 2, D, c->P);
 	s->patchb = tensor(b, "patch.b", 0, 1, D);
 	s->cls = tensor(b, "cls", 0, 1, D);
-	if (s->pe == PE_ABS)
+	if (s->pe.kind == PE_ABS)
 		s->posemb = tensor(b, "pos_embed", 0, 2,
 		    1 + grid_size(c->grid, c->axes), D);
 	for (int l = 0; l < c->depth; l++) {
@@ -199,6 +196,8 @@ layout(struct builder *b)
 	s->normb = tensor(b, "norm.b", 0, 1, D);
 	s->headw = tensor(b, "head.w", 1, 2, c->classes, D);
 	s->headb = tensor(b, "head.b", 0, 1, c->classes);
+	if (s->pe.nparam > 0)
+		s->pe_params = tensor(b, PE_FIELD, 0, 1, (int)s->pe.nparam);
 }
 
 /* Truncated normal (within 2 std, as timm's trunc_normal_). */
@@ -214,7 +213,7 @@ trunc_normal(float *p, size_t n, float std, struct rng *r)
 	}
 }
 
-static void
+static int
 init_params(struct vit *m, uint64_t seed)
 {
 	const struct vit_config *c = &m->c;
@@ -224,6 +223,8 @@ init_params(struct vit *m, uint64_t seed)
 		const char *leaf = strrchr(t->name, '.');
 		struct rng r;
 		rng_seed(&r, seed, (uint64_t)i);	/* one stream per tensor */
+		if (strcmp(t->name, PE_FIELD) == 0)
+			continue;	/* pe_init_params below */
 		if (strstr(t->name, "log_sigma") != NULL)
 			for (size_t j = 0; j < t->n; j++)
 				p[j] = logf(c->sigma);
@@ -235,6 +236,11 @@ init_params(struct vit *m, uint64_t seed)
 		else
 			memset(p, 0, sizeof(float) * t->n);
 	}
+	struct vit_state *s = m->st;
+	if (s->pe_params == NULL)
+		return 0;
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = seed };
+	return pe_init_params(&s->pe, &ini, s->pe_params);
 }
 
 /* ---- activations ---- */
@@ -274,6 +280,7 @@ activations(struct vit *m, char *block)
 		a->ln1m = carve(&cur, N, &tot);
 		a->ln1r = carve(&cur, N, &tot);
 		a->qkv = carve(&cur, N * 3 * D, &tot);
+		a->qkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
 		a->P = carve(&cur, B * H * T1 * T1, &tot);
 		a->att = carve(&cur, N * D, &tot);
 		a->h1 = carve(&cur, N * D, &tot);
@@ -297,6 +304,14 @@ activations(struct vit *m, char *block)
 	s->dh = carve(&cur, N * D, &tot);
 	s->dD = carve(&cur, N * D, &tot);
 	s->dqkv = carve(&cur, N * 3 * D, &tot);
+	s->dqkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
+	if (s->rotary) {
+		size_t Tr = (c->pos_per_record ? B : 1) * T1, nr = (size_t)s->pe.nset *
+		    Tr * s->pe.rsize;
+		s->R = carve(&cur, nr, &tot);
+		s->dR = carve(&cur, nr, &tot);
+		s->posr = carve(&cur, Tr * c->axes, &tot);
+	}
 	s->dM = carve(&cur, N * M, &tot);
 	s->dpooled = carve(&cur, B * D, &tot);
 	s->dlogits = carve(&cur, B * C, &tot);
@@ -312,11 +327,6 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 {
 	if (vit_config_check(c, err, errlen) == -1)
 		return NULL;
-	int pe = pe_kind(c->pe);
-	if (pe < 0) {
-		snprintf(err, errlen, "unknown position encoding '%s'", c->pe);
-		return NULL;
-	}
 	if (maxB < 1 || maxT < 1 || maxT > 1 << 20 || maxB > 1 << 20 ||
 	    (double)maxB * (maxT + 1) * (maxT + 1) * c->heads > 1e11) {
 		snprintf(err, errlen, "batch %d x %d tokens out of range", maxB, maxT);
@@ -330,8 +340,19 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	m->st = s;
 	m->maxB = maxB;
 	m->maxT = maxT;
-	s->pe = pe;
 	s->nthr = omp_get_max_threads();
+	static const char *const share[] = { "none", "heads", "layers", "all" };
+	if (pe_parse(&s->pe, c->pe, c->dim / c->heads, c->axes, c->heads,
+	    c->depth, share[c->share]) == -1) {
+		snprintf(err, errlen, "%s", s->pe.err);
+		goto fail;
+	}
+	s->rotary = s->pe.rotary && !s->pe.identity;
+	if (s->rotary && pe_work_init(&s->pwork, &s->pe,
+	    (c->pos_per_record ? maxB : 1) * (maxT + 1)) == -1) {
+		snprintf(err, errlen, "%s", s->pwork.err);
+		goto fail;
+	}
 	s->L = calloc(c->depth, sizeof *s->L);
 	s->A = calloc(c->depth, sizeof *s->A);
 	if (s->L == NULL || s->A == NULL)
@@ -352,7 +373,10 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	b.sizing = 0;
 	b.base = m->param;
 	layout(&b);
-	init_params(m, seed);
+	if (init_params(m, seed) == -1) {
+		snprintf(err, errlen, "%s", s->pe.err);
+		goto fail;
+	}
 
 	size_t abytes = activations(m, NULL);
 	s->block = aligned_alloc(64, abytes);
@@ -365,18 +389,19 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	s->pw = malloc(sizeof(float) * (size_t)maxT * s->K);
 	if (s->pidx == NULL || s->pw == NULL)
 		goto nomem;
-	if (pe == PE_SINCOS) {
+	if (s->pe.kind == PE_SINCOS) {
 		s->sincos = malloc(sizeof(float) * (size_t)(1 + grid_size(c->grid,
 		    c->axes)) * c->dim);
 		if (s->sincos == NULL)
 			goto nomem;
 		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
 	}
-	if ((pe == PE_ABS || pe == PE_SINCOS) && grid_size(c->grid, c->axes) <= maxT)
+	if ((s->pe.kind == PE_ABS || s->pe.kind == PE_SINCOS) && grid_size(c->grid, c->axes) <= maxT)
 		vit_set_grid(m, c->grid);
 	return m;
 nomem:
 	snprintf(err, errlen, "out of memory");
+fail:
 	vit_destroy(m);
 	return NULL;
 }
@@ -394,6 +419,7 @@ vit_destroy(struct vit *m)
 		free(s->pidx);
 		free(s->pw);
 		free(s->sincos);
+		pe_work_free(&s->pwork);
 		free(s);
 	}
 	free(m->param);
@@ -495,9 +521,40 @@ attn_shape(const struct vit *m)
 	const struct vit_state *s = m->st;
 	int D = m->c.dim;
 	return (struct attn){ .B = s->B, .T = s->T + 1, .H = m->c.heads,
-	    .hd = D / m->c.heads, .ldqk = 3 * D, .ldv = 3 * D,
+	    .hd = D / m->c.heads, .ldqk = s->rotary ? 2 * D : 3 * D, .ldv = 3 * D,
 	    .dist2 = s->dist2, .dist_per_record = s->dist_per_record,
 	    .nthr = s->nthr, .scratch = s->ascr };
+}
+
+static struct rot
+rot_shape(const struct vit *m)
+{
+	const struct vit_state *s = m->st;
+	return (struct rot){ .pe = &s->pe, .B = s->B, .T1 = s->T + 1,
+	    .H = m->c.heads, .hd = m->c.dim / m->c.heads, .Tn = s->Tn,
+	    .Tr = s->Tr, .per_record = s->rot_per_record };
+}
+
+/* The rotations of every set for this batch's positions: once for all
+ * records when they share positions, else for each record's rows. */
+static void
+rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
+    int shared)
+{
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	int A = c->axes, cls = c->cls_rotate, nrec = shared ? 1 : B;
+	s->Tn = T + cls;
+	s->Tr = nrec * s->Tn;
+	s->rot_per_record = !shared;
+	for (int b = 0; b < nrec; b++) {
+		float *p = s->posr + (size_t)b * s->Tn * A;
+		if (cls)
+			memcpy(p, c->cls_pos, sizeof(float) * A);
+		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
+		    sizeof(float) * T * A);
+	}
+	pe_rotations(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R);
 }
 
 float
@@ -510,10 +567,27 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	const struct vit_config *c = &m->c;
 	int D = c->dim, M = c->mlp, C = c->classes, T1 = T + 1, N = B * T1;
 
-	if (B < 1 || B > m->maxB || T < 1 || T > m->maxT ||
-	    (c->locality && pos == NULL) ||
-	    (s->pe != PE_NONE && T != grid_size(s->grid, c->axes)))
+	if (B < 1 || B > m->maxB || T < 1 || T > m->maxT) {
+		snprintf(m->err, sizeof m->err, "batch of %d x %d tokens: the "
+		    "model holds %d x %d", B, T, m->maxB, m->maxT);
 		return NAN;
+	}
+	int table = s->pe.kind == PE_ABS || s->pe.kind == PE_SINCOS;
+	if (table && T != grid_size(s->grid, c->axes)) {
+		snprintf(m->err, sizeof m->err, "%d tokens do not fill the grid "
+		    "of the position table (vit_set_grid)", T);
+		return NAN;
+	}
+	if ((c->locality || s->rotary) && pos == NULL) {
+		snprintf(m->err, sizeof m->err, "positions needed");
+		return NAN;
+	}
+	int shared = pos == NULL || shared_positions(pos, B, T, c->axes);
+	if (s->rotary && !shared && !c->pos_per_record) {
+		snprintf(m->err, sizeof m->err, "records of a batch have "
+		    "different positions: the model needs pos_per_record");
+		return NAN;
+	}
 	s->B = B;
 	s->T = T;
 	s->training = training;
@@ -530,13 +604,15 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(h, s->cls, sizeof(float) * D);
 		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
 	}
-	if (s->pe == PE_ABS || s->pe == PE_SINCOS)
-		posemb_forward(s->h0, s->pe == PE_ABS ? s->posemb : s->sincos,
+	if (table)
+		posemb_forward(s->h0, s->pe.kind == PE_ABS ? s->posemb : s->sincos,
 		    s->pidx, s->pw, B, T, s->K, D);
 	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0);
 
+	if (s->rotary)
+		rotations(m, pos, B, T, shared);
 	if (c->locality) {
-		s->dist_per_record = !shared_positions(pos, B, T, c->axes);
+		s->dist_per_record = !shared;
 		int nd = s->dist_per_record ? B : 1;
 		#pragma omp parallel for
 		for (int b = 0; b < nd; b++)
@@ -544,6 +620,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			    pos + (size_t)b * T * c->axes, T);
 	}
 	struct attn at = attn_shape(m);
+	struct rot rt = rot_shape(m);
 
 	for (int l = 0; l < c->depth; l++) {
 		const struct layer *L = &s->L[l];
@@ -552,8 +629,13 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		float *hout = s->hs + (size_t)l * N * D;
 		layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g, L->ln1b, N, D);
 		linear_forward(a->qkv, a->ln1, L->qkvw, L->qkvb, N, D, 3 * D);
-		attention_forward(&at, a->att, a->P, a->qkv, a->qkv + D,
-		    a->qkv + 2 * D, L->logsig);
+		const float *q = a->qkv;
+		if (s->rotary) {
+			rotary_forward(&rt, l, s->R, a->qkr, a->qkv);
+			q = a->qkr;
+		}
+		attention_forward(&at, a->att, a->P, q, q + D, a->qkv + 2 * D,
+		    L->logsig);
 		linear_forward(s->tmp, a->att, L->projw, L->projb, N, D, D);
 		dropout_forward(s->tmp, a->mproj, s->tmp, pdrop, B, (size_t)T1 * D,
 		    seed, 1 + 3 * l);
@@ -628,6 +710,9 @@ vit_backward(struct vit *m)
 	    N, D);
 
 	struct attn at = attn_shape(m);
+	struct rot rt = rot_shape(m);
+	if (s->rotary)
+		memset(s->dR, 0, sizeof(float) * s->pe.nset * s->Tr * s->pe.rsize);
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
@@ -646,9 +731,13 @@ vit_backward(struct vit *m)
 		dropout_backward(s->dD, s->dh, a->mproj, pdrop, (size_t)N * D);
 		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), s->dD,
 		    a->att, L->projw, N, D, D);
-		attention_backward(&at, s->dqkv, s->dqkv + D, s->dqkv + 2 * D,
+		float *dq = s->rotary ? s->dqkr : s->dqkv;
+		const float *q = s->rotary ? a->qkr : a->qkv;
+		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,
 		    L->logsig ? GRAD(m, L->logsig) : NULL, s->partial, s->tmp,
-		    a->P, a->qkv, a->qkv + D, a->qkv + 2 * D, L->logsig);
+		    a->P, q, q + D, a->qkv + 2 * D, L->logsig);
+		if (s->rotary)
+			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
 		linear_backward(s->dD, GRAD(m, L->qkvw), GRAD(m, L->qkvb), s->dqkv,
 		    a->ln1, L->qkvw, N, D, 3 * D);
 		layernorm_backward(s->dh, GRAD(m, L->ln1g), GRAD(m, L->ln1b), s->dD,
@@ -656,8 +745,11 @@ vit_backward(struct vit *m)
 		/* dh now dL/dhin */
 	}
 
+	if (s->rotary)
+		pe_rotations_backward(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr,
+		    s->dR, GRAD(m, s->pe_params));
 	dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
-	if (s->pe == PE_ABS)
+	if (s->pe.kind == PE_ABS)
 		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw, B, T,
 		    s->K, D);
 	float *gcls = GRAD(m, s->cls);

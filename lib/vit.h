@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define VIT_MAXAXES	4	/* position coordinates per token, at most */
+#define VIT_MAXAXES	3	/* position coordinates per token, at most (t, y, x) */
 #define VIT_MAXRANK	4
 #define VIT_MAXNAME	64
 #define VIT_PESPEC	64
@@ -56,6 +56,9 @@ struct vit_config {
 	int	 cls_rotate;		/* 1: CLS has position cls_pos (rotated, used by
 					   locality); 0: CLS unrotated, no position */
 	float	 cls_pos[VIT_MAXAXES];	/* [A] */
+	int	 pos_per_record;	/* 1: records of a batch may have different
+					   positions (augmented): rotations are kept
+					   for every record (memory: maxB times) */
 };
 
 struct vit_tensor {
@@ -79,6 +82,7 @@ struct vit {
 	int	 ntensor;
 	struct vit_tensor *tensor;	/* [ntensor] in arena order */
 	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
+	char	 err[256];		/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };
 
@@ -89,6 +93,10 @@ void	 vit_config_init(struct vit_config *c);
 /* Set dim/depth/heads/mlp from a preset: tiny small base large cifar.
  * 0, or -1 for an unknown name. */
 int	 vit_preset(struct vit_config *c, const char *name);
+/* enum vit_pool of "cls" or "mean", or -1. */
+int	 vit_pool_parse(const char *name);
+/* enum vit_share of "none", "heads", "layers" or "all", or -1. */
+int	 vit_share_parse(const char *name);
 /* Check c; 0, or -1 with a reason in err. */
 int	 vit_config_check(const struct vit_config *c, char *err, size_t errlen);
 
@@ -120,7 +128,9 @@ int	 vit_set_grid(struct vit *m, const int *grid);
  * the batch of the cross-entropy against target[B][C] probabilities (0 if
  * target is NULL).  training: dropout on, masks from (seed, record), so the
  * result does not depend on the thread count.  Rotations are computed once
- * per call (once for the batch when all records share positions). */
+ * per call: once for the batch when all records share positions, else per
+ * record (needs c.pos_per_record).  NaN with m->err on a batch that does
+ * not fit (sizes, grid, differing positions without pos_per_record). */
 float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
 	    int T, const float *target, float *logits, int training,
 	    uint64_t seed);

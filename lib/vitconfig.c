@@ -82,35 +82,64 @@ vit_config_check(const struct vit_config *c, char *err, size_t errlen)
 #undef BAD
 }
 
+static const char *const pool_names[] = { "cls", "mean", NULL };
+static const char *const share_names[] = { "none", "heads", "layers", "all", NULL };
+
+static int
+lookup(const char *const *names, const char *name)
+{
+	for (int i = 0; names[i] != NULL; i++)
+		if (strcmp(names[i], name) == 0)
+			return i;
+	return -1;
+}
+
+int
+vit_pool_parse(const char *name)
+{
+	return lookup(pool_names, name);
+}
+
+int
+vit_share_parse(const char *name)
+{
+	return lookup(share_names, name);
+}
+
 /* The header keys of a config, in one table for save and load. */
-enum kind { KINT, KFLOAT, KSTR, KINTS, KFLOATS };
+enum kind { KINT, KFLOAT, KSTR, KINTS, KFLOATS, KPOOL, KSHARE };
 static const struct key {
 	const char *key;
 	enum kind kind;
 	size_t off;
+	int optional;		/* absent: the default of vit_config_init */
 } keys[] = {
-	{ "VIT_DIM", KINT, offsetof(struct vit_config, dim) },
-	{ "VIT_DEPTH", KINT, offsetof(struct vit_config, depth) },
-	{ "VIT_HEADS", KINT, offsetof(struct vit_config, heads) },
-	{ "VIT_MLP", KINT, offsetof(struct vit_config, mlp) },
-	{ "VIT_CLASSES", KINT, offsetof(struct vit_config, classes) },
-	{ "VIT_P", KINT, offsetof(struct vit_config, P) },
-	{ "VIT_AXES", KINT, offsetof(struct vit_config, axes) },
-	{ "VIT_POOL", KINT, offsetof(struct vit_config, pool) },
-	{ "VIT_PE", KSTR, offsetof(struct vit_config, pe) },
-	{ "VIT_SHARE", KINT, offsetof(struct vit_config, share) },
-	{ "VIT_DROPOUT", KFLOAT, offsetof(struct vit_config, dropout) },
-	{ "VIT_EMB_DROPOUT", KFLOAT, offsetof(struct vit_config, emb_dropout) },
-	{ "VIT_LOCALITY", KINT, offsetof(struct vit_config, locality) },
-	{ "VIT_SIGMA", KFLOAT, offsetof(struct vit_config, sigma) },
-	{ "VIT_GRID", KINTS, offsetof(struct vit_config, grid) },
-	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate) },
-	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos) },
+	{ "VIT_DIM", KINT, offsetof(struct vit_config, dim), 0 },
+	{ "VIT_DEPTH", KINT, offsetof(struct vit_config, depth), 0 },
+	{ "VIT_HEADS", KINT, offsetof(struct vit_config, heads), 0 },
+	{ "VIT_MLP", KINT, offsetof(struct vit_config, mlp), 0 },
+	{ "VIT_CLASSES", KINT, offsetof(struct vit_config, classes), 0 },
+	{ "VIT_P", KINT, offsetof(struct vit_config, P), 0 },
+	{ "VIT_AXES", KINT, offsetof(struct vit_config, axes), 0 },
+	{ "VIT_POOL", KPOOL, offsetof(struct vit_config, pool), 0 },
+	{ "VIT_PE", KSTR, offsetof(struct vit_config, pe), 0 },
+	{ "VIT_SHARE", KSHARE, offsetof(struct vit_config, share), 0 },
+	{ "VIT_DROPOUT", KFLOAT, offsetof(struct vit_config, dropout), 0 },
+	{ "VIT_EMB_DROPOUT", KFLOAT, offsetof(struct vit_config, emb_dropout), 0 },
+	{ "VIT_LOCALITY", KINT, offsetof(struct vit_config, locality), 0 },
+	{ "VIT_SIGMA", KFLOAT, offsetof(struct vit_config, sigma), 0 },
+	{ "VIT_GRID", KINTS, offsetof(struct vit_config, grid), 0 },
+	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate), 0 },
+	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos), 0 },
+	{ "VIT_POS_PER_RECORD", KINT, offsetof(struct vit_config, pos_per_record), 1 },
 };
 
 int
 vit_config_save(const struct vit_config *c, struct vt *s)
 {
+	char err[256];
+	if (vit_config_check(c, err, sizeof err) == -1)
+		return -1;
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *p = (const char *)c + keys[i].off;
 		char buf[256];
@@ -119,6 +148,8 @@ vit_config_save(const struct vit_config *c, struct vt *s)
 		case KINT: snprintf(buf, sizeof buf, "%d", *(const int *)p); break;
 		case KFLOAT: snprintf(buf, sizeof buf, "%.9g", *(const float *)p); break;
 		case KSTR: snprintf(buf, sizeof buf, "%s", p); break;
+		case KPOOL: snprintf(buf, sizeof buf, "%s", pool_names[*(const int *)p]); break;
+		case KSHARE: snprintf(buf, sizeof buf, "%s", share_names[*(const int *)p]); break;
 		case KINTS:
 		case KFLOATS:
 			buf[0] = '\0';
@@ -150,6 +181,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 			int list = keys[i].kind == KINTS || keys[i].kind == KFLOATS;
 			if (list != pass)
 				continue;
+			if (v == NULL && keys[i].optional)
+				continue;
 			if (v == NULL) {
 				snprintf(err, errlen, "missing header key %s", keys[i].key);
 				return -1;
@@ -160,6 +193,12 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				break;
 			case KFLOAT:
 				*(float *)p = strtof(v, &end);
+				break;
+			case KPOOL:
+			case KSHARE:
+				*(int *)p = lookup(keys[i].kind == KPOOL ? pool_names :
+				    share_names, v);
+				end = *(int *)p < 0 ? (char *)v : "";
 				break;
 			case KSTR:
 				if (strlen(v) >= VIT_PESPEC) {

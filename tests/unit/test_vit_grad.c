@@ -149,7 +149,24 @@ determinism(void)
 	free(g[0]);
 	free(g[1]);
 	free_batch(&d);
-	omp_set_num_threads(2);
+	omp_set_num_threads(1);
+}
+
+/* Differing positions in a batch without pos_per_record: NaN and a reason. */
+static void
+refuses_mixed_positions(void)
+{
+	struct vit_config c;
+	char err[256];
+	small(&c, "liere:4", 2);
+	struct batch d;
+	make_batch(&d, &c, 3, 0);
+	struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+	float l = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
+	CHECK(isnan(l) && strstr(m->err, "pos_per_record") != NULL,
+	    "per-record positions refused without pos_per_record (%s)", m->err);
+	vit_destroy(m);
+	free_batch(&d);
 }
 
 int
@@ -157,6 +174,7 @@ main(void)
 {
 	struct vit_config c;
 	const char *pes[] = { "none", "abs", "sincos" };
+	omp_set_num_threads(1);	/* tiny models: threads only add overhead */
 	for (int i = 0; i < 3; i++) {
 		small(&c, pes[i], 2);
 		check(&c, 0, 1, pes[i]);
@@ -177,6 +195,34 @@ main(void)
 	small(&c, "sincos", 3);
 	c.locality = 1;
 	check(&c, 0, 1, "sincos 3 axes locality");
+
+	/* rotary encodings, the matrix-exponential path included (b > 2) */
+	const char *rot[] = { "rope-axial", "rope-mixed", "liere:2", "liere:4",
+	    "liere:8", "comrope-ap:4", "comrope-ld:4", "riemann",
+	    "riemann,reflect", "zeros" };
+	for (size_t i = 0; i < sizeof rot / sizeof rot[0]; i++) {
+		small(&c, rot[i], 2);
+		check(&c, 0, 1, rot[i]);
+	}
+	small(&c, "liere:4", 2);
+	c.cls_rotate = 1;
+	c.cls_pos[0] = c.cls_pos[1] = 0.5f;
+	c.locality = 1;
+	check(&c, 0, 1, "liere:4 CLS rotated, locality");
+	c.pos_per_record = 1;
+	check(&c, 0, 0, "liere:4 per-record positions");
+	small(&c, "comrope-ld:8", 3);
+	c.share = VIT_SHARE_HEADS;
+	check(&c, 0, 1, "comrope-ld:8 3 axes, shared across heads");
+	small(&c, "liere:8", 2);
+	c.share = VIT_SHARE_LAYERS;
+	c.pool = VIT_POOL_MEAN;
+	c.dropout = 0.2f;
+	check(&c, 1, 1, "liere:8 shared across layers, pool mean, dropout");
+	small(&c, "rope-mixed", 2);
+	c.share = VIT_SHARE_ALL;
+	check(&c, 0, 1, "rope-mixed shared by all");
+	refuses_mixed_positions();
 	determinism();
 	return test_done();
 }

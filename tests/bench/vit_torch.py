@@ -1,0 +1,58 @@
+"""vit_torch.py - PyTorch baseline for bench_vit: the same ViT (tests/ref/
+vit_ref.py), the same reference config and a torch.optim.AdamW step,
+on 2 threads.  Prints one line like bench_vit's.
+
+usage: /usr/bin/python3 tests/bench/vit_torch.py [--pe SPEC] [--steps N]
+"""
+import argparse
+import os
+import resource
+import sys
+import time
+
+# Same BLAS kernels as the C side (cli_blas_coretype): OpenBLAS 0.3.21
+# misdetects this AVX-512 CPU and would run PyTorch's matmuls at half speed.
+if "avx512f" in open("/proc/cpuinfo").read():
+    os.environ.setdefault("OPENBLAS_CORETYPE", "SKYLAKEX")
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ref"))
+from vit_ref import ViT  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pe", default="abs")
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    B, T, P, n = 128, 64, 48, 8
+    m = ViT(192, 6, 3, 768, 100, P, 2, [n, n], pe=a.pe)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, weight_decay=0.05)
+    x = torch.randn(B, T, P)
+    ys, xs = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
+    pos = torch.stack([ys, xs], -1).view(T, 2).float() / n
+    target = torch.nn.functional.one_hot(torch.randint(0, 100, (B,)),
+                                         100).float()
+
+    def step():
+        opt.zero_grad()
+        _, loss = m(x, pos, target)
+        loss.backward()
+        opt.step()
+
+    step()
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        step()
+    dt = (time.perf_counter() - t0) / a.steps
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"torch {a.pe:14s} {B / dt:8.1f} img/s  {dt * 1000:7.0f} ms/step"
+          f"  peak RSS {rss:.0f} MB  (PyTorch {torch.__version__},"
+          f" {a.threads} threads)")
+
+
+if __name__ == "__main__":
+    main()

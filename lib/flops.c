@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "flops.h"
+#include "pe.h"
 
 static const struct {
 	const char *name, *title;
@@ -35,100 +36,20 @@ flops_part_title(int part)
 	return part >= 0 && part < FLOPS_NPART ? parts[part].title : "?";
 }
 
-/* The encoding is a learned absolute table (with options or not). */
-static int
-is_abs(const char *spec)
+/*
+ * The encoding's own work for one token of one generator set, as lib/pe.c
+ * does it: 2x2 blocks take an angle sum_i p_i g_i per block (then a cosine
+ * and a sine), larger blocks the dense sum_i p_i G_i over every entry (then
+ * an exponential); riemann an angle and 4 scalings per pair plus sum_i p_i.
+ */
+static double
+angle_macs(const struct pe *pe)
 {
-	return strncmp(spec, "abs", 3) == 0 && (spec[3] == '\0' || spec[3] == ',');
-}
+	double N = pe->axes, nb = pe->nblock, b = pe->block;
 
-/* What one encoding costs, per rotation set and token (see flops(1)). */
-struct pecost {
-	int	 rotary;	/* acts on q and k */
-	int	 block;		/* B: rotation block size */
-	int	 fixed;		/* same rotations for every head and layer */
-	double	 params;	/* learnable numbers per rotation set */
-	double	 angles;	/* MACs per token and set: angles / generator sums */
-	double	 exps;		/* BxB exponentials per token and set */
-	double	 scale;		/* extra MACs per rotated element (RiemannFormer s^p) */
-};
-
-static int
-pe_cost(const struct vit_config *c, struct pecost *pc, char *err, size_t errlen)
-{
-	/* Options after a comma (theta=, alpha=, reflect) change no count. */
-	const char *spec = c->pe, *comma = strchr(spec, ','), *colon = strchr(spec, ':');
-	size_t n, len = comma ? (size_t)(comma - spec) : strlen(spec);
-	char bstr[16];
-	int hd = c->dim / c->heads, A = c->axes, B = 2;
-	double nb, skew;
-
-	memset(pc, 0, sizeof *pc);
-	if (colon && colon > spec + len)
-		colon = NULL;
-	n = colon ? (size_t)(colon - spec) : len;
-	if (colon) {
-		char *end;
-		long b;
-
-		snprintf(bstr, sizeof bstr, "%.*s", (int)(spec + len - colon - 1), colon + 1);
-		b = strtol(bstr, &end, 10);
-		if (end == bstr || *end || b < 2 || b > hd || hd % b) {
-			snprintf(err, errlen, "pe '%s': block size must be 2..%d and divide the head dimension %d",
-			    spec, hd, hd);
-			return -1;
-		}
-		B = (int)b;
-	}
-#define IS(s) (n == strlen(s) && strncmp(spec, s, n) == 0)
-	if ((IS("none") || IS("abs") || IS("sincos") || IS("zeros")) && !colon)
-		return 0;
-	if ((IS("rope-axial") || IS("rope-mixed") || IS("riemann")) && colon) {
-		snprintf(err, errlen, "pe '%s': this encoding takes no block size", spec);
-		return -1;
-	}
-	if (!(IS("rope-axial") || IS("rope-mixed") || IS("riemann") || IS("liere") ||
-	    IS("comrope-ap") || IS("comrope-ld"))) {
-		snprintf(err, errlen, "pe '%s': unknown encoding", spec);
-		return -1;
-	}
-	if ((IS("liere") || IS("comrope-ap") || IS("comrope-ld")) && !colon) {
-		snprintf(err, errlen, "pe '%s': needs a block size, e.g. %.*s:8", spec, (int)n, spec);
-		return -1;
-	}
-	if (hd % 2) {
-		snprintf(err, errlen, "pe '%s': head dimension %d is odd", spec, hd);
-		return -1;
-	}
-	pc->rotary = 1;
-	pc->block = B;
-	nb = hd / B;			/* blocks per head */
-	skew = B * (B - 1) / 2.0;	/* free entries of a BxB skew block */
-	if (IS("rope-axial")) {		/* fixed frequencies, hd/2 angles p_axis * theta */
-		pc->fixed = 1;
-		pc->angles = hd / 2.0;
-	} else if (IS("rope-mixed")) {	/* learned frequencies per axis and pair */
-		pc->params = A * hd / 2.0;
-		pc->angles = A * hd / 2.0;
-	} else if (IS("riemann")) {	/* learned pair angles and scale s^(sum p/2) */
-		pc->params = hd / 2.0 + 1;
-		pc->angles = hd / 2.0 + 1;
-		pc->scale = 1;
-	} else if (IS("liere")) {	/* a skew generator per axis and block */
-		pc->params = A * nb * skew;
-		pc->angles = A * nb * skew;
-		pc->exps = nb;
-	} else if (IS("comrope-ap")) {	/* each block follows one axis */
-		pc->params = nb * skew;
-		pc->angles = nb * skew;
-		pc->exps = nb;
-	} else {			/* comrope-ld: theta_i (P - P^T) per block */
-		pc->params = nb * (skew + A);
-		pc->angles = nb * (A + skew);
-		pc->exps = nb;
-	}
-#undef IS
-	return 0;
+	if (pe->kind == PE_RIEMANN)
+		return 5 * nb + N;
+	return b == 2 ? N * nb : N * nb * b * b;
 }
 
 int
@@ -136,8 +57,8 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
     struct flops *f, char *err, size_t errlen)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
-	double P = c->P, N = T + 1.0, hd, grid = 1, sets, Nrot, rowsets;
-	struct pecost pc;
+	double P = c->P, N = T + 1.0, hd, grid = 1, Nrot, sets;
+	struct pe pe;
 	int i;
 
 	memset(f, 0, sizeof *f);
@@ -147,15 +68,18 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		snprintf(err, errlen, "need at least one token and one record");
 		return -1;
 	}
-	if (pe_cost(c, &pc, err, errlen) < 0)
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) < 0) {
+		snprintf(err, errlen, "pe '%s': %s", c->pe, pe.err);
 		return -1;
+	}
 	hd = D / H;
 	for (i = 0; i < c->axes; i++)
 		grid *= c->grid[i] > 0 ? c->grid[i] : 1;
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
-	f->params[FLOPS_EMBED] = D + (is_abs(c->pe) ? (grid + 1) * D : 0);
+	f->params[FLOPS_EMBED] = D + (pe.kind == PE_ABS ? (grid + 1) * D : 0);
 	/* Two norms per block on every row, the final one on the pooled rows. */
 	f->params[FLOPS_NORM] = (2 * L + 1) * 2 * D;
 	f->macs[FLOPS_NORM] = 5 * D * (2 * L * N + (c->pool == VIT_POOL_MEAN ? N : 1));
@@ -170,38 +94,30 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_HEAD] = D * C + C;
 	f->macs[FLOPS_HEAD] = D * C;
 
-	/* Rotation sets: one per layer and head unless shared (or fixed). */
-	switch (c->share) {
-	case VIT_SHARE_HEADS:	sets = L; break;
-	case VIT_SHARE_LAYERS:	sets = H; break;
-	case VIT_SHARE_ALL:	sets = 1; break;
-	default:		sets = L * H; break;
-	}
-	if (pc.rotary) {
-		f->params[FLOPS_PE_ANGLES] = sets * pc.params;
-		if (count == FLOPS_PAPER) {
-			/* fvcore counts a product broadcast over heads once. */
-			int perhead = !pc.fixed && c->share != VIT_SHARE_HEADS &&
-			    c->share != VIT_SHARE_ALL;
-			f->macs[FLOPS_PE_ROTATE] = L * (perhead ? H : 1) * 2 * N * hd * pc.block;
-		} else {
-			Nrot = T + (c->cls_rotate ? 1 : 0);
-			rowsets = (pc.fixed ? 1 : sets) / batch;
-			f->macs[FLOPS_PE_ANGLES] = rowsets * Nrot * pc.angles;
-			if (pc.block > 2)
-				f->macs[FLOPS_PE_EXP] = rowsets * Nrot * pc.exps *
-				    FLOPS_EXPM_PRODUCTS * (double)pc.block * pc.block * pc.block;
-			f->macs[FLOPS_PE_ROTATE] = L * H * 2 * Nrot * hd * (pc.block + pc.scale);
-		}
+	f->params[FLOPS_PE_ANGLES] = (double)pe.nparam;
+	if (!pe.identity && count == FLOPS_PAPER) {
+		/* fvcore counts a product broadcast over the heads once: rotations
+		 * shared by the heads, and rope-axial's, the same for all. */
+		int perhead = pe.kind != PE_ROPE_AXIAL && pe.share != PE_SHARE_HEADS &&
+		    pe.share != PE_SHARE_ALL;
+		f->macs[FLOPS_PE_ROTATE] = L * (perhead ? H : 1) * 2 * N * hd * pe.block;
+	} else if (!pe.identity) {
+		/* Every set's rotations for the positioned rows, once per batch. */
+		Nrot = T + (c->cls_rotate ? 1 : 0);
+		sets = (double)pe.nset / batch;
+		f->macs[FLOPS_PE_ANGLES] = sets * Nrot * angle_macs(&pe);
+		if (pe.block > 2)
+			f->macs[FLOPS_PE_EXP] = sets * Nrot * pe.nblock *
+			    FLOPS_EXPM_PRODUCTS * (double)pe.block * pe.block * pe.block;
+		f->macs[FLOPS_PE_ROTATE] = L * H * 2 * Nrot * hd * pe.block;
 	}
 	if (c->locality) {
-		double Np = T + (c->cls_rotate ? 1 : 0);	/* rows with a position */
-
 		f->params[FLOPS_PE_LOCALITY] = L * H;
-		/* Squared distances once; per layer and head the exponent's
-		 * scaling and the product with the softmax weights. */
+		/* Squared distances of the N x N rows once per batch; per layer
+		 * and head the weights exp(-d^2 c) and their product with the
+		 * softmax weights. */
 		if (count == FLOPS_FULL)
-			f->macs[FLOPS_PE_LOCALITY] = Np * Np * c->axes / batch + L * H * 2 * Np * Np;
+			f->macs[FLOPS_PE_LOCALITY] = N * N * c->axes / batch + L * H * 2 * N * N;
 	}
 	for (i = 0; i < FLOPS_NPART; i++) {
 		f->params_total += f->params[i];
@@ -211,7 +127,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 			f->pe_macs += f->macs[i];
 		}
 	}
-	if (is_abs(c->pe))
+	if (pe.kind == PE_ABS)
 		f->pe_params += grid * D + D;
 	return 0;
 }

@@ -114,12 +114,13 @@ test_by_hand(void)
 	CHECK(f.macs[FLOPS_PROJ] == 5 * 64 && f.params[FLOPS_PROJ] == 72, "proj 320 MACs, 72 params");
 	CHECK(f.macs[FLOPS_MLP] == 5 * 8 * 16 * 2 && f.params[FLOPS_MLP] == 280, "mlp 1280 MACs, 280 params");
 	CHECK(f.macs[FLOPS_HEAD] == 24 && f.params[FLOPS_HEAD] == 27, "head 24 MACs, 27 params");
-	/* 2 sets (layer x head) x 2 axes x 6 free entries; per token the same. */
-	CHECK(f.params[FLOPS_PE_ANGLES] == 24 && f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 12, "generators 24 params, 96 MACs");
+	/* 2 sets (layer x head) x 2 axes x 6 free entries; per token and set
+	 * sum_i p_i G_i over the dense 4x4 block: 2 axes x 16. */
+	CHECK(f.params[FLOPS_PE_ANGLES] == 24 && f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 32, "generators 24 params, 256 MACs");
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * 4 * FLOPS_EXPM_PRODUCTS * 64, "one 4x4 exponential per token and set");
 	CHECK(f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 4 * 4 * 4, "rotation of q and k of 4 tokens: 256 MACs");
 	CHECK(f.params_total == 779, "params total 779 (%.0f)", f.params_total);
-	CHECK(f.macs_total == 3808 + 96 + 2 * 4 * FLOPS_EXPM_PRODUCTS * 64 + 256, "MACs total (%.0f)", f.macs_total);
+	CHECK(f.macs_total == 3808 + 256 + 2 * 4 * FLOPS_EXPM_PRODUCTS * 64 + 256, "MACs total (%.0f)", f.macs_total);
 
 	/* The same model under the paper's counting: only the products, CLS too. */
 	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0, "paper counting");
@@ -130,12 +131,13 @@ test_by_hand(void)
 	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0, "batch 4");
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * FLOPS_EXPM_PRODUCTS * 64, "batch 4: a quarter of the exponentials");
 
-	/* Locality: distances once (2 axes), then scale and product per head. */
+	/* Locality: distances of the 5 x 5 rows once (2 axes), then scale and
+	 * product per head. */
 	snprintf(c.pe, sizeof c.pe, "none");
 	c.locality = 1;
 	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "locality");
-	CHECK(f.macs[FLOPS_PE_LOCALITY] == 16 * 2 + 2 * 2 * 16 && f.params[FLOPS_PE_LOCALITY] == 2,
-	    "locality 96 MACs, one sigma per head");
+	CHECK(f.macs[FLOPS_PE_LOCALITY] == 25 * 2 + 2 * 2 * 25 && f.params[FLOPS_PE_LOCALITY] == 2,
+	    "locality 150 MACs, one sigma per head");
 }
 
 static void
@@ -154,7 +156,7 @@ test_sharing_and_specs(void)
 	flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err);
 	CHECK(f.pe_params == 0 && f.macs[FLOPS_PE_EXP] == 0, "rope-axial: no parameters, no exponentials");
 
-	static const char *const bad[] = { "liere", "liere:3", "liere:128", "liere:x", "foo",
+	static const char *const bad[] = { "liere:8,foo=1", "liere:3", "liere:128", "liere:x", "foo",
 	    "rope-axial:4", "abs:2", "comrope-ap", "", "liere:,8" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		c = cifar100("base", bad[i]);
@@ -167,19 +169,20 @@ test_sharing_and_specs(void)
 	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == -1, "dim not divisible by heads refused");
 	c = cifar100("base", "rope-axial,theta=10000");
 	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "options after a comma accepted");
-	c = cifar100("base", "liere:8,foo=1");
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0 &&
-	    g.params_total > f.params_total, "liere:8 with an option counts as liere:8");
+	c = cifar100("base", "riemann,alpha=0.2,reflect");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0, "riemann with options accepted");
 }
 
-/* The parameter count is the engine's: the tensors vit_create lays out. */
+/* The parameter count is the engine's: the tensors vit_create lays out,
+ * for every encoding, sharing and locality. */
 static void
 test_engine_params(void)
 {
-	static const char *const pes[] = { "none", "abs", "sincos" };
+	static const char *const pes[] = { "none", "abs", "sincos", "zeros", "rope-axial",
+	    "rope-mixed", "liere:4", "liere:8", "comrope-ap:4", "comrope-ld:2", "riemann" };
 
 	for (size_t i = 0; i < sizeof pes / sizeof pes[0]; i++)
-		for (int loc = 0; loc < 2; loc++) {
+		for (int loc = 0; loc < 2 * 4; loc++) {
 			struct vit_config c;
 			struct flops f;
 			struct vit *m;
@@ -189,17 +192,20 @@ test_engine_params(void)
 			vit_config_init(&c);
 			c.dim = 24, c.depth = 2, c.heads = 3, c.mlp = 40, c.classes = 7, c.P = 12;
 			c.grid[0] = 3, c.grid[1] = 5;
-			c.locality = loc;
+			c.dim = 48;	/* head 16 */
+			c.locality = loc % 2;
+			c.share = loc / 2;
 			snprintf(c.pe, sizeof c.pe, "%s", pes[i]);
 			m = vit_create(&c, 1, 15, 1, err, sizeof err);
-			CHECK(m != NULL, "vit_create %s%s: %s", pes[i], loc ? " locality" : "", m ? "" : err);
+			CHECK(m != NULL, "vit_create %s share %d%s: %s", pes[i], c.share,
+			    c.locality ? " locality" : "", m ? "" : err);
 			if (m == NULL)
 				continue;
 			for (int t = 0; t < m->ntensor; t++)
 				n += m->tensor[t].n;
 			flops_model(&c, 15, 1, FLOPS_FULL, &f, err, sizeof err);
-			CHECK(f.params_total == n, "%s%s: %.0f parameters, the engine has %.0f",
-			    pes[i], loc ? " locality" : "", f.params_total, n);
+			CHECK(f.params_total == n, "%s share %d%s: %.0f parameters, the engine has %.0f",
+			    pes[i], c.share, c.locality ? " locality" : "", f.params_total, n);
 			vit_destroy(m);
 		}
 }

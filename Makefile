@@ -13,11 +13,11 @@ PREFIX	?= /usr/local
 BINDIR	= $(PREFIX)/bin
 MANDIR	= $(PREFIX)/share/man
 
-PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas
+PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
-	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev
-DEBS_TEST  = python3 python3-numpy ffmpeg dataset-fashion-mnist mandoc
+	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev
+DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc
 
 CC	?= cc
 OPT	?= -O2 -march=native

@@ -149,21 +149,29 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first, int n)
 	cli_close_out(stdout, "stdout");
 }
 
+/* The figures printed, in order. */
+#define NSTAT 3
+static const char *const stat_name[NSTAT] = { "top1", "top5", "loss" };
+
+static const struct eval_stat *
+stat(const struct eval_summary *s, int i)
+{
+	return i == 0 ? &s->top1 : i == 1 ? &s->top5 : &s->loss;
+}
+
 static void
 print_text(const struct eval_summary *s, const struct eval_out *out,
     char **names, const struct opts *o)
 {
-	const struct { const char *name; const struct eval_stat *st; } row[] = {
-		{ "top1", &s->top1 }, { "top5", &s->top5 }, { "loss", &s->loss },
-	};
-
 	printf("records %lld\n", (long long)s->n);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NSTAT; i++) {
+		const struct eval_stat *st = stat(s, i);
 		if (o->resamples > 0)
-			printf("%s %.4f 95%% CI %.4f %.4f\n", row[i].name,
-			    row[i].st->mean, row[i].st->lo, row[i].st->hi);
+			printf("%s %.4f 95%% CI %.4f %.4f\n", stat_name[i], st->mean,
+			    st->lo, st->hi);
 		else
-			printf("%s %.4f\n", row[i].name, row[i].st->mean);
+			printf("%s %.4f\n", stat_name[i], st->mean);
+	}
 	for (int c = 0; o->per_class && c < out->classes; c++) {
 		int64_t n, hit;
 		eval_class(out, c, &n, &hit);
@@ -176,16 +184,12 @@ static void
 print_json(const struct eval_summary *s, const struct eval_out *out,
     char **names, const struct opts *o)
 {
-	const struct { const char *name; const struct eval_stat *st; } row[] = {
-		{ "top1", &s->top1 }, { "top5", &s->top5 }, { "loss", &s->loss },
-	};
-
 	printf("{\"records\":%lld", (long long)s->n);
-	for (int i = 0; i < 3; i++) {
-		printf(",\"%s\":%.6f", row[i].name, row[i].st->mean);
+	for (int i = 0; i < NSTAT; i++) {
+		const struct eval_stat *st = stat(s, i);
+		printf(",\"%s\":%.6f", stat_name[i], st->mean);
 		if (o->resamples > 0)
-			printf(",\"%s_ci\":[%.6f,%.6f]", row[i].name, row[i].st->lo,
-			    row[i].st->hi);
+			printf(",\"%s_ci\":[%.6f,%.6f]", stat_name[i], st->lo, st->hi);
 	}
 	if (o->per_class) {
 		printf(",\"per_class\":[");

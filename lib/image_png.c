@@ -20,11 +20,13 @@ image_png_load(const char *path, struct image *im, char *err)
 		return -1;
 	}
 	int c = pi.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
-	/* Alpha is composited onto black (background NULL): what a viewer of
-	 * the RGB planes sees, and the usual choice of data set loaders. */
-	pi.format = c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY;
+	int alpha = (pi.format & PNG_FORMAT_FLAG_ALPHA) != 0;
+	/* Alpha is read (8-bit sRGB, not premultiplied) and dropped, as PIL's
+	 * convert("RGB") in torchvision's loader does: libpng would instead
+	 * composite in linear light. */
+	pi.format = (c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
 	if (pi.width > IMAGE_MAXSIDE || pi.height > IMAGE_MAXSIDE ||
-	    image_alloc(im, 1, (int)pi.height, (int)pi.width, c) < 0) {
+	    image_alloc(im, 1, (int)pi.height, (int)pi.width, c + alpha) < 0) {
 		snprintf(err, IMAGE_ERRLEN, "%s: PNG: absurd size %ux%u", path,
 		    pi.width, pi.height);
 		png_image_free(&pi);
@@ -36,5 +38,11 @@ image_png_load(const char *path, struct image *im, char *err)
 		return -1;
 	}
 	png_image_free(&pi);
+	if (alpha) {
+		size_t n = (size_t)im->h * im->w;
+		for (size_t i = 0; i < n; i++)		/* forwards: in place */
+			memmove(im->px + i * c, im->px + i * (c + 1), (size_t)c);
+		im->c = c;
+	}
 	return 0;
 }

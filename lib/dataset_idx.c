@@ -1,0 +1,162 @@
+/*
+ * dataset_idx.c - the IDX format of MNIST and Fashion-MNIST, gzip
+ * compressed or not (zlib reads both): a magic of two zero bytes, the type
+ * (0x08: unsigned byte, the only one data sets use) and the rank, then
+ * the dims as big-endian u32, then the data row-major.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "source.h"
+
+struct idx {
+	int	 rank;
+	int64_t	 dim[4];
+	int64_t	 count;
+};
+
+/* Open path and read its header; NULL with err on failure. */
+static gzFile
+idx_open(const char *path, struct idx *x, char *err)
+{
+	gzFile z = gzopen(path, "rb");
+	unsigned char b[4];
+	if (!z) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, errno ? strerror(errno) : "out of memory");
+		return NULL;
+	}
+	if (gzread(z, b, 4) != 4 || b[0] || b[1] || b[3] < 1 || b[3] > 4) {
+		snprintf(err, IMAGE_ERRLEN, "%s: not an IDX file (bad magic)", path);
+		goto fail;
+	}
+	if (b[2] != 0x08) {
+		snprintf(err, IMAGE_ERRLEN, "%s: IDX type 0x%02x not supported (want "
+		    "0x08, unsigned byte)", path, b[2]);
+		goto fail;
+	}
+	x->rank = b[3];
+	x->count = 1;
+	for (int i = 0; i < x->rank; i++) {
+		if (gzread(z, b, 4) != 4) {
+			snprintf(err, IMAGE_ERRLEN, "%s: truncated IDX header", path);
+			goto fail;
+		}
+		x->dim[i] = (int64_t)b[0] << 24 | b[1] << 16 | b[2] << 8 | b[3];
+		if (x->dim[i] == 0 || x->count > IMAGE_MAXBYTES * 64 / x->dim[i]) {
+			snprintf(err, IMAGE_ERRLEN, "%s: absurd IDX dims", path);
+			goto fail;
+		}
+		x->count *= x->dim[i];
+	}
+	return z;
+fail:
+	gzclose(z);
+	return NULL;
+}
+
+/* Read exactly n bytes into dst and make sure the file ends there. */
+static int
+idx_read(gzFile z, const char *path, void *dst, int64_t n, char *err)
+{
+	unsigned char *p = dst, extra;
+	while (n > 0) {
+		unsigned chunk = n > (1 << 30) ? 1u << 30 : (unsigned)n;
+		int got = gzread(z, p, chunk);
+		if (got <= 0) {
+			int e;
+			const char *m = gzerror(z, &e);
+			snprintf(err, IMAGE_ERRLEN, "%s: %s", path,
+			    got == 0 || e == Z_BUF_ERROR ? "truncated IDX data" : m);
+			return -1;
+		}
+		p += got;
+		n -= got;
+	}
+	if (gzread(z, &extra, 1) != 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: data after the IDX array (wrong dims?)", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* "…images-idx3…" -> "…labels-idx1…", if that file exists. */
+static char *
+guess_labels(const char *images)
+{
+	const char *p = strstr(images, "images-idx3");
+	if (!p)
+		return NULL;
+	char *l = strdup(images);
+	if (!l)
+		return NULL;
+	memcpy(l + (p - images), "labels-idx1", 11);
+	if (access(l, R_OK) == 0)
+		return l;
+	free(l);
+	return NULL;
+}
+
+int
+idx_load(struct source *s, const char *images, const char *labels, char *err)
+{
+	struct idx x, y;
+	char *guess = labels ? NULL : guess_labels(images);
+	gzFile z = idx_open(images, &x, err);
+	int rc = -1;
+	s->kind = SOURCE_MEM;
+	snprintf(s->what, sizeof s->what, "idx");
+	if (!z)
+		goto out;
+	if (x.rank < 3 || (x.rank == 4 && x.dim[3] != 1 && x.dim[3] != 3) ||
+	    x.dim[0] > SOURCE_MAXN || x.dim[1] > IMAGE_MAXSIDE || x.dim[2] > IMAGE_MAXSIDE) {
+		snprintf(err, IMAGE_ERRLEN, "%s: IDX images must be N x H x W [x C]", images);
+		goto out;
+	}
+	s->n = x.dim[0];
+	s->t = 1, s->h = (int)x.dim[1], s->w = (int)x.dim[2];
+	s->c = x.rank == 4 ? (int)x.dim[3] : 1;
+	s->data = malloc((size_t)x.count);
+	s->label = malloc((size_t)s->n * sizeof *s->label);
+	if (!s->data || !s->label) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", images);
+		goto out;
+	}
+	if (idx_read(z, images, s->data, x.count, err) < 0)
+		goto out;
+	gzclose(z);
+	z = NULL;
+	if (!labels)
+		labels = guess;
+	if (!labels) {
+		for (int64_t i = 0; i < s->n; i++)
+			s->label[i] = -1;
+		rc = 0;
+		goto out;
+	}
+	if (!(z = idx_open(labels, &y, err)))
+		goto out;
+	if (y.rank != 1 || y.dim[0] != s->n) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %lld labels for %lld images in %s",
+		    labels, (long long)(y.rank == 1 ? y.dim[0] : -1), (long long)s->n, images);
+		goto out;
+	}
+	uint8_t *l = malloc((size_t)s->n);
+	if (!l)
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", labels);
+	else if (idx_read(z, labels, l, s->n, err) == 0) {
+		for (int64_t i = 0; i < s->n; i++)
+			s->label[i] = l[i];
+		rc = source_check_labels(s, labels, err);
+	}
+	free(l);
+out:
+	if (z)
+		gzclose(z);
+	free(guess);
+	return rc;
+}

@@ -1,0 +1,74 @@
+/*
+ * source.h - a data set as patchify reads it: n records, each a clip (or
+ * image, t = 1) with an i32 label, either held in memory (CIFAR, IDX, .npy)
+ * or decoded on demand from files (PNG, JPEG, videos) named by a directory
+ * or list.  source_get is safe to call from many threads at once.
+ *
+ * Library functions never exit: they return -1 with a message naming the
+ * file in err[IMAGE_ERRLEN].
+ */
+#ifndef SOURCE_H
+#define SOURCE_H
+
+#include <stdint.h>
+
+#include "image.h"
+
+#define SOURCE_MAXN	(1LL << 31)	/* most records in one source */
+
+enum source_kind { SOURCE_MEM, SOURCE_FILES };
+
+struct source {
+	int	 kind;			/* enum source_kind */
+	char	 what[32];		/* SOURCE header value: "cifar10", "idx", ... */
+	int64_t	 n;			/* records */
+	int	 t, h, w, c;		/* SOURCE_MEM: every record's shape */
+	int	 temporal;		/* records are clips or volumes (3D tokens) */
+	uint8_t	*data;			/* SOURCE_MEM: [n][t][h][w][c] */
+	char	**path;			/* SOURCE_FILES: [n] */
+	int	 frames, stride;	/* SOURCE_FILES videos: sampling (video.h) */
+	int32_t	*label;			/* [n]; -1 when unlabelled */
+	int	 nclass;		/* 0 when unknown */
+	char	**classname;		/* [nclass] names, or NULL */
+};
+
+/* Record i as a clip in im (SOURCE_FILES: PNG or JPEG by magic bytes,
+ * anything else through video_load).  0, or -1 with err. */
+int	 source_get(const struct source *s, int64_t i, struct image *im, char *err);
+/* Append a file record with label to a SOURCE_FILES source.  0, or -1. */
+int	 source_add_file(struct source *s, const char *path, int32_t label);
+/* Append class name (copied) as class number s->nclass.  0, or -1. */
+int	 source_add_class(struct source *s, const char *name);
+/* Read class names, one per line, from path; replaces any names there.
+ * 0, or -1 with err. */
+int	 source_read_classes(struct source *s, const char *path, char *err);
+/* Check every label is -1 or, when nclass is known (> 0), below it;
+ * otherwise nclass becomes the largest label + 1.  0, or -1 with err
+ * naming the first bad record of file name. */
+int	 source_check_labels(struct source *s, const char *name, char *err);
+/* Free everything s owns and zero it. */
+void	 source_free(struct source *s);
+
+/* CIFAR-10 (hundred 0) or CIFAR-100 binary files, concatenated; CIFAR-100
+ * labels fine or (coarse 1) coarse.  Class names from batches.meta.txt or
+ * {fine,coarse}_label_names.txt beside the first file, when present. */
+int	 cifar_load(struct source *s, char *const *paths, int npaths, int hundred,
+	    int coarse, char *err);
+/* IDX images (N,H,W or N,H,W,C; u8; gzip or plain) and labels (N; NULL:
+ * the sibling file named with "labels-idx1" for "images-idx3", if any). */
+int	 idx_load(struct source *s, const char *images, const char *labels, char *err);
+/* .npy images (N,H,W), (N,H,W,C) with C 1 or 3, or (volume 1 or rank 4
+ * with a last dim other than 1 and 3) volumes (N,D,H,W[,C]); labels (N,)
+ * integers or NULL.  u8 data is taken as is, floats in [0, 1] are scaled
+ * by 255, other integers must lie in 0..255. */
+int	 npy_source_load(struct source *s, const char *data, const char *labels,
+	    int volume, char *err);
+/* A directory with one subdirectory per class (sorted names are classes
+ * 0..n-1) holding image or video files (sorted, dot files skipped). */
+int	 dir_load(struct source *s, const char *root, char *err);
+/* A list file of "path label" lines (label: an integer, or a class name,
+ * names sorted into classes 0..n-1); relative paths are relative to the
+ * list file's directory; blank lines and '#' comments are skipped. */
+int	 list_load(struct source *s, const char *list, char *err);
+
+#endif

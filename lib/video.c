@@ -1,0 +1,209 @@
+/*
+ * video.c - decoding sampled frames of a video file (see video.h).
+ *
+ * Two passes: the first counts the video stream's packets (demuxing only,
+ * no decoding: one packet is one frame for video codecs), the second
+ * decodes and converts to RGB only the frames video_sample chose.  If the
+ * decoder yields fewer frames than packets, the missing frames repeat the
+ * last one decoded.  Codecs run single-threaded: records are decoded in
+ * parallel by the caller.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+
+#include "video.h"
+
+void
+video_sample(int64_t n, int t, int stride, int64_t *idx)
+{
+	int64_t start = 0, span = (int64_t)(t - 1) * stride + 1;
+	if (stride > 0 && n > span)
+		start = (n - span) / 2;
+	for (int i = 0; i < t; i++) {
+		int64_t k = stride > 0 ? start + (int64_t)i * stride :
+		    (int64_t)((2.0 * i + 1) * (double)n / (2.0 * t));
+		idx[i] = k < n ? k : n - 1;
+	}
+}
+
+/* Errors reach the caller through err; libav's own log lines would only
+ * repeat them on stderr. */
+static void
+quiet(void)
+{
+	av_log_set_level(AV_LOG_QUIET);
+}
+
+struct dec {
+	AVFormatContext	*fmt;
+	AVCodecContext	*cc;
+	struct SwsContext *sws;
+	AVPacket	*pkt;
+	AVFrame		*frame;
+	int		 stream;
+};
+
+static void
+dec_close(struct dec *d)
+{
+	sws_freeContext(d->sws);
+	av_frame_free(&d->frame);
+	av_packet_free(&d->pkt);
+	avcodec_free_context(&d->cc);
+	avformat_close_input(&d->fmt);
+}
+
+static int
+averr(char *err, const char *path, const char *what, int e)
+{
+	char buf[AV_ERROR_MAX_STRING_SIZE];
+	av_strerror(e, buf, sizeof buf);
+	snprintf(err, IMAGE_ERRLEN, "%s: %s: %s", path, what, buf);
+	return -1;
+}
+
+static int
+dec_open(struct dec *d, const char *path, int decode, char *err)
+{
+	int e;
+	memset(d, 0, sizeof *d);
+	if ((e = avformat_open_input(&d->fmt, path, NULL, NULL)) < 0)
+		return averr(err, path, "cannot open", e);
+	if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0)
+		return averr(err, path, "no stream info", e);
+	const AVCodec *codec;
+	d->stream = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+	if (d->stream < 0)
+		return averr(err, path, "no video stream", d->stream);
+	if (!(d->pkt = av_packet_alloc()))
+		return averr(err, path, "packet", AVERROR(ENOMEM));
+	if (!decode)
+		return 0;
+	if (!codec)
+		return averr(err, path, "no decoder", AVERROR_DECODER_NOT_FOUND);
+	if (!(d->cc = avcodec_alloc_context3(codec)) || !(d->frame = av_frame_alloc()))
+		return averr(err, path, "decoder", AVERROR(ENOMEM));
+	if ((e = avcodec_parameters_to_context(d->cc, d->fmt->streams[d->stream]->codecpar)) < 0)
+		return averr(err, path, "decoder parameters", e);
+	d->cc->thread_count = 1;
+	if ((e = avcodec_open2(d->cc, codec, NULL)) < 0)
+		return averr(err, path, "cannot open decoder", e);
+	return 0;
+}
+
+/* Packets of the video stream. */
+static int64_t
+count_frames(const char *path, char *err)
+{
+	struct dec d;
+	int64_t n = 0;
+	int e;
+	if (dec_open(&d, path, 0, err) < 0) {
+		dec_close(&d);
+		return -1;
+	}
+	while ((e = av_read_frame(d.fmt, d.pkt)) >= 0) {
+		n += d.pkt->stream_index == d.stream;
+		av_packet_unref(d.pkt);
+	}
+	dec_close(&d);
+	if (e != AVERROR_EOF)
+		return averr(err, path, "reading", e);
+	if (n == 0)
+		snprintf(err, IMAGE_ERRLEN, "%s: no video frames", path);
+	return n ? n : -1;
+}
+
+/* Convert d->frame to RGB into frame slot k of im (allocated on the first). */
+static int
+keep(struct dec *d, struct image *im, int t, int k, const char *path, char *err)
+{
+	AVFrame *f = d->frame;
+	if (k == 0 && image_alloc(im, t, f->height, f->width, 3) < 0)
+		return snprintf(err, IMAGE_ERRLEN, "%s: absurd frame size %dx%d",
+		    path, f->width, f->height), -1;
+	if (f->height != im->h || f->width != im->w)
+		return snprintf(err, IMAGE_ERRLEN, "%s: frame size changes", path), -1;
+	d->sws = sws_getCachedContext(d->sws, f->width, f->height, f->format,
+	    f->width, f->height, AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND |
+	    SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
+	if (!d->sws)
+		return snprintf(err, IMAGE_ERRLEN, "%s: cannot convert pixel format", path), -1;
+	uint8_t *dst[4] = { im->px + (size_t)k * image_frame_bytes(im) };
+	int stride[4] = { im->w * 3 };
+	sws_scale(d->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, stride);
+	return 0;
+}
+
+int
+video_load(const char *path, int t, int stride, struct image *im, char *err)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, quiet);
+	int64_t n = count_frames(path, err);
+	if (n < 0)
+		return -1;
+	int64_t *idx = malloc(sizeof *idx * (size_t)t);
+	if (!idx)
+		return snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path), -1;
+	video_sample(n, t, stride, idx);
+	struct dec d;
+	int64_t got = 0;	/* frames decoded */
+	int k = 0, rc = -1, e = 0, flushing = 0;
+	if (dec_open(&d, path, 1, err) < 0)
+		goto out;
+	while (k < t) {
+		if (!flushing) {
+			e = av_read_frame(d.fmt, d.pkt);
+			if (e == AVERROR_EOF) {
+				flushing = 1;
+				e = avcodec_send_packet(d.cc, NULL);
+			} else if (e < 0) {
+				averr(err, path, "reading", e);
+				goto out;
+			} else if (d.pkt->stream_index != d.stream) {
+				av_packet_unref(d.pkt);
+				continue;
+			} else {
+				e = avcodec_send_packet(d.cc, d.pkt);
+				av_packet_unref(d.pkt);
+			}
+			if (e < 0 && e != AVERROR(EAGAIN)) {
+				averr(err, path, "decoding", e);
+				goto out;
+			}
+		}
+		while (k < t && (e = avcodec_receive_frame(d.cc, d.frame)) >= 0) {
+			for (; k < t && idx[k] == got; k++)
+				if (keep(&d, im, t, k, path, err) < 0)
+					goto out;
+			got++;
+			av_frame_unref(d.frame);
+		}
+		if (e == AVERROR_EOF)
+			break;
+		if (e < 0 && e != AVERROR(EAGAIN)) {
+			averr(err, path, "decoding", e);
+			goto out;
+		}
+	}
+	if (k == 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: no frame could be decoded", path);
+		goto out;
+	}
+	for (; k < t; k++)	/* fewer frames than packets: repeat the last */
+		memcpy(im->px + (size_t)k * image_frame_bytes(im),
+		    im->px + (size_t)(k - 1) * image_frame_bytes(im), image_frame_bytes(im));
+	rc = 0;
+out:
+	dec_close(&d);
+	free(idx);
+	return rc;
+}

@@ -1,0 +1,22 @@
+/*
+ * video.h - video files through FFmpeg's libraries (libavformat,
+ * libavcodec, libswscale): any container and codec they decode.
+ */
+#ifndef VIDEO_H
+#define VIDEO_H
+
+#include <stdint.h>
+
+#include "image.h"
+
+/* Indices of the t frames kept out of n (n > 0) into idx[t]: with stride 0
+ * the middle frame of each of t equal segments, floor((i + 0.5) n / t);
+ * else frames start + i stride of a window centred in the clip, the last
+ * frame repeated past its end. */
+void	 video_sample(int64_t n, int t, int stride, int64_t *idx);
+/* Decode the first video stream of path and keep t frames chosen by
+ * video_sample, as RGB at the native size, into im (t x h x w x 3).
+ * 0, or -1 with err. */
+int	 video_load(const char *path, int t, int stride, struct image *im, char *err);
+
+#endif

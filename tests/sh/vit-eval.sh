@@ -1,0 +1,127 @@
+# vit-eval.sh - vit-eval: scores and their intervals against the records'
+# own labels, per-class counts, --json, --predict, other grid sizes, bad
+# input; and the EXAMPLES of vit-train(1) and vit-eval(1).
+. tests/sh/lib.sh
+PY=/usr/bin/python3
+gen() { $PY tests/sh/posclass.py "$@"; }
+gen --records 400 --seed 1 > "$T/train.vt"
+gen --records 300 --seed 2 > "$T/test.vt"
+$PY tests/sh/vtread.py "$T/test.vt" --labels > "$T/labels"
+check "train a small model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe abs --epochs 4 --batch 20 --lr 3e-3 -o "$T/m.vt" "$T/train.vt"
+E="vit-eval --threads 1"
+
+check "scores a labelled stream" $E "$T/m.vt" "$T/test.vt"
+cp "$T/out" "$T/text"
+check_grep "records 300" "^records 300$" "$T/text"
+check_grep "top1 with a 95% CI" "^top1 [0-9.]+ 95% CI [0-9.]+ [0-9.]+$" "$T/text"
+check_grep "top5 of 2 classes is 1" "^top5 1.0000 95% CI 1.0000 1.0000$" "$T/text"
+check_grep "loss with a 95% CI" "^loss [0-9.]+ 95% CI" "$T/text"
+awk '$3 == "95%" && !($5 <= $2 && $2 <= $6) { bad = 1 } END { exit bad }' "$T/text" &&
+	ok "each interval holds its mean" || nok "interval without its mean: $(cat "$T/text")"
+# The predictions agree with the score: top1 = matches with the labels.
+check "--predict" $E --predict "$T/m.vt" "$T/test.vt"
+cp "$T/out" "$T/pred"
+[ "$(wc -l < "$T/pred")" -eq 300 ] && ok "one prediction per record" || nok "$(wc -l < "$T/pred") predictions"
+awk '!($1 == "right" || $1 == "below") || $2 < 0.5 || $2 > 1 { bad = 1 } END { exit bad }' "$T/pred" &&
+	ok "predictions: CLASS names and probabilities in [0.5, 1]" || nok "bad prediction line: $(head -n 2 "$T/pred")"
+hits=$(paste "$T/labels" "$T/pred" | awk '($1 == 0 && $2 == "right") || ($1 == 1 && $2 == "below") { n++ } END { print n + 0 }')
+top1=$(awk '/^top1/ { print $2 }' "$T/text")
+$PY -c "import sys; sys.exit(abs($hits / 300 - $top1) > 1e-4)" && ok "top1 $top1 = $hits/300 labels matched" || nok "top1 $top1 but $hits/300 predictions right"
+check "--predict reads stdin" sh -c "$E --predict $T/m.vt < $T/test.vt | cmp - $T/pred"
+check "--per-class" $E --per-class --resamples 0 "$T/m.vt" "$T/test.vt"
+n=$(awk '/^class/ { split($5, f, "/"); n += f[2]; h += f[1] } END { print n, h }' "$T/out")
+[ "$n" = "300 $hits" ] && ok "per-class counts add up to 300 records, $hits right" || nok "per-class sums: $n"
+check_grep "per-class lines name the classes" "^class 1 below [0-9.]+ [0-9]+/[0-9]+$" "$T/out"
+# JSON: the same figures.
+check "--json" $E --json --per-class "$T/m.vt" "$T/test.vt"
+$PY - "$T/out" "$top1" > "$T/jsoncheck" 2>&1 <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["records"] == 300 and abs(j["top1"] - float(sys.argv[2])) < 1e-4
+lo, hi = j["top1_ci"]
+assert lo <= j["top1"] <= hi and 0 < hi - lo < 0.2
+assert [c["name"] for c in j["per_class"]] == ["right", "below"]
+assert sum(c["records"] for c in j["per_class"]) == 300
+print("fine")
+EOF
+check_grep "JSON: records, top1 and its interval, per_class" "^fine" "$T/jsoncheck"
+check "--predict --json" $E --predict --json "$T/m.vt" "$T/test.vt"
+$PY -c "
+import json, sys
+l = [json.loads(x) for x in open('$T/out')]
+assert len(l) == 300 and l[7]['record'] == 7 and l[0]['name'] in ('right', 'below')
+print('fine')" > "$T/pj" 2>&1
+check_grep "--predict --json: an object per record" "^fine" "$T/pj"
+# Bootstrap: seeded, so reproducible; another seed moves the interval.
+$E "$T/m.vt" "$T/test.vt" > "$T/again"
+cmp -s "$T/text" "$T/again" && ok "same seed, same intervals" || nok "intervals vary between runs"
+$E --seed 9 "$T/m.vt" "$T/test.vt" > "$T/seed9"
+cmp -s "$T/text" "$T/seed9" && nok "--seed changes nothing" || ok "--seed 9: other intervals"
+$E --resamples 0 "$T/m.vt" "$T/test.vt" > "$T/noci"
+grep -q CI "$T/noci" && nok "--resamples 0 still prints intervals" || ok "--resamples 0: no intervals"
+check "batch size does not change the scores" sh -c "$E -b 7 $T/m.vt $T/test.vt | cmp - $T/text"
+# Other grids: a 6x6 grid (absolute table interpolated), and a stream that
+# changes grid size half-way.
+gen --records 50 --grid 6 > "$T/g6.vt"
+check "evaluates at a 6x6 grid" $E "$T/m.vt" "$T/g6.vt"
+check_grep "... all 50 records" "^records 50$" "$T/out"
+gen --records 60 --tokens-from 30:3 > "$T/multi.vt"
+check "evaluates a multi-resolution stream" $E "$T/m.vt" "$T/multi.vt"
+check_grep "... all 60 records" "^records 60$" "$T/out"
+# Unlabelled streams: only predictions.
+gen --records 20 --no-label > "$T/nolabel.vt"
+check_exit 1 "no labels to score" $E "$T/m.vt" "$T/nolabel.vt"
+check_grep "... suggests --predict" "predict" "$T/err"
+check "--predict needs no labels" $E --predict "$T/m.vt" "$T/nolabel.vt"
+[ "$(wc -l < "$T/out")" -eq 20 ] && ok "... 20 predictions" || nok "$(wc -l < "$T/out") predictions"
+
+# Bad input.
+gen --records 8 --values 8 > "$T/p8.vt"
+check_exit 1 "patches of another size" $E "$T/m.vt" "$T/p8.vt"
+check_grep "... said" "8 values, the model takes 4" "$T/err"
+gen --records 8 --axes 3 > "$T/a3.vt"
+check_exit 1 "positions of another rank" $E "$T/m.vt" "$T/a3.vt"
+gen --records 8 --label 5 > "$T/badlabel.vt"
+check_exit 1 "label out of range" $E "$T/m.vt" "$T/badlabel.vt"
+gen --records 8 --f32 --nan 2 > "$T/nan.vt"
+check_exit 1 "NaN in patches" $E "$T/m.vt" "$T/nan.vt"
+gen --records 8 --nan 2 > "$T/nanpos.vt"
+check_exit 1 "NaN in positions" $E "$T/m.vt" "$T/nanpos.vt"
+head -c 3000 "$T/test.vt" > "$T/trunc.vt"
+check_exit 1 "truncated stream" $E "$T/m.vt" "$T/trunc.vt"
+check_exit 1 "missing model" $E "$T/none.vt" "$T/test.vt"
+check_exit 1 "a stream is not a model" $E "$T/test.vt" "$T/test.vt"
+head -c 5000 "$T/m.vt" > "$T/cut.vt"
+check_exit 1 "a cut checkpoint" $E "$T/cut.vt" "$T/test.vt"
+gen --records 0 > "$T/empty.vt"
+check_exit 1 "no records" $E "$T/m.vt" "$T/empty.vt"
+check_exit 2 "no operand" vit-eval
+check_exit 2 "three operands" vit-eval a b c
+check_exit 2 "--predict with --per-class" vit-eval --predict --per-class "$T/m.vt"
+
+# The EXAMPLES of both man pages, run in a directory with train.vt and
+# test.vt; blocks that need commands not built yet, or the Fashion-MNIST
+# data set (minutes of training), are skipped.
+mkdir "$T/ex"; cp "$T/train.vt" "$T/test.vt" "$T/ex/"
+for page in vit-train vit-eval; do
+	awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh/ { on = 0 }
+	    on && /^\.Bd -literal/ { n++; in_bd = 1; next } /^\.Ed/ { in_bd = 0 }
+	    on && in_bd { gsub(/\\e/, "\\"); print > (dir "/" n ".sh") }' \
+	    dir="$T/ex" "man/man1/$page.1"
+	for f in "$T"/ex/[0-9]*.sh; do
+		what="$page EXAMPLES block $(basename "$f" .sh)"
+		need=$(grep -oE '(patchify|posgen|skewgen|shuffle-eval|flops|vtool)' "$f" | sort -u)
+		skip=""
+		for c in $need; do [ -x "$BIN/$c" ] || skip="needs $c"; done
+		grep -q fashion-mnist "$f" && skip="trains on Fashion-MNIST"
+		if [ -n "$skip" ]; then
+			ok "$what # skip: $skip"
+		else
+			(cd "$T/ex" && sh -e "$f") >"$T/exout" 2>&1 &&
+				ok "$what" || nok "$what: $(tail -c 300 "$T/exout")"
+		fi
+		rm -f "$f"
+	done
+done
+finish

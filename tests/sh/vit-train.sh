@@ -1,0 +1,157 @@
+# vit-train.sh - vit-train: epochs and steps, checkpoints, bitwise resume,
+# gradient accumulation, the log, bad input, and a learning test where only
+# position tells the class.
+. tests/sh/lib.sh
+PY=/usr/bin/python3
+gen() { $PY tests/sh/posclass.py "$@"; }
+key() { $PY tests/sh/vtread.py "$1" "$2"; }
+# A small model, one thread (bitwise results need a fixed thread count, and
+# OpenMP threads spinning on a loaded 2-core machine only slow tiny models).
+M="--dim 16 --depth 1 --heads 2 --mlp 32 --threads 1"
+gen --records 300 --epoch-records 100 --seed 3 > "$T/ep.vt"
+gen --records 64 --seed 4 > "$T/val.vt"
+
+# Epochs and steps from EPOCH_RECORDS: ceil(100 / 32) = 4 steps an epoch.
+check "trains 3 epochs of a stream" vit-train $M --pe abs --batch 32 \
+	--val "$T/val.vt" --log "$T/log.json" -o "$T/m.vt" "$T/ep.vt"
+[ "$(key "$T/m.vt" STEP)" = 12 ] && ok "12 steps" || nok "steps: $(key "$T/m.vt" STEP)"
+[ "$(key "$T/m.vt" EPOCH)" = 3 ] && ok "3 epochs" || nok "epochs: $(key "$T/m.vt" EPOCH)"
+[ "$(key "$T/m.vt" TOTAL_STEPS)" = 12 ] && ok "the schedule spans 12 steps" || nok "schedule: $(key "$T/m.vt" TOTAL_STEPS)"
+[ "$(key "$T/m.vt" DONE)" = 1 ] && ok "finished run marked DONE" || nok "DONE missing"
+for k in VIT_DIM PE SHARE HEAD_DIM AXES HEADS LAYERS MEAN STD CLASSES HISTORY; do
+	[ -n "$(key "$T/m.vt" $k)" ] || nok "checkpoint lacks key $k"
+done && ok "checkpoint keys: config, skewgen's, the stream's"
+[ "$(key "$T/m.vt" HEAD_DIM)" = 8 ] && ok "HEAD_DIM = dim / heads" || nok "HEAD_DIM $(key "$T/m.vt" HEAD_DIM)"
+$PY tests/sh/vtread.py "$T/m.vt" --field adam.v > "$T/v" && [ -s "$T/v" ] &&
+	ok "checkpoint holds the AdamW moments" || nok "no adam.v field"
+# Every log line is JSON; steps carry loss, lr, img_s; validations val_acc.
+$PY - "$T/log.json" > "$T/logcheck" 2>&1 <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+steps = [l for l in lines if "loss" in l]
+vals = [l for l in lines if "val_acc" in l]
+assert [l["step"] for l in steps] == list(range(1, 13)), "steps 1..12"
+assert all(set(l) >= {"step", "epoch", "loss", "lr", "img_s"} for l in steps)
+assert [l["epoch"] for l in vals] == [1, 2, 3], "a validation each epoch"
+assert all(0 <= l["val_acc"] <= 1 for l in vals)
+lr = [l["lr"] for l in steps]
+assert lr[0] > lr[5] > lr[-1] >= 0, "cosine decay"
+assert abs(steps[3]["epoch"] - 1) < 1e-9 and abs(steps[1]["epoch"] - 0.64) < 1e-9
+print("fine")
+EOF
+check_grep "log: JSON lines, steps 1..12, 3 validations, decaying lr" "^fine" "$T/logcheck"
+
+check "--steps 5 stops at step 5" vit-train $M --pe abs --batch 32 --steps 5 -o "$T/s.vt" "$T/ep.vt"
+[ "$(key "$T/s.vt" STEP)" = 5 ] && ok "5 steps" || nok "steps: $(key "$T/s.vt" STEP)"
+check "--epochs 1 of a 3-epoch stream" vit-train $M --pe abs --batch 32 --epochs 1 -o "$T/e1.vt" "$T/ep.vt"
+[ "$(key "$T/e1.vt" STEP)" = 4 ] && ok "1 epoch: 4 steps" || nok "steps: $(key "$T/e1.vt" STEP)"
+# A file without EPOCH_RECORDS read 2 times over.
+gen --records 50 --seed 5 > "$T/small.vt"
+check "--epochs 2 re-reads a file" vit-train $M --pe none --batch 20 --epochs 2 -o "$T/p.vt" "$T/small.vt"
+[ "$(key "$T/p.vt" STEP)" = 6 ] && ok "2 passes of 3 steps" || nok "steps: $(key "$T/p.vt" STEP)"
+gen --records 50 --seed 5 --no-records > "$T/norec.vt"
+check_exit 1 "no RECORDS and no --steps: no schedule length" vit-train $M --pe none "$T/norec.vt"
+check_grep "... says to give --steps" "--steps" "$T/err"
+check "no RECORDS with --steps" sh -c "vit-train $M --pe none --steps 2 -o $T/n.vt < $T/norec.vt"
+
+# Same seed and threads: same bytes; another seed: other bytes.
+mkdir "$T/a" "$T/b"
+A="$M --pe abs --batch 24 --accum 2 --mixup 0.4 --smoothing 0.1 --dropout 0.1 --clip 1 --warmup 3"
+(cd "$T/a" && vit-train $A -o m.vt < ../ep.vt) && (cd "$T/b" && vit-train $A -o m.vt < ../ep.vt)
+cmp -s "$T/a/m.vt" "$T/b/m.vt" && ok "same seed: identical checkpoints" || nok "same seed, different bytes"
+(cd "$T/b" && vit-train $A --seed 2 -o m.vt < ../ep.vt)
+cmp -s "$T/a/m.vt" "$T/b/m.vt" && nok "another seed, same bytes" || ok "another seed: other bytes"
+
+# Interrupted (the data stage dies in epoch 3) then resumed: the same bytes
+# as the run that never stopped.
+(cd "$T/b" && head -c 80000 ../ep.vt | vit-train $A -o m.vt 2>err)
+[ $? -eq 1 ] && grep -q truncated "$T/b/err" && ok "a truncated stream stops the run" || nok "truncated stream: $(cat "$T/b/err")"
+[ "$(key "$T/b/m.vt" EPOCH)" = 2 ] && ok "the epoch-2 checkpoint is left" || nok "checkpoint epoch $(key "$T/b/m.vt" EPOCH)"
+(cd "$T/b" && vit-train --resume --threads 1 -o m.vt < ../ep.vt)
+cmp -s "$T/a/m.vt" "$T/b/m.vt" && ok "resumed run: bitwise the uninterrupted one" || nok "resumed run differs"
+check_exit 0 "resuming a finished run does nothing" vit-train --resume --threads 1 -o "$T/b/m.vt" "$T/ep.vt"
+# A run killed with SIGKILL at some moment (here a file re-read 1500
+# times, a checkpoint every 10 passes) leaves a whole checkpoint, and
+# resumed it ends with the bytes of the run that never stopped.
+K="$M --pe abs --batch 20 --epochs 1500 --save-every 10"
+(cd "$T/a" && vit-train $K -o k.vt ../small.vt)
+(cd "$T/b" && { vit-train $K -o k.vt ../small.vt & pid=$!; sleep 0.8; kill -9 $pid; wait $pid; } 2>/dev/null)
+if [ -f "$T/b/k.vt" ]; then
+	ok "SIGKILL after epoch $(key "$T/b/k.vt" EPOCH): a checkpoint is left"
+	check "... whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/val.vt"
+	(cd "$T/b" && vit-train --resume --threads 1 -o k.vt ../small.vt)
+	cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed: bitwise the uninterrupted run" || nok "killed and resumed run differs"
+else
+	ok "SIGKILL before the first checkpoint: none left (slow machine)"
+fi
+
+# Accumulation: batch 30 x 3 micro-batches = batch 90 (the 2nd step of an
+# epoch of 100 is 10 records in both), the same steps up to rounding.
+B="$M --pe abs --epochs 2"
+vit-train $B --batch 90 -o "$T/g1.vt" "$T/ep.vt" && vit-train $B --batch 30 --accum 3 -o "$T/g2.vt" "$T/ep.vt"
+d=$($PY tests/sh/vtread.py "$T/g1.vt" --maxdiff "$T/g2.vt")
+$PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "--accum 3 matches a 3x batch (max diff $d)" || nok "accumulation: max diff $d"
+vit-train $B --batch 90 --lr 2e-3 -o "$T/g3.vt" "$T/ep.vt"
+d=$($PY tests/sh/vtread.py "$T/g1.vt" --maxdiff "$T/g3.vt")
+$PY -c "import sys; sys.exit(not $d > 1e-3)" && ok "... and the comparison can fail (lr 2x: $d)" || nok "comparison blind: $d"
+
+# Multi-resolution: from record 50 on, 5x5 grids; batches end early.
+gen --records 100 --seed 7 --tokens-from 50:5 > "$T/multi.vt"
+check "multi-resolution stream" vit-train $M --pe abs --batch 32 -o "$T/mr.vt" "$T/multi.vt"
+[ "$(key "$T/mr.vt" STEP)" = 4 ] && ok "batches end where the grid changes (32+18, 32+18)" || nok "steps $(key "$T/mr.vt" STEP)"
+
+# Bad input.
+gen --records 8 --no-label > "$T/nolabel.vt"
+check_exit 1 "no label field" vit-train $M "$T/nolabel.vt"
+check_grep "... named" "label" "$T/err"
+gen --records 8 --patch-name pixels > "$T/nopatch.vt"
+check_exit 1 "no patch field" vit-train $M "$T/nopatch.vt"
+gen --records 8 --label 2 > "$T/badlabel.vt"
+check_exit 1 "label out of range" vit-train $M "$T/badlabel.vt"
+check_grep "... said" "label 2 out of range" "$T/err"
+gen --records 8 --f32 --nan 3 > "$T/nan.vt"
+check_exit 1 "NaN in f32 patches" vit-train $M "$T/nan.vt"
+check_grep "... said" "record 4: 'patch' holds NaN" "$T/err"
+gen --records 8 --nan 5 > "$T/nanpos.vt"
+check_exit 1 "NaN in positions" vit-train $M "$T/nanpos.vt"
+head -c 2000 "$T/small.vt" > "$T/trunc.vt"
+check_exit 1 "truncated stream" vit-train $M "$T/trunc.vt"
+printf 'VITPIPE 1\nBYTEORDER little\nALIGN 64\nFIELD x f32 3\nENDHDR\n' > "$T/junk.vt"
+check_exit 1 "a stream of other fields" vit-train $M "$T/junk.vt"
+check_exit 1 "not a stream" vit-train $M /etc/passwd
+check_exit 1 "--resume without a checkpoint" vit-train --resume -o "$T/none.vt" "$T/ep.vt"
+check_exit 2 "--resume takes no model option" vit-train --resume --lr 1 -o "$T/m.vt" "$T/ep.vt"
+check_exit 2 "--resume needs --out" vit-train --resume "$T/ep.vt"
+check_exit 2 "unknown preset" vit-train --preset huge "$T/ep.vt"
+check_exit 2 "bad --share" vit-train --share some "$T/ep.vt"
+check_exit 1 "unknown position encoding" vit-train $M --pe nosuch "$T/ep.vt"
+# A loss that overflows (weight decay lr * wd = 1e12 blows the weights up
+# within a few steps) stops the run and keeps the last checkpoint: one
+# step an epoch, so the epoch count of the checkpoint is the step before.
+gen --records 100 --epoch-records 10 > "$T/e10.vt"
+check_exit 1 "non-finite loss stops the run" vit-train $M --pe abs --batch 10 --lr 1e6 --wd 1e6 -o "$T/h.vt" "$T/e10.vt"
+check_grep "... names step and last good checkpoint" "step [0-9]+: the (loss|gradient norm) is (nan|inf|-nan).*last good checkpoint is .*h.vt \(epoch [0-9]+\)" "$T/err"
+s=$(sed -n 's/.*step \([0-9]*\):.*/\1/p' "$T/err")
+[ "$(key "$T/h.vt" EPOCH)" = $((s - 1)) ] && [ "$(key "$T/h.vt" DONE)" = 0 ] && ok "the checkpoint of step $((s - 1)) is kept" || nok "checkpoint after NaN: epoch $(key "$T/h.vt" EPOCH)"
+check "... and is whole" vit-eval --resamples 0 --threads 1 "$T/h.vt" "$T/val.vt"
+# Resuming that model on a stream of another shape.
+gen --records 8 --values 8 > "$T/p8.vt"
+check_exit 1 "resume: patches of another size" vit-train --resume --threads 1 -o "$T/h.vt" "$T/p8.vt"
+check_grep "... said" "8 values, the model takes 4" "$T/err"
+gen --records 8 --axes 3 > "$T/a3.vt"
+check_exit 1 "resume: positions of another rank" vit-train --resume --threads 1 -o "$T/h.vt" "$T/a3.vt"
+
+# Learning: only the relative position of two markers tells the class.  A
+# rotary model learns it; without positions the model stays at chance.
+gen --records 3000 --epoch-records 1000 --seed 11 > "$T/task.vt"
+gen --records 400 --seed 12 > "$T/task-test.vt"
+L="--dim 32 --depth 2 --heads 4 --mlp 64 --batch 32 --lr 3e-3 --warmup 20 --threads 1"
+for pe in rope-mixed none; do
+	check "learning task: train --pe $pe" vit-train $L --pe $pe -o "$T/l-$pe.vt" "$T/task.vt"
+	vit-eval --resamples 0 --threads 1 "$T/l-$pe.vt" "$T/task-test.vt" > "$T/acc-$pe"
+done
+acc=$(awk '/^top1/ { print $2 }' "$T/acc-rope-mixed")
+$PY -c "import sys; sys.exit(not $acc >= 0.9)" && ok "rope-mixed learns the task (top1 $acc)" || nok "rope-mixed top1 $acc < 0.9"
+acc=$(awk '/^top1/ { print $2 }' "$T/acc-none")
+$PY -c "import sys; sys.exit(not 0.4 <= $acc <= 0.6)" && ok "--pe none stays at chance (top1 $acc)" || nok "--pe none top1 $acc: not chance"
+finish

@@ -219,6 +219,13 @@ main(void)
 	c.pool = VIT_POOL_MEAN;
 	c.dropout = 0.2f;
 	check(&c, 1, 1, "liere:8 shared across layers, pool mean, dropout");
+	/* head_dim 16: blocks of 16 rotate through sgemm (rotary.c) */
+	small(&c, "liere:16", 2);
+	c.dim = 32;
+	check(&c, 0, 1, "liere:16 (sgemm rotation)");
+	c.cls_rotate = 1;
+	c.share = VIT_SHARE_HEADS;
+	check(&c, 0, 1, "liere:16 CLS rotated, shared across heads");
 	small(&c, "rope-mixed", 2);
 	c.share = VIT_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");

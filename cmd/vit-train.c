@@ -381,8 +381,9 @@ open_pass(struct run *r)
 	if (r->br.classes <= 0)
 		die("%s: no CLASSES key: give --classes", r->name);
 	const char *e = vt_meta(&r->s, "EPOCH_RECORDS");
-	r->E = e ? atoll(e) : r->s.records > 0 ? r->s.records : 0;
-	if (e != NULL && r->E < 1)
+	char *end;
+	r->E = r->s.records > 0 ? r->s.records : 0;
+	if (e != NULL && ((r->E = strtoll(e, &end, 10)) < 1 || *end != '\0'))
 		die("%s: bad EPOCH_RECORDS '%s'", r->name, e);
 	r->st.inpass = 0;
 }
@@ -443,13 +444,14 @@ build_model(struct run *r)
 		die("%s: record 1: positions are not a grid; no GRID key either", r->name);
 	const char *cp = vt_meta(&r->s, "CLSPOS");
 	if (cp != NULL && strcmp(cp, "none") != 0) {
+		const char *p = cp;
+		char *end;
 		c->cls_rotate = 1;
-		char *end = (char *)cp;
-		for (int a = 0; a < c->axes; a++) {
-			c->cls_pos[a] = strtof(end, &end);
-			if (*end != (a == c->axes - 1 ? '\0' : ','))
-				die("%s: bad CLSPOS '%s'", r->name, cp);
-			end += a < c->axes - 1;
+		for (int a = 0; a < c->axes; a++, p = end + 1) {
+			c->cls_pos[a] = strtof(p, &end);
+			if (end == p || *end != (a == c->axes - 1 ? '\0' : ','))
+				die("%s: CLSPOS '%s' is not 'none' or %d coordinates",
+				    r->name, cp, c->axes);
 		}
 	}
 	r->m = vit_create(c, (int)r->o.batch, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
@@ -709,6 +711,9 @@ main(int argc, char *argv[])
 	if (r.o.resume) {
 		resume(&r);
 		int64_t inpass = r.st.inpass;
+		if (r.st.pass > 0 && (r.o.input == NULL || strcmp(r.o.input, "-") == 0))
+			die("--resume: the run was reading its input file for the %lld. "
+			    "time: give that file, not stdin", (long long)r.st.pass + 1);
 		open_pass(&r);
 		if (batch_skip(&r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);

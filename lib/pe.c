@@ -340,3 +340,25 @@ pe_meta_read(struct pe *pe, const struct vt *s)
 	}
 	return 0;
 }
+
+const float *
+pe_load_params(struct pe *pe, struct vt *s)
+{
+	const char *name = s->name ? s->name : "input";
+	struct vt_field *f;
+
+	if (pe_meta_read(pe, s) == -1)
+		return NULL;
+	if ((f = vt_get(s, PE_FIELD)) == NULL) {
+		fail(pe, "%s: no field %s: the file names PE %s but holds no generators",
+		    name, PE_FIELD, pe->spec);
+		return NULL;
+	}
+	if (f->dtype != VT_F32 || f->rank != 1 || f->count != pe->nparam) {
+		fail(pe, "%s: field %s is %s with %lld values; PE %s with %s sharing needs f32 [%lld]",
+		    name, PE_FIELD, vt_dtype_name(f->dtype), (long long)f->count, pe->spec,
+		    pe_share_name(pe->share), (long long)pe->nparam);
+		return NULL;
+	}
+	return f->data;
+}

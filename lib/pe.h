@@ -180,6 +180,11 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	    const float *pos /* [T][axes] */,
 	    const float *dR /* [nset][T][rsize] */,
 	    float *dparams /* [nparam], accumulated */);
+/* The generator matrices A_i of one set, G[axes][nblock][b][b]: block j
+ * of A_i at G + (i * nblock + j) * b * b.  Riemann: the rotation part's
+ * (no scale); none, zeros, abs, sincos: zeros. */
+void	 pe_generators(const struct pe *pe,
+	    const float *params /* [set_params] */, double *G);
 /* One set's rotations inside R from pe_rotations: [T][rsize]. */
 static inline float *
 pe_R(const struct pe *pe, float *R, int set, int T)
@@ -207,5 +212,10 @@ int	 pe_meta_write(const struct pe *pe, struct vt *s);
 /* pe from those keys of s; 0, or -1 with pe->err ("no PE key: not a
  * generator file or checkpoint"). */
 int	 pe_meta_read(struct pe *pe, const struct vt *s);
+
+/* The parameters held in a loaded generator file or checkpoint s: pe
+ * from its header keys and its field pe.params, f32 [nparam].  NULL with
+ * pe->err when either is missing or they disagree. */
+const float *pe_load_params(struct pe *pe, struct vt *s);
 
 #endif

@@ -88,9 +88,8 @@ skew_from_upper(int b, const float *U, double s, double *G)
 	}
 }
 
-/* The generators of one set: G[axes][nblock][b][b]. */
-static void
-build_gen(const struct pe *pe, const float *p, double *G)
+void
+pe_generators(const struct pe *pe, const float *p, double *G)
 {
 	int N = pe->axes, nb = pe->nblock, b = pe->block;
 	int64_t bb = (int64_t)b * b, k = tri(b);
@@ -118,6 +117,12 @@ build_gen(const struct pe *pe, const float *p, double *G)
 					g[2] = f;
 				}
 				break;
+			case PE_RIEMANN:
+				if (pe_pair_axis(pe, j) == i) {
+					g[1] = p[j];
+					g[2] = -p[j];
+				}
+				break;
 			}
 		}
 }
@@ -131,7 +136,7 @@ build_all(const struct pe *pe, struct pe_work *w, const float *params)
 		return;
 #pragma omp parallel for num_threads(w->nthread) schedule(static)
 	for (int s = 0; s < pe->nset; s++)
-		build_gen(pe, params + s * pe->set_params, w->gen + s * per);
+		pe_generators(pe, params + s * pe->set_params, w->gen + s * per);
 }
 
 /* X = sum_i p_i G_i for block j of one set. */

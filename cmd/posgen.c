@@ -1,0 +1,389 @@
+/*
+ * posgen - token positions (field pos) for a patch grid, under a named
+ * convention, with ComRoPE's augmentations; see posgen(1).
+ *
+ * Reads a stream whose header has GRID and passes every record through
+ * with pos added, or writes the positions of --grid on their own.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "rng.h"
+#include "vt.h"
+#include "vtcopy.h"
+
+enum conv { CONV_INTEGER, CONV_LINSPACE, CONV_CENTRE, CONV_FIXED };
+static const char *const conv_names[] = { "integer", "linspace", "centre", "fixed" };
+
+struct opts {
+	const char	*grid;		/* --grid: build, don't read */
+	int		 conv;		/* enum conv */
+	const char	*n0;		/* --n0: LieRE's training grid */
+	double		 lo, hi;	/* --range of the fixed convention */
+	const char	*cls;		/* --cls: none, centre or coordinates */
+	double		 perturb;	/* --perturb sigma, in patch sizes */
+	double		 offset;	/* --offset rho */
+	uint64_t	 seed;
+	int64_t		 records;	/* --records, with --grid */
+};
+
+/* The grid and what every record shares. */
+struct layout {
+	int	 axes;
+	int64_t	 g[3];		/* grid, (t,) y, x */
+	int64_t	 T;		/* tokens */
+	double	 n0[3];
+	double	*base;		/* [T][axes]: unperturbed positions */
+	double	 step[3];	/* patch size per axis, in position units */
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: posgen [options] [FILE]\n"
+	    "       posgen --grid DIMS [options]\n"
+	    "Add token positions (field pos) to a patch stream whose header has GRID,\n"
+	    "or write the positions of the grid DIMS (7x7, 4x14x14).\n"
+	    "  -g, --grid DIMS        build from this grid instead of reading a stream\n"
+	    "  -c, --convention NAME  integer (RoPE-ViT), linspace (LieRE code: 0 .. n/n0,\n"
+	    "                         default), centre (ComRoPE: (i + 0.5)/n), fixed\n"
+	    "      --n0 DIMS          linspace: the training grid (default: the grid)\n"
+	    "      --range LO,HI      fixed: every axis from LO to HI (default 0,1)\n"
+	    "      --cls WHAT         CLS token: none (not rotated, default), centre,\n"
+	    "                         or coordinates such as 0.5,0.5\n"
+	    "      --perturb SIGMA    ComRoPE perturbation: normal, std SIGMA patch sizes,\n"
+	    "                         truncated to the patch\n"
+	    "      --offset RHO       add one normal(0, RHO^2) offset per axis to every\n"
+	    "                         token of a record\n"
+	    "  -s, --seed N           seed of the augmentations (default 1)\n"
+	    "  -n, --records N        with --grid: records to write (default 1)\n"
+	    "  -h, --help             this help\n"
+	    "  -V, --version          version\n");
+}
+
+/* Dims "7x7" (count must be axes, or 1 for every axis) into v[]. */
+static void
+parse_n0(const char *s, int axes, double *v)
+{
+	int64_t g[3];
+	int n = vt_parse_dims(s, g, 3);
+
+	if (n != axes && n != 1)
+		usage_error("--n0 %s: want %d dims like the grid, or one number", s, axes);
+	for (int a = 0; a < axes; a++)
+		v[a] = (double)g[n == 1 ? 0 : a];
+}
+
+/* Position of index i of n on an axis, and the patch size there. */
+static double
+coord(const struct opts *o, const struct layout *L, int a, int64_t i)
+{
+	double n = (double)L->g[a];
+
+	switch (o->conv) {
+	case CONV_INTEGER:
+		return (double)i;
+	case CONV_CENTRE:
+		return (i + 0.5) / n;
+	case CONV_FIXED:
+		return n > 1 ? o->lo + (o->hi - o->lo) * i / (n - 1) : o->lo;
+	default:
+		return n > 1 ? i * (n / L->n0[a]) / (n - 1) : 0;
+	}
+}
+
+static double
+step(const struct opts *o, const struct layout *L, int a)
+{
+	double n = (double)L->g[a];
+
+	switch (o->conv) {
+	case CONV_INTEGER:
+		return 1;
+	case CONV_CENTRE:
+		return 1 / n;
+	case CONV_FIXED:
+		return n > 1 ? (o->hi - o->lo) / (n - 1) : o->hi - o->lo;
+	default:
+		return n > 1 ? (n / L->n0[a]) / (n - 1) : 1 / L->n0[a];
+	}
+}
+
+static void
+make_layout(const struct opts *o, const char *grid, const char *where, struct layout *L)
+{
+	int64_t T = 1;
+
+	memset(L, 0, sizeof *L);
+	L->axes = vt_parse_dims(grid, L->g, 3);
+	if (L->axes < 1)
+		die("%s: grid '%s': want dims like 7x7 or 4x14x14", where, grid);
+	for (int a = 0; a < L->axes; a++) {
+		if (L->g[a] < 1 || L->g[a] > (1 << 20))
+			die("%s: grid '%s': dims must be 1 .. %d", where, grid, 1 << 20);
+		T *= L->g[a];
+		if (T > (1 << 24))
+			die("%s: grid '%s': more than %d tokens", where, grid, 1 << 24);
+		L->n0[a] = (double)L->g[a];
+	}
+	L->T = T;
+	if (o->n0)
+		parse_n0(o->n0, L->axes, L->n0);
+	if ((L->base = malloc(sizeof *L->base * T * L->axes)) == NULL)
+		die("out of memory");
+	for (int64_t t = 0; t < T; t++) {
+		int64_t r = t;
+		for (int a = L->axes - 1; a >= 0; a--) {	/* x fastest */
+			L->base[t * L->axes + a] = coord(o, L, a, r % L->g[a]);
+			r /= L->g[a];
+		}
+	}
+	for (int a = 0; a < L->axes; a++)
+		L->step[a] = step(o, L, a);
+}
+
+/* pos for record number rec: base, perturbed, offset. */
+static void
+fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float *pos)
+{
+	struct rng r;
+	double off[3] = { 0, 0, 0 };
+
+	rng_seed(&r, o->seed, (uint64_t)rec);
+	if (o->offset > 0)
+		for (int a = 0; a < L->axes; a++)
+			off[a] = o->offset * rng_normal(&r);
+	for (int64_t k = 0; k < L->T * L->axes; k++) {
+		int a = (int)(k % L->axes);
+		double z = 0;
+		if (o->perturb > 0)		/* truncated to the patch */
+			do
+				z = o->perturb * rng_normal(&r);
+			while (fabs(z) > 0.5);
+		pos[k] = (float)(L->base[k] + z * L->step[a] + off[a]);
+	}
+}
+
+/* Header keys POS and CLSPOS. */
+static void
+describe(const struct opts *o, const struct layout *L, struct vt *s)
+{
+	char v[512];
+	int n = snprintf(v, sizeof v, "%s", conv_names[o->conv]);
+
+	if (o->conv == CONV_LINSPACE)
+		for (int a = 0; a < L->axes; a++)
+			n += snprintf(v + n, sizeof v - n, "%s%g", a ? "x" : " n0=", L->n0[a]);
+	if (o->conv == CONV_FIXED)
+		n += snprintf(v + n, sizeof v - n, " range=%g,%g", o->lo, o->hi);
+	if (o->perturb > 0)
+		n += snprintf(v + n, sizeof v - n, " perturb=%g", o->perturb);
+	if (o->offset > 0)
+		n += snprintf(v + n, sizeof v - n, " offset=%g", o->offset);
+	if (o->perturb > 0 || o->offset > 0)
+		snprintf(v + n, sizeof v - n, " seed=%llu", (unsigned long long)o->seed);
+	if (vt_meta_set(s, "POS", v) == -1)
+		die("%s", s->err);
+
+	if (!o->cls || strcmp(o->cls, "none") == 0) {
+		snprintf(v, sizeof v, "none");
+	} else if (strcmp(o->cls, "centre") == 0 || strcmp(o->cls, "center") == 0) {
+		n = 0;
+		for (int a = 0; a < L->axes; a++)
+			n += snprintf(v + n, sizeof v - n, "%s%.9g", a ? "," : "",
+			    (coord(o, L, a, 0) + coord(o, L, a, L->g[a] - 1)) / 2);
+	} else {
+		char *copy = strdup(o->cls), *save, *tok;
+		int count = 0;
+		n = 0;
+		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), count++)
+			n += snprintf(v + n, sizeof v - n, "%s%.9g", count ? "," : "",
+			    cli_num("--cls", tok, -1e9, 1e9));
+		free(copy);
+		if (count != L->axes)
+			usage_error("--cls %s: want none, centre or %d coordinates", o->cls, L->axes);
+	}
+	if (vt_meta_set(s, "CLSPOS", v) == -1)
+		die("%s", s->err);
+}
+
+static void
+build(const struct opts *o, int argc, char *argv[])
+{
+	struct layout L;
+	struct vt out;
+	int i;
+
+	make_layout(o, o->grid, "--grid", &L);
+	vt_init(&out);
+	i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.axes });
+	if (i < 0 || vt_meta_set(&out, "GRID", o->grid) == -1)
+		die("%s", out.err);
+	describe(o, &L, &out);
+	out.records = o->records;
+	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
+		die("%s", out.err);
+	for (int64_t r = 0; r < o->records; r++) {
+		fill_positions(o, &L, r, out.field[i].data);
+		if (vt_write_record(&out) == -1)
+			die("%s", out.err);
+	}
+	vt_free(&out);
+	free(L.base);
+}
+
+static void
+filter(const struct opts *o, const char *path, int argc, char *argv[])
+{
+	struct layout L;
+	struct vt in, out;
+	const char *name, *grid;
+	FILE *fp = cli_open_in(path, &name);
+	int i, r, patch;
+
+	vt_init(&in);
+	if (vt_read_header(&in, fp, name) == -1)
+		die("%s", in.err);
+	if ((grid = vt_meta(&in, "GRID")) == NULL)
+		die("%s: no GRID in the header: say the grid with --grid", name);
+	if (vt_find(&in, "pos") >= 0)
+		die("%s: the stream already has a pos field (POS %s)", name,
+		    vt_meta(&in, "POS") ? vt_meta(&in, "POS") : "?");
+	make_layout(o, grid, name, &L);
+	patch = vt_find(&in, "patch");
+	vt_init(&out);
+	if (vt_copy_header(&out, &in) == -1 ||
+	    (i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.axes })) < 0)
+		die("%s", out.err);
+	describe(o, &L, &out);
+	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
+		die("%s", out.err);
+	while ((r = vt_read_record(&in)) == 1) {
+		if (patch >= 0 && in.field[patch].rank > 0 && in.field[patch].shape[0] != L.T)
+			die("%s: record %lld: %lld patch tokens, but GRID %s has %lld", name,
+			    (long long)in.recno, (long long)in.field[patch].shape[0], grid, (long long)L.T);
+		if (vt_copy_record(&out, &in) == -1)
+			die("%s", out.err);
+		fill_positions(o, &L, in.recno - 1, out.field[i].data);
+		if (vt_write_record(&out) == -1)
+			die("%s", out.err);
+	}
+	if (r == -1)
+		die("%s", in.err);
+	if (fp != stdin)
+		fclose(fp);
+	vt_free(&in);
+	vt_free(&out);
+	free(L.base);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "grid", required_argument, NULL, 'g' },
+		{ "convention", required_argument, NULL, 'c' },
+		{ "n0", required_argument, NULL, 'N' },
+		{ "range", required_argument, NULL, 'R' },
+		{ "cls", required_argument, NULL, 'C' },
+		{ "perturb", required_argument, NULL, 'P' },
+		{ "offset", required_argument, NULL, 'O' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "records", required_argument, NULL, 'n' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .conv = CONV_LINSPACE, .hi = 1, .seed = 1, .records = 1 };
+	int c, nrecords = 0;
+
+	cli_init(argc, argv);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":g:c:s:n:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g':
+			o.grid = optarg;
+			break;
+		case 'c':
+			o.conv = -1;
+			for (int k = 0; k < 4; k++)
+				if (strcmp(optarg, conv_names[k]) == 0)
+					o.conv = k;
+			if (strcmp(optarg, "center") == 0)
+				o.conv = CONV_CENTRE;
+			if (o.conv < 0)
+				usage_error("--convention %s: want integer, linspace, centre or fixed", optarg);
+			break;
+		case 'N':
+			o.n0 = optarg;
+			break;
+		case 'R': {
+			char *comma = strchr(optarg, ',');
+			if (!comma)
+				usage_error("--range %s: want LO,HI", optarg);
+			*comma = '\0';
+			o.lo = cli_num("--range", optarg, -1e9, 1e9);
+			o.hi = cli_num("--range", comma + 1, -1e9, 1e9);
+			if (!(o.hi > o.lo))
+				usage_error("--range: HI must be above LO");
+			break;
+		}
+		case 'C':
+			o.cls = optarg;
+			break;
+		case 'P':
+			o.perturb = cli_num("--perturb", optarg, 0, 100);
+			break;
+		case 'O':
+			o.offset = cli_num("--offset", optarg, 0, 1e6);
+			break;
+		case 's':
+			o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			break;
+		case 'n':
+			o.records = cli_int("--records", optarg, 1, 1LL << 40);
+			nrecords = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			cli_close_out(stdout, "stdout");
+			return 0;
+		case 'V':
+			cli_version();
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (o.n0 && o.conv != CONV_LINSPACE)
+		usage_error("--n0 applies to --convention linspace");
+	if (o.grid) {
+		int64_t g[3];
+		int n = vt_parse_dims(o.grid, g, 3);
+		for (int a = 0; a < n; a++)
+			if (g[a] < 1 || g[a] > (1 << 20))
+				n = -1;
+		if (n < 1)
+			usage_error("--grid %s: want dims like 7x7 or 4x14x14, each 1 .. %d",
+			    o.grid, 1 << 20);
+	}
+	if (o.grid && argc - optind > 0)
+		usage_error("--grid builds positions: no input FILE");
+	if (!o.grid && nrecords)
+		usage_error("--records applies to --grid");
+	if (argc - optind > 1)
+		usage_error("one input FILE at most");
+	cli_binary_stdout(0);
+	if (o.grid)
+		build(&o, argc, argv);
+	else
+		filter(&o, optind < argc ? argv[optind] : NULL, argc, argv);
+	cli_close_out(stdout, "stdout");
+	return 0;
+}

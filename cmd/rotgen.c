@@ -1,0 +1,340 @@
+/*
+ * rotgen - the rotations R(p) of a position encoding for every token of a
+ * positions stream (field rot), or with --check the numbers that say
+ * whether they are rotations and whether they encode relative positions;
+ * see rotgen(1).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pe.h"
+#include "rng.h"
+#include "vt.h"
+#include "vtcopy.h"
+
+struct opts {
+	const char	*gen;		/* --generators FILE */
+	int		 check;		/* --check */
+	int64_t		 pairs;		/* --pairs: token pairs of the relative check */
+};
+
+/* What --check gathers over all records. */
+struct stats {
+	double	 orth;		/* max |R^T R - I| */
+	double	 detlo, dethi;
+	double	 rel;		/* max |R(x)^T R(y) - R(y - x)| */
+	int64_t	 npairs, tokens, records;
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: rotgen --generators FILE [--check] [--pairs N] [POSITIONS]\n"
+	    "Write R(p) = exp(sum_i p_i A_i) for every token of a positions stream\n"
+	    "(field pos) and every generator set (field rot), or check them.\n"
+	    "  -g, --generators FILE  generator file (skewgen) or checkpoint\n"
+	    "  -c, --check            print max |R^T R - I|, the determinant range and\n"
+	    "                         max |R(x)^T R(y) - R(y - x)| instead of writing R\n"
+	    "      --pairs N          token pairs of the relative check: all when there\n"
+	    "                         are at most N, else N seeded at random (default 256)\n"
+	    "  -h, --help             this help\n"
+	    "  -V, --version          version\n");
+}
+
+/* Determinant of a b x b block by elimination with partial pivoting. */
+static double
+det(int b, const float *R, double *A)
+{
+	double d = 1;
+
+	for (int e = 0; e < b * b; e++)
+		A[e] = R[e];
+	for (int c = 0; c < b; c++) {
+		int p = c;
+		for (int i = c + 1; i < b; i++)
+			if (fabs(A[i * b + c]) > fabs(A[p * b + c]))
+				p = i;
+		if (A[p * b + c] == 0)
+			return 0;
+		if (p != c) {
+			for (int j = 0; j < b; j++) {
+				double t = A[c * b + j];
+				A[c * b + j] = A[p * b + j];
+				A[p * b + j] = t;
+			}
+			d = -d;
+		}
+		d *= A[c * b + c];
+		for (int i = c + 1; i < b; i++) {
+			double f = A[i * b + c] / A[c * b + c];
+			for (int j = c; j < b; j++)
+				A[i * b + j] -= f * A[c * b + j];
+		}
+	}
+	return d;
+}
+
+/* max |X^T Y - Z| over the blocks of one token (Z NULL: the identity). */
+static double
+defect(const struct pe *pe, const float *X, const float *Y, const float *Z, double *acc)
+{
+	int b = pe->block;
+	double e = 0;
+
+	for (int j = 0; j < pe->nblock; j++) {
+		int64_t o = (int64_t)j * b * b;
+		for (int r = 0; r < b; r++) {
+			for (int s = 0; s < b; s++)
+				acc[s] = 0;
+			for (int k = 0; k < b; k++) {
+				double x = X[o + k * b + r];
+				for (int s = 0; s < b; s++)
+					acc[s] += x * Y[o + k * b + s];
+			}
+			for (int s = 0; s < b; s++)
+				e = fmax(e, fabs(acc[s] - (Z ? Z[o + r * b + s] : r == s)));
+		}
+	}
+	return e;
+}
+
+/* Orthogonality and determinants of R[nset][T]; relative defect over the
+ * token pairs whose differences dpos gave Rd[nset][np]. */
+static void
+check(const struct pe *pe, int64_t T, const float *R, int64_t np, const int64_t *pair,
+    const float *Rd, struct stats *st)
+{
+	int b = pe->block;
+	double orth = 0, lo = INFINITY, hi = -INFINITY, rel = 0;
+	int64_t items = (int64_t)pe->nset * T, pitems = (int64_t)pe->nset * np;
+
+#pragma omp parallel reduction(max:orth, hi, rel) reduction(min:lo)
+	{
+		double *A = malloc(sizeof *A * (b * b + b));
+		if (!A)
+			die("out of memory");
+#pragma omp for schedule(dynamic, 4)
+		for (int64_t it = 0; it < items; it++) {
+			const float *r = R + it * pe->rsize;
+			orth = fmax(orth, defect(pe, r, r, NULL, A));
+			double d = 1;
+			for (int j = 0; j < pe->nblock; j++)
+				d *= det(b, r + (int64_t)j * b * b, A);
+			lo = fmin(lo, d);
+			hi = fmax(hi, d);
+		}
+#pragma omp for schedule(dynamic, 4)
+		for (int64_t it = 0; it < pitems; it++) {
+			int64_t set = it / np, q = it % np;
+			const float *Rs = R + set * T * pe->rsize;
+			rel = fmax(rel, defect(pe, Rs + pair[2 * q] * pe->rsize,
+			    Rs + pair[2 * q + 1] * pe->rsize, Rd + it * pe->rsize, A));
+		}
+		free(A);
+	}
+	st->orth = fmax(st->orth, orth);
+	st->detlo = fmin(st->detlo, lo);
+	st->dethi = fmax(st->dethi, hi);
+	st->rel = fmax(st->rel, rel);
+	st->npairs += np;
+	st->tokens += T;
+	st->records++;
+}
+
+/* Token pairs (x, y) of the relative check and their position differences. */
+static int64_t
+choose_pairs(const struct opts *o, int64_t T, int axes, const float *pos, int64_t rec,
+    int64_t *pair, float *dpos)
+{
+	int64_t np = T * T <= o->pairs ? T * T : o->pairs;
+	struct rng r;
+
+	rng_seed(&r, 1, (uint64_t)rec);
+	for (int64_t q = 0; q < np; q++) {
+		int64_t x = np == T * T ? q / T : (int64_t)rng_below(&r, (uint64_t)T);
+		int64_t y = np == T * T ? q % T : (int64_t)rng_below(&r, (uint64_t)T);
+		pair[2 * q] = x;
+		pair[2 * q + 1] = y;
+		for (int a = 0; a < axes; a++)
+			dpos[q * axes + a] = pos[y * axes + a] - pos[x * axes + a];
+	}
+	return np;
+}
+
+/* Make room for T tokens and npairs pairs in the workspace and the pair
+ * buffers (all sized for the larger of the two). */
+static void
+reserve(const struct pe *pe, struct pe_work *w, int64_t T, float **buf, int64_t **pair,
+    float **dpos, int64_t npairs, int axes)
+{
+	int64_t n = T > npairs ? T : npairs;
+
+	if (w->maxT >= n)
+		return;
+	pe_work_free(w);
+	if (n > (1 << 24) || pe_work_init(w, pe, (int)n) == -1)
+		die("%lld tokens: %s", (long long)n, w->err[0] ? w->err : "too many");
+	free(*buf);
+	free(*pair);
+	free(*dpos);
+	*buf = malloc(sizeof **buf * pe->nset * n * pe->rsize);
+	*pair = malloc(sizeof **pair * 2 * n);
+	*dpos = malloc(sizeof **dpos * n * axes);
+	if (!*buf || !*pair || !*dpos)
+		die("out of memory for %lld rotations", (long long)(pe->nset * npairs));
+}
+
+/* CLSPOS coordinates into cls[axes]; 0 when CLSPOS is none or absent. */
+static int
+cls_position(const struct vt *s, int axes, float *cls)
+{
+	const char *v = vt_meta(s, "CLSPOS");
+	int n = 0;
+
+	if (!v || strcmp(v, "none") == 0)
+		return 0;
+	for (const char *p = v; *p && n < axes; n++) {
+		char *end;
+		cls[n] = strtof(p, &end);
+		if (end == p || (*end && *end != ','))
+			die("%s: CLSPOS '%s': want none or %d numbers", s->name, v, axes);
+		p = *end ? end + 1 : end;
+	}
+	if (n != axes)
+		die("%s: CLSPOS '%s': want none or %d numbers", s->name, v, axes);
+	return 1;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "generators", required_argument, NULL, 'g' },
+		{ "check", no_argument, NULL, 'c' },
+		{ "pairs", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .pairs = 256 };
+	struct stats st = { .detlo = INFINITY, .dethi = -INFINITY };
+	struct vt gen, in, out;
+	struct pe pe;
+	struct pe_work w = { .maxT = 0 };
+	const float *params;
+	const char *name;
+	float *dbuf = NULL, *dpos = NULL, cls[3];
+	int64_t *pair = NULL;
+	int c, r, ipos, irot = -1, icls = -1, hascls;
+
+	cli_init(argc, argv);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":g:chV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g': o.gen = optarg; break;
+		case 'c': o.check = 1; break;
+		case 'P': o.pairs = cli_int("--pairs", optarg, 1, 1 << 20); break;
+		case 'h':
+			usage(stdout);
+			cli_close_out(stdout, "stdout");
+			return 0;
+		case 'V':
+			cli_version();
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!o.gen)
+		usage_error("say --generators FILE (from skewgen, or a checkpoint)");
+	if (argc - optind > 1)
+		usage_error("one positions FILE at most");
+	if (vt_load(&gen, o.gen) == -1)
+		die("%s", gen.err);
+	if ((params = pe_load_params(&pe, &gen)) == NULL)
+		die("%s", pe.err);
+
+	FILE *fp = cli_open_in(optind < argc ? argv[optind] : NULL, &name);
+	vt_init(&in);
+	if (vt_read_header(&in, fp, name) == -1)
+		die("%s", in.err);
+	if ((ipos = vt_find(&in, "pos")) < 0)
+		die("%s: no pos field: make positions with posgen", name);
+	struct vt_field *fpos = &in.field[ipos];
+	if (fpos->dtype != VT_F32 || fpos->rank != 2 || fpos->dim[1] != pe.axes)
+		die("%s: pos is %s with %d dims of which the last is %lld; the generators (%s) "
+		    "need f32 [T][%d]", name, vt_dtype_name(fpos->dtype), fpos->rank,
+		    fpos->rank ? (long long)fpos->dim[fpos->rank - 1] : 0LL, o.gen, pe.axes);
+	hascls = cls_position(&in, pe.axes, cls);
+
+	if (!o.check) {
+		cli_binary_stdout(0);
+		vt_init(&out);
+		if (vt_copy_header(&out, &in) == -1 || vt_find(&in, "rot") >= 0 ||
+		    (irot = vt_add_field(&out, "rot", VT_F32, 5, (int64_t[]){ pe.nset, fpos->dim[0],
+		    pe.nblock, pe.block, pe.block })) < 0 ||
+		    (hascls && (icls = vt_add_field(&out, "rot_cls", VT_F32, 4, (int64_t[]){ pe.nset,
+		    pe.nblock, pe.block, pe.block })) < 0) ||
+		    pe_meta_write(&pe, &out) == -1 || vt_history(&out, argc, argv) == -1 ||
+		    vt_write_header(&out, stdout, "stdout") == -1)
+			die("%s", vt_find(&in, "rot") >= 0 ? "input already has a rot field" : out.err);
+	}
+	while ((r = vt_read_record(&in)) == 1) {
+		int64_t T = fpos->shape[0];
+		const float *pos = fpos->data;
+		for (int64_t k = 0; k < T * pe.axes; k++)
+			if (!isfinite(pos[k]))
+				die("%s: record %lld: position %lld is not finite", name,
+				    (long long)in.recno, (long long)(k / pe.axes));
+		if (T == 0)
+			die("%s: record %lld: no tokens", name, (long long)in.recno);
+		if (o.check) {
+			int64_t np = T * T <= o.pairs ? T * T : o.pairs;
+			reserve(&pe, &w, T, &dbuf, &pair, &dpos, np, pe.axes);
+			float *R = malloc(sizeof *R * pe.nset * T * pe.rsize);
+			if (!R)
+				die("out of memory for %lld rotations", (long long)(pe.nset * T));
+			pe_rotations(&pe, &w, params, (int)T, pos, R);
+			np = choose_pairs(&o, T, pe.axes, pos, in.recno, pair, dpos);
+			pe_rotations(&pe, &w, params, (int)np, dpos, dbuf);
+			check(&pe, T, R, np, pair, dbuf, &st);
+			free(R);
+			continue;
+		}
+		reserve(&pe, &w, T, &dbuf, &pair, &dpos, 1, pe.axes);
+		if (vt_copy_record(&out, &in) == -1 ||
+		    vt_set_shape(&out, irot, (int64_t[]){ pe.nset, T, pe.nblock, pe.block, pe.block }) == -1)
+			die("%s", out.err);
+		pe_rotations(&pe, &w, params, (int)T, pos, out.field[irot].data);
+		if (icls >= 0)
+			pe_rotations(&pe, &w, params, 1, cls, out.field[icls].data);
+		if (vt_write_record(&out) == -1)
+			die("%s", out.err);
+	}
+	if (r == -1)
+		die("%s", in.err);
+	if (o.check) {
+		if (st.records == 0)
+			die("%s: no records", name);
+		printf("pe %s\nshare %s\nsets %d\ntokens %lld\nrecords %lld\n", pe.spec,
+		    pe_share_name(pe.share), pe.nset, (long long)st.tokens, (long long)st.records);
+		printf("orthogonality %.3g\ndet_min %.9g\ndet_max %.9g\nrelative %.3g\npairs %lld\n",
+		    st.orth, st.detlo, st.dethi, st.rel, (long long)st.npairs);
+	} else {
+		vt_free(&out);
+	}
+	cli_close_out(stdout, "stdout");
+	if (fp != stdin)
+		fclose(fp);
+	pe_work_free(&w);
+	free(dbuf); free(pair); free(dpos);
+	vt_free(&in);
+	vt_free(&gen);
+	return 0;
+}

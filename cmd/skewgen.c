@@ -1,0 +1,244 @@
+/*
+ * skewgen - generator parameters of a position encoding, seeded, as a
+ * single-record container (field pe.params and the PE header keys that
+ * vit-train checkpoints carry too), or extracted from a checkpoint with
+ * --from; see skewgen(1).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "pe.h"
+#include "vt.h"
+
+struct opts {
+	const char	*pe;		/* --pe spec */
+	int		 head_dim, axes, heads, layers;
+	const char	*share;
+	struct pe_init	 init;
+	const char	*from;		/* --from CHECKPOINT */
+	const char	*out;		/* -o FILE, else stdout */
+	int		 expand;	/* --expand: also pe.generators */
+};
+
+static const char *const init_names[] = { "default", "uniform", "normal", "zeros" };
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: skewgen --pe SPEC [options]\n"
+	    "       skewgen --from CHECKPOINT [-o FILE]\n"
+	    "Write the generator parameters of a position encoding (field pe.params,\n"
+	    "header keys PE SHARE HEAD_DIM AXES HEADS LAYERS) as one record.\n"
+	    "  -p, --pe SPEC        liere:B, rope-mixed, rope-axial[,theta=T], comrope-ap:B,\n"
+	    "                       comrope-ld:B, riemann[,alpha=A][,reflect], none, zeros\n"
+	    "  -d, --head-dim N     head dimension (default 64)\n"
+	    "  -a, --axes N         position axes, 1 .. 3 (default 2)\n"
+	    "      --heads N        attention heads (default 1)\n"
+	    "      --layers N       layers (default 1)\n"
+	    "      --share WHAT     none (default), heads, layers or all\n"
+	    "      --init KIND      default, uniform, normal or zeros\n"
+	    "      --scale S        uniform: entries in [0, S) (default 2 pi)\n"
+	    "      --std S          normal: standard deviation\n"
+	    "      --theta T        rope-mixed / riemann frequency base\n"
+	    "  -s, --seed N         seed (default 1)\n"
+	    "      --expand         also write the generator matrices (pe.generators)\n"
+	    "      --from FILE      copy the generators of a checkpoint or generator file\n"
+	    "  -o, --output FILE    write FILE atomically instead of stdout\n"
+	    "  -h, --help           this help\n"
+	    "  -V, --version        version\n");
+}
+
+/* Write s (one record in its fields) to o->out or stdout. */
+static void
+emit(const struct opts *o, struct vt *s)
+{
+	if (o->out) {
+		if (vt_save(s, o->out) == -1)
+			die("%s", s->err);
+		return;
+	}
+	cli_binary_stdout(0);
+	s->records = 1;
+	if (vt_write_header(s, stdout, "stdout") == -1 || vt_write_record(s) == -1)
+		die("%s", s->err);
+	cli_close_out(stdout, "stdout");
+}
+
+/*
+ * Field pe.generators f32 [nset][axes][nblock][b][b]: the A_i.  Also
+ * written when there are no parameters (rope-axial, none, zeros), which
+ * keeps the record from being empty.
+ */
+static void
+add_generators(const struct pe *pe, const float *params, struct vt *out)
+{
+	int64_t per = (int64_t)pe->axes * pe->nblock * pe->block * pe->block;
+	int g = vt_add_field(out, "pe.generators", VT_F32, 5, (int64_t[]){ pe->nset, pe->axes,
+	    pe->nblock, pe->block, pe->block });
+	double *G = malloc(sizeof *G * per);
+
+	if (g < 0 || !G)
+		die("%s", g < 0 ? out->err : "out of memory");
+	for (int s = 0; s < pe->nset; s++) {
+		float *gs = (float *)out->field[g].data + s * per;
+		pe_generators(pe, params + s * pe->set_params, G);
+		for (int64_t e = 0; e < per; e++)
+			gs[e] = (float)G[e];
+	}
+	free(G);
+}
+
+/* pe.params of a checkpoint or generator file, with its PE keys. */
+static void
+extract(const struct opts *o, int argc, char *argv[])
+{
+	struct vt in, out;
+	struct pe pe;
+	const float *params;
+	int i;
+
+	if (vt_load(&in, o->from) == -1)
+		die("%s", in.err);
+	if ((params = pe_load_params(&pe, &in)) == NULL)
+		die("%s", pe.err);
+	vt_init(&out);
+	if ((i = vt_add_field(&out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe.nparam })) < 0 ||
+	    pe_meta_write(&pe, &out) == -1)
+		die("%s", out.err);
+	if (pe.nparam)
+		memcpy(out.field[i].data, params, sizeof(float) * pe.nparam);
+	else
+		add_generators(&pe, params, &out);
+	for (int k = 0; k < in.nmeta; k++)
+		if (strcmp(in.meta[k].key, "HISTORY") == 0 && vt_meta_add(&out, "HISTORY", in.meta[k].val) == -1)
+			die("%s", out.err);
+	if (vt_history(&out, argc, argv) == -1)
+		die("%s", out.err);
+	emit(o, &out);
+	vt_free(&in);
+	vt_free(&out);
+}
+
+static void
+generate(struct opts *o, int argc, char *argv[])
+{
+	struct pe pe;
+	struct vt out;
+	char v[128];
+	int i;
+
+	if (pe_parse(&pe, o->pe, o->head_dim, o->axes, o->heads, o->layers, o->share) == -1)
+		usage_error("%s", pe.err);
+	if (!pe.rotary)
+		usage_error("--pe %s is not a rotary encoding: it has no generators", pe.spec);
+	vt_init(&out);
+	if ((i = vt_add_field(&out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe.nparam })) < 0 ||
+	    pe_meta_write(&pe, &out) == -1)
+		die("%s", out.err);
+	if (pe_init_params(&pe, &o->init, out.field[i].data) == -1)
+		die("%s", pe.err);
+	int n = snprintf(v, sizeof v, "%s seed=%llu", init_names[o->init.kind],
+	    (unsigned long long)o->init.seed);
+	if (o->init.kind == PE_INIT_NORMAL)
+		n += snprintf(v + n, sizeof v - n, " std=%g", o->init.std);
+	if (o->init.kind == PE_INIT_UNIFORM && o->init.scale > 0)
+		n += snprintf(v + n, sizeof v - n, " scale=%g", o->init.scale);
+	if (o->init.theta > 0)
+		snprintf(v + n, sizeof v - n, " theta=%g", o->init.theta);
+	if (vt_meta_set(&out, "INIT", v) == -1)
+		die("%s", out.err);
+	if (o->expand || pe.nparam == 0)
+		add_generators(&pe, out.field[i].data, &out);
+	if (vt_history(&out, argc, argv) == -1)
+		die("%s", out.err);
+	emit(o, &out);
+	vt_free(&out);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "pe", required_argument, NULL, 'p' },
+		{ "head-dim", required_argument, NULL, 'd' },
+		{ "axes", required_argument, NULL, 'a' },
+		{ "heads", required_argument, NULL, 'H' },
+		{ "layers", required_argument, NULL, 'L' },
+		{ "share", required_argument, NULL, 'S' },
+		{ "init", required_argument, NULL, 'I' },
+		{ "scale", required_argument, NULL, 'U' },
+		{ "std", required_argument, NULL, 'D' },
+		{ "theta", required_argument, NULL, 'T' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "expand", no_argument, NULL, 'E' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct opts o = { .head_dim = 64, .axes = 2, .heads = 1, .layers = 1, .share = "none",
+	    .init = { .kind = PE_INIT_DEFAULT, .seed = 1 } };
+	int c, shaped = 0;
+
+	cli_init(argc, argv);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":p:d:a:s:o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p': o.pe = optarg; shaped = 1; break;
+		case 'd': o.head_dim = (int)cli_int("--head-dim", optarg, 1, PE_MAXDIM); shaped = 1; break;
+		case 'a': o.axes = (int)cli_int("--axes", optarg, 1, 3); shaped = 1; break;
+		case 'H': o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
+		case 'L': o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
+		case 'S': o.share = optarg; shaped = 1; break;
+		case 'I':
+			o.init.kind = -1;
+			for (int k = 0; k < 4; k++)
+				if (strcmp(optarg, init_names[k]) == 0)
+					o.init.kind = k;
+			if (o.init.kind < 0)
+				usage_error("--init %s: want default, uniform, normal or zeros", optarg);
+			shaped = 1;
+			break;
+		case 'U': o.init.scale = cli_num("--scale", optarg, 1e-300, 1e300); shaped = 1; break;
+		case 'D': o.init.std = cli_num("--std", optarg, 1e-300, 1e300); shaped = 1; break;
+		case 'T': o.init.theta = cli_num("--theta", optarg, 1e-300, 1e300); shaped = 1; break;
+		case 's': o.init.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); shaped = 1; break;
+		case 'E': o.expand = 1; shaped = 1; break;
+		case 'F': o.from = optarg; break;
+		case 'o': o.out = optarg; break;
+		case 'h':
+			usage(stdout);
+			cli_close_out(stdout, "stdout");
+			return 0;
+		case 'V':
+			cli_version();
+		case ':':
+			usage_error("option '%s' needs an argument", argv[optind - 1]);
+		default:
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected operand '%s'", argv[optind]);
+	if (o.from && shaped)
+		usage_error("--from copies a file's generators: no --pe or other shape options");
+	if (!o.from && !o.pe)
+		usage_error("say --pe SPEC (or --from CHECKPOINT)");
+	if (o.init.kind == PE_INIT_NORMAL && o.init.std == 0)
+		usage_error("--init normal needs --std");
+	if (o.init.std > 0 && o.init.kind != PE_INIT_NORMAL)
+		usage_error("--std applies to --init normal");
+	if (o.init.scale > 0 && o.init.kind != PE_INIT_UNIFORM)
+		usage_error("--scale applies to --init uniform");
+	if (o.from)
+		extract(&o, argc, argv);
+	else
+		generate(&o, argc, argv);
+	return 0;
+}

@@ -79,7 +79,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA)
 deps:
 	@need=""; \
 	pkg-config --exists $(PKGS) 2>/dev/null || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && /usr/bin/python3 -c 'import numpy' 2>/dev/null \
+	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

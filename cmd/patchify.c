@@ -245,8 +245,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("--mean and --std go together");
 	if (o->norm && o->mean)
 		usage_error("--norm or --mean/--std, not both");
-	if (o->rrc && (o->pad || o->rs_short))
-		usage_error("--rrc replaces resizing and cropping: no --crop-pad or --resize S");
+	if (o->rrc && o->rs_short)
+		usage_error("--rrc replaces resizing: give its size with --crop (or --resize HxW)");
 }
 
 /* How the operands are read: the format named, or guessed from them. */
@@ -387,7 +387,9 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s)
 	memset(p, 0, sizeof *p);
 	p->o = o;
 	if (o->raw_w) {
-		image_alloc(&im, o->frames ? o->frames : 1, o->raw_h, o->raw_w, o->raw_c);
+		if (image_alloc(&im, o->frames ? o->frames : 1, o->raw_h, o->raw_w, o->raw_c) < 0)
+			usage_error("--raw %dx%dx%d --frames %d: clips too large", o->raw_w,
+			    o->raw_h, o->raw_c, o->frames);
 	} else {
 		while (source_get(s, first, &im, err) < 0) {
 			if (!o->skip_bad || ++first == s->n)
@@ -477,6 +479,7 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 {
 	const struct opts *o = p->o;
 	char buf[256], m[128], sd[128];
+	int rc = 0;
 	vt_init(out);
 	if (vt_add_field(out, "patch", o->f32 ? VT_F32 : VT_U8, 2,
 	    (int64_t[]){ p->tokens, p->values }) < 0 ||
@@ -487,42 +490,42 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 		snprintf(buf, sizeof buf, "%dx%dx%d", p->t / o->pt, p->oh / o->ph, p->ow / o->pw);
 	else
 		snprintf(buf, sizeof buf, "%dx%d", p->oh / o->ph, p->ow / o->pw);
-	vt_meta_set(out, "GRID", buf);
+	rc |= vt_meta_set(out, "GRID", buf);
 	if (d3)
 		snprintf(buf, sizeof buf, "%dx%dx%d", o->pt, o->ph, o->pw);
 	else
 		snprintf(buf, sizeof buf, "%dx%d", o->ph, o->pw);
-	vt_meta_set(out, "PATCH", buf);
+	rc |= vt_meta_set(out, "PATCH", buf);
 	snprintf(buf, sizeof buf, "%d", p->c);
-	vt_meta_set(out, "CHANNELS", buf);
+	rc |= vt_meta_set(out, "CHANNELS", buf);
 	if (d3)
 		snprintf(buf, sizeof buf, "%dx%dx%d", p->t, p->oh, p->ow);
 	else
 		snprintf(buf, sizeof buf, "%dx%d", p->oh, p->ow);
-	vt_meta_set(out, "SIZE", buf);
-	vt_meta_set(out, "SOURCE", s->what);
+	rc |= vt_meta_set(out, "SIZE", buf);
+	rc |= vt_meta_set(out, "SOURCE", s->what);
 	if (s->nclass > 0) {
 		snprintf(buf, sizeof buf, "%d", s->nclass);
-		vt_meta_set(out, "CLASSES", buf);
+		rc |= vt_meta_set(out, "CLASSES", buf);
 		for (int i = 0; s->classname && i < s->nclass; i++) {
 			char line[VT_MAXLINE - 16];
 			snprintf(line, sizeof line, "%d %s", i, s->classname[i]);
-			vt_meta_add(out, "CLASS", line);
+			rc |= vt_meta_add(out, "CLASS", line);
 		}
 	}
 	if (p->has_norm) {
 		norm_format(p->norm.mean, p->c, m, sizeof m);
 		norm_format(p->norm.std, p->c, sd, sizeof sd);
-		vt_meta_set(out, "MEAN", m);
-		vt_meta_set(out, "STD", sd);
+		rc |= vt_meta_set(out, "MEAN", m);
+		rc |= vt_meta_set(out, "STD", sd);
 	}
 	if (epoch_records >= 0) {
 		snprintf(buf, sizeof buf, "%lld", (long long)epoch_records);
-		vt_meta_set(out, "EPOCH_RECORDS", buf);
+		rc |= vt_meta_set(out, "EPOCH_RECORDS", buf);
 		out->records = epoch_records * o->epochs;
 	}
-	vt_history(out, argc, argv);
-	if (vt_write_header(out, stdout, "stdout") < 0)
+	rc |= vt_history(out, argc, argv);
+	if (rc < 0 || vt_write_header(out, stdout, "stdout") < 0)
 		die("%s", out->err);
 }
 
@@ -685,7 +688,6 @@ main(int argc, char **argv)
 			die("%s: no records", in[0]);
 	} else {
 		s.temporal = o.frames > 0;
-		s.label = NULL;
 		snprintf(s.what, sizeof s.what, "raw");
 	}
 	make_plan(p, &o, &s);

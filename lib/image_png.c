@@ -1,48 +1,98 @@
 /*
- * image_png.c - PNG decoding through libpng's simplified API, which
- * expands palettes, reduces 16-bit samples and strips alpha for us.
+ * image_png.c - PNG decoding through libpng's classic API, asking for the
+ * stored values as PIL's Image.convert("RGB"/"L") gives them: palettes
+ * expanded, 1/2/4-bit grey widened, 16-bit samples scaled by 255/65535
+ * and rounded, alpha and transparency dropped, no gamma or colour
+ * conversion.  (The simplified API re-encodes 16-bit and alpha images in
+ * linear light, which is not what data set loaders do.)
  */
 #include <png.h>
+#include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "image.h"
 
+static void
+on_error(png_structp png, png_const_charp msg)
+{
+	snprintf(png_get_error_ptr(png), 200, "%s", msg);
+	png_longjmp(png, 1);
+}
+
+static void
+on_warning(png_structp png, png_const_charp msg)
+{
+	/* Benign (such as "iCCP: known incorrect sRGB profile"): data errors
+	 * come through on_error. */
+}
+
 int
 image_png_load(const char *path, struct image *im, char *err)
 {
-	png_image pi;
-	memset(&pi, 0, sizeof pi);
-	pi.version = PNG_IMAGE_VERSION;
-	if (!png_image_begin_read_from_file(&pi, path)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s", path, pi.message);
-		png_image_free(&pi);
+	char msg[200] = "";
+	unsigned char sig[8];
+	FILE *fp = fopen(path, "rb");
+	png_structp png = NULL;
+	png_infop info = NULL;
+	png_bytep *volatile rows = NULL;
+
+	if (!fp) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %m", path);
 		return -1;
 	}
-	int c = pi.format & PNG_FORMAT_FLAG_COLOR ? 3 : 1;
-	int alpha = (pi.format & PNG_FORMAT_FLAG_ALPHA) != 0;
-	/* Alpha is read (8-bit sRGB, not premultiplied) and dropped, as PIL's
-	 * convert("RGB") in torchvision's loader does: libpng would instead
-	 * composite in linear light. */
-	pi.format = (c == 3 ? PNG_FORMAT_RGB : PNG_FORMAT_GRAY) | (alpha ? PNG_FORMAT_FLAG_ALPHA : 0);
-	if (pi.width > IMAGE_MAXSIDE || pi.height > IMAGE_MAXSIDE ||
-	    image_alloc(im, 1, (int)pi.height, (int)pi.width, c + alpha) < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: absurd size %ux%u", path,
-		    pi.width, pi.height);
-		png_image_free(&pi);
+	if (fread(sig, 1, 8, fp) != 8 || png_sig_cmp(sig, 0, 8)) {
+		snprintf(err, IMAGE_ERRLEN, "%s: not a PNG file", path);
+		fclose(fp);
 		return -1;
 	}
-	if (!png_image_finish_read(&pi, NULL, im->px, 0, NULL)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s", path, pi.message);
-		png_image_free(&pi);
+	png = png_create_read_struct(PNG_LIBPNG_VER_STRING, msg, on_error, on_warning);
+	if (!png || !(info = png_create_info_struct(png))) {
+		snprintf(err, IMAGE_ERRLEN, "%s: PNG: out of memory", path);
+		png_destroy_read_struct(&png, NULL, NULL);
+		fclose(fp);
 		return -1;
 	}
-	png_image_free(&pi);
-	if (alpha) {
-		size_t n = (size_t)im->h * im->w;
-		for (size_t i = 0; i < n; i++)		/* forwards: in place */
-			memmove(im->px + i * c, im->px + i * (c + 1), (size_t)c);
-		im->c = c;
+	if (setjmp(png_jmpbuf(png))) {
+		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s%s", path, msg,
+		    feof(fp) ? " (truncated file)" : "");
+		png_destroy_read_struct(&png, &info, NULL);
+		free(rows);
+		fclose(fp);
+		return -1;
 	}
+	png_init_io(png, fp);
+	png_set_sig_bytes(png, 8);
+	png_read_info(png, info);
+	png_uint_32 w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+	int type = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+	if (w > IMAGE_MAXSIDE || h > IMAGE_MAXSIDE) {
+		snprintf(msg, sizeof msg, "absurd size %ux%u", (unsigned)w, (unsigned)h);
+		png_longjmp(png, 1);
+	}
+	if (type == PNG_COLOR_TYPE_PALETTE)
+		png_set_palette_to_rgb(png);
+	if (type == PNG_COLOR_TYPE_GRAY && depth < 8)
+		png_set_expand_gray_1_2_4_to_8(png);
+	if (depth == 16)
+		png_set_scale_16(png);
+	png_set_strip_alpha(png);
+	png_set_interlace_handling(png);
+	png_read_update_info(png, info);
+	int c = png_get_channels(png, info);
+	if ((c != 1 && c != 3) || image_alloc(im, 1, (int)h, (int)w, c) < 0 ||
+	    !(rows = malloc(sizeof *rows * h))) {
+		snprintf(msg, sizeof msg, "cannot hold %ux%u pixels of %d channels",
+		    (unsigned)w, (unsigned)h, c);
+		png_longjmp(png, 1);
+	}
+	for (png_uint_32 y = 0; y < h; y++)
+		rows[y] = im->px + (size_t)y * w * c;
+	png_read_image(png, rows);
+	png_read_end(png, NULL);
+	png_destroy_read_struct(&png, &info, NULL);
+	free(rows);
+	fclose(fp);
 	return 0;
 }

@@ -105,8 +105,8 @@ source_read_classes(struct source *s, const char *path, char *err)
 			line[--len] = 0;
 		if (len == 0)
 			continue;
-		if (strpbrk(line, "\t") || source_add_class(s, line) < 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: bad class name or out of memory", path);
+		if (len > 1000 || source_add_class(s, line) < 0) {
+			snprintf(err, IMAGE_ERRLEN, "%s: class name too long, or out of memory", path);
 			rc = -1;
 			break;
 		}

@@ -6,8 +6,8 @@
 . tests/sh/lib.sh
 PY=/usr/bin/python3
 # The stream reader is the one printed in vitpipe(5).
-sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
-export PYTHONPATH="$T:$TOP/tests/sh"
+sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/man5_vtread.py"
+export PYTHONPATH="$TOP/tests/sh:$T"
 P=patchify
 
 # same a.vt b.vt: the records (not the headers, whose HISTORY differs) are equal.
@@ -29,11 +29,13 @@ a = (a // 2 + np.linspace(0, 120, 32)[None, :, None]).astype(np.uint8)
 Image.fromarray(a).save(t + "/rgb.png")
 Image.fromarray(a[:, :, 1]).save(t + "/grey.png")
 Image.fromarray(np.dstack([a, r.integers(0, 256, (24, 32), dtype=np.uint8)]), "RGBA").save(t + "/rgba.png")
+Image.fromarray((np.arange(24 * 32).reshape(24, 32) * 85).astype(np.uint16), "I;16").save(t + "/grey16.png")
 Image.fromarray(a).resize((16, 12), Image.BILINEAR).save(t + "/ref_12x16.png")
 Image.fromarray(a).resize((48, 36), Image.BILINEAR).save(t + "/ref_36x48.png")
 EOF
 convert "$T/rgb.png" -quality 90 "$T/rgb.jpg"
 convert "$T/grey.png" -quality 90 "$T/grey.jpg"
+convert "$T/rgba.png" -depth 16 PNG64:"$T/rgba16.png"
 
 check "png 8x8 patches" $P --patch 8 "$T/rgb.png"; cp "$T/out" "$T/png.vt"
 pycheck "png patches equal numpy's" '
@@ -55,6 +57,19 @@ a = np.asarray(Image.open("'"$T"'/rgba.png").convert("RGB"))[None]
 assert m["CHANNELS"] == ["3"] and (f["patch"][0] == V.patches(a, 1, 8, 8)).all()
 print("ok")'
 
+check "16-bit grey png" $P --patch 4 "$T/grey16.png"; cp "$T/out" "$T/g16.vt"
+check "16-bit rgba png" $P --patch 8 "$T/rgba16.png"; cp "$T/out" "$T/rgba16.vt"
+pycheck "16-bit samples scaled by 255/65535; 16-bit alpha dropped" '
+import numpy as np, vtstream as V
+from PIL import Image
+t = "'"$T"'"
+m, f = V.read(t + "/g16.vt")
+want = np.round((np.arange(24 * 32).reshape(24, 32) * 85) / 257)
+assert (f["patch"][0] == V.patches(want[None, :, :, None], 1, 4, 4)).all()
+m, f = V.read(t + "/rgba16.vt")
+a = np.asarray(Image.open(t + "/rgba.png").convert("RGB"))[None]
+assert np.abs(f["patch"][0].astype(int) - V.patches(a, 1, 8, 8)).max() <= 1
+print("ok")'
 $P --patch 4 "$T/grey.png" >"$T/g.vt" && $P --patch 4 --channels 1 "$T/rgb.png" >"$T/g3.vt" &&
 $P --patch 4 --channels 3 "$T/grey.png" >"$T/g33.vt"
 pycheck "grey png, luma and grey->rgb" '
@@ -347,6 +362,12 @@ np.save(t + "/lab4.npy", np.arange(4))
 np.save(t + "/negl.npy", np.array([0, -5, 1, 2, 0]))
 np.save(t + "/big.npy", np.full((2, 8, 8), 300, np.int32))
 np.save(t + "/fort.npy", np.asfortranarray(np.zeros((2, 8, 8, 3), np.uint8)))
+import struct, zlib
+def chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+ihdr = struct.pack(">IIBBBBB", 70000, 70000, 8, 2, 0, 0, 0)      # 70000x70000 RGB, then nothing
+open(t + "/huge.png", "wb").write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(bytes(10))) + chunk(b"IEND", b""))
+open(t + "/three.txt", "w").write("a\nb\nc\n")
 EOF
 printf 'd/cat/a.png 1\nd/dog/b.jpg x\n' >"$T/mixed.txt"
 printf 'd/cat/a.png\n' >"$T/nolabel.txt"
@@ -357,7 +378,7 @@ bad() { # bad "what" pattern command...: exit 1, "patchify: " message matching p
 	d=$1 pat=$2; shift 2
 	check_exit 1 "$d" "$@" && { grep -Eq -- "$pat" "$T/err" && ok "$d: message names it" || nok "$d: message '$(head -c 200 "$T/err")' lacks '$pat'"; }
 }
-bad "truncated png" 'trunc\.png' $P --patch 8 "$T/trunc.png"
+bad "truncated png" 'trunc\.png: PNG: .*truncated' $P --patch 8 "$T/trunc.png"
 bad "truncated jpeg" 'trunc\.jpg: JPEG' $P --patch 8 "$T/trunc.jpg"
 bad "png with wrong magic" 'junk\.png' $P --format image --patch 8 "$T/junk.png"
 bad "garbage video" 'junk\.mp4' $P --patch 8 "$T/junk.mp4"
@@ -373,6 +394,8 @@ bad "npy wrong magic" 'badmagic\.npy.*magic' $P --format npy "$T/badmagic.npy"
 bad "npy absurd shape" 'huge\.npy' $P "$T/huge.npy"
 bad "npy fortran order" 'fort\.npy.*Fortran' $P "$T/fort.npy"
 bad "npy values out of range" 'big\.npy.*range' $P --patch 4 "$T/big.npy"
+bad "png of absurd size" 'huge\.png.*absurd size 70000x70000' $P --patch 8 "$T/huge.png"
+bad "labels beyond the --classes names" 'three\.txt: record .*label .* out of range \(3 classes\)' $P --patch 4 --classes "$T/three.txt" "$T/data_batch_1.bin"
 bad "npy label count" 'lab4\.npy' $P --patch 4 --labels "$T/lab4.npy" "$T/vol.npy"
 bad "npy negative label" 'negl\.npy.*label' $P --patch 2x4x4 --labels "$T/negl.npy" "$T/vol.npy"
 bad "list mixing integers and names" 'mixed\.txt' $P --patch 8 "$T/mixed.txt"

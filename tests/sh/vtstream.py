@@ -1,7 +1,8 @@
 """vtstream.py - helpers of the patchify tests on top of vtread, the
-NumPy reader printed in vitpipe(5) (extracted into $T by the test)."""
+NumPy reader printed in vitpipe(5), extracted by the test into
+$T/man5_vtread.py (tests/sh/vtread.py is another, command-line reader)."""
 import numpy as np
-from vtread import vtread
+from man5_vtread import vtread
 
 
 def read(path):

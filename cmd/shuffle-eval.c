@@ -18,6 +18,7 @@
 #include "rng.h"
 #include "vit.h"
 #include "vt.h"
+#include "vtcopy.h"
 
 struct opts {
 	int	 trials;	/* K */
@@ -282,12 +283,7 @@ emit(const struct opts *o, int argc, char *argv[])
 		if (shuffle_record(&sh, p->data, (size_t)p->shape[1] * vt_dtype_size(p->dtype),
 		    units, run, s.recno - 1) < 0)
 			die("out of memory");
-		for (int i = 0; i < s.nfield; i++) {
-			if (vt_set_shape(&out, i, s.field[i].shape) < 0)
-				die("%s", out.err);
-			memcpy(out.field[i].data, s.field[i].data, s.field[i].nbytes);
-		}
-		if (vt_write_record(&out) < 0)
+		if (vt_copy_record(&out, &s) < 0 || vt_write_record(&out) < 0)
 			die("%s", out.err);
 	}
 	if (r < 0)

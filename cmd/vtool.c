@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "vt.h"
+#include "vtcopy.h"
 
 #define MAXIN	1024		/* streams for cat, arrays for from-npy */
 
@@ -146,16 +147,11 @@ close_stream(struct vt *s)
 	vt_free(s);
 }
 
-/* Copy the record just read into s into o (same fields) and write it. */
+/* Write the record just read into s to o (same fields). */
 static void
 write_record(struct vt *o, struct vt *s)
 {
-	for (int i = 0; i < s->nfield; i++) {
-		if (vt_set_shape(o, i, s->field[i].shape) < 0)
-			die("%s", o->err);
-		memcpy(o->field[i].data, s->field[i].data, s->field[i].nbytes);
-	}
-	if (vt_write_record(o) < 0)
+	if (vt_copy_record(o, s) < 0 || vt_write_record(o) < 0)
 		die("%s", o->err);
 }
 

@@ -2,13 +2,10 @@
 # flops: the man page's examples, the paper's Table 5 through the command,
 # output forms, usage and input errors.
 . tests/sh/lib.sh
+. tests/sh/examples.inc
 
-# Every "$ flops ..." line of EXAMPLES in flops(1) runs and succeeds.
-sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/s/^\$ //p' man/man1/flops.1 >"$T/examples"
-check_grep "man page has examples" '^flops ' "$T/examples"
-while read -r cmd; do
-	check "example: $cmd" sh -c "$cmd"
-done <"$T/examples"
+# The EXAMPLES of flops(1).
+run_examples flops
 
 # Table 5, ViT-L column, through the command (the unit test checks both
 # columns with the library; these are the table's totals, lines 528-532 of

@@ -5,6 +5,7 @@
 # frames move whole with --axis t; determinism; the man page's examples;
 # bad input.
 . tests/sh/lib.sh
+. tests/sh/examples.inc
 PY=/usr/bin/python3
 # Spinning OpenMP threads make these tiny models 50x slower on a loaded
 # 2-core machine; the examples below run with the default thread count.
@@ -126,12 +127,10 @@ check "--axis t on one-frame records changes nothing" $PY -c '
 import numpy as np
 assert np.array_equal(np.load("of/patch.npy"), np.load("of0/patch.npy"))'
 
-# The man page's examples, in this directory.
-sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/s/^\$ //p' "$TOP/man/man1/shuffle-eval.1" >examples
-check_grep "man page has examples" '^shuffle-eval ' examples
-while read -r cmd; do
-	check "example: $cmd" sh -c "$cmd"
-done <examples
+# The EXAMPLES of shuffle-eval(1), with the models and streams made here.
+mkdir -p "$T/ex-shuffle-eval"
+cp model.vt test.vt video-model.vt video-test.vt "$T/ex-shuffle-eval"
+(cd "$TOP" && run_examples shuffle-eval)
 
 # Bad input and usage.
 check_exit 1 "--axis t needs 3 axes" shuffle-eval --axis t -k 1 model.vt test.vt

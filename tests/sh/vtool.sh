@@ -4,6 +4,7 @@
 # streams written by the C writer ('*' dims, ALIGN values); info, head, cat;
 # bad input.
 . tests/sh/lib.sh
+. tests/sh/examples.inc
 PY=/usr/bin/python3
 REF="$TOP/tests/ref"
 
@@ -11,16 +12,12 @@ REF="$TOP/tests/ref"
 sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/man.py"
 check "tests/ref/vtread.py is the reader of vitpipe(5)" cmp "$T/man.py" "$REF/vtread.py"
 
-# The EXAMPLES of vtool(1), in a scratch directory, python3 being Debian's.
-mkdir -p "$T/ex" "$T/bin" && ln -s "$PY" "$T/bin/python3"
-sed -n '/^\.SH EXAMPLES/,/^\.SH SEE ALSO/s/^\$ //p' man/man1/vtool.1 | sed 's/\\-/-/g' >"$T/examples"
-check_grep "man page has examples" '^vtool ' "$T/examples"
-while read -r cmd; do
-	check "example: $cmd" sh -c "cd '$T/ex' && PATH='$T/bin':\$PATH && $cmd"
-done <"$T/examples"
+# The EXAMPLES of vtool(1), python3 being Debian's.
+mkdir -p "$T/bin" && ln -s "$PY" "$T/bin/python3"
+PATH="$T/bin:$PATH" run_examples vtool
 check "example output: 2 records of (2,4,3) f32" "$PY" -c '
 import numpy as np
-a = np.load("'"$T"'/ex/first2/patch.npy"); assert a.shape == (2, 4, 3) and a.dtype == "<f4"'
+a = np.load("'"$T"'/ex-vtool/first2/patch.npy"); assert a.shape == (2, 4, 3) and a.dtype == "<f4"'
 
 # Every dtype, several shapes (no records, one, scalars, empty inner dims),
 # every ALIGN: np.save -> from-npy -> to-npy is byte-identical, and

@@ -26,6 +26,8 @@ struct opts {
 	int		 force;		/* binary output to a terminal */
 	const char	*meta[MAXIN];	/* from-npy: KEY=VALUE */
 	int		 nmeta;
+	const char	*shapes[MAXIN];	/* from-npy: NAME=SHAPES.npy */
+	int		 nshapes;
 	int		 set_lines, set_align;
 	char		**args;		/* operands after the subcommand */
 	int		 nargs;
@@ -38,7 +40,8 @@ usage(void)
 	    "       %s head [-n N] [FILE]\n"
 	    "       %s cat [FILE...]\n"
 	    "       %s to-npy [--ragged] DIR [FILE]\n"
-	    "       %s from-npy [--align N] [--meta KEY=VALUE]... NAME=FILE.npy...\n"
+	    "       %s from-npy [--align N] [--meta KEY=VALUE]... [--shapes NAME=S.npy]...\n"
+	    "                NAME=FILE.npy...\n"
 	    "Inspect, cut, join and convert vitpipe streams (FILE '-' or none: stdin).\n"
 	    "  info        fields, dtypes, shapes, metadata and the record count\n"
 	    "  head        the first N records (default 10) as a stream\n"
@@ -49,6 +52,8 @@ usage(void)
 	    "  --ragged          to-npy: write '*' fields flat with NAME.shapes.npy\n"
 	    "  --align N         from-npy: ALIGN of the stream (default 64)\n"
 	    "  --meta KEY=VALUE  from-npy: a header line KEY VALUE (repeatable)\n"
+	    "  --shapes NAME=S.npy  from-npy: NAME's array is flat, S.npy [N][rank]\n"
+	    "                    its records' shapes (as to-npy --ragged writes)\n"
 	    "  --force           write a stream even to a terminal\n"
 	    "  --help, --version\n", progname, progname, progname, progname, progname);
 	exit(0);
@@ -62,6 +67,7 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "ragged", no_argument, NULL, 'r' },
 		{ "align", required_argument, NULL, 'a' },
 		{ "meta", required_argument, NULL, 'm' },
+		{ "shapes", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -94,6 +100,13 @@ parse_args(int argc, char *argv[], struct opts *o)
 				usage_error("--meta: '%s' is not KEY=VALUE", optarg);
 			o->meta[o->nmeta++] = optarg;
 			break;
+		case 's':
+			if (o->nshapes == MAXIN)
+				usage_error("--shapes: more than %d", MAXIN);
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("--shapes: '%s' is not NAME=SHAPES.npy", optarg);
+			o->shapes[o->nshapes++] = optarg;
+			break;
 		case 'f': o->force = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
@@ -114,8 +127,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("-n is for head");
 	if (o->ragged && strcmp(o->cmd, "to-npy"))
 		usage_error("--ragged is for to-npy");
-	if ((o->set_align || o->nmeta) && strcmp(o->cmd, "from-npy"))
-		usage_error("--align and --meta are for from-npy");
+	if ((o->set_align || o->nmeta || o->nshapes) && strcmp(o->cmd, "from-npy"))
+		usage_error("--align, --meta and --shapes are for from-npy");
 }
 
 static void
@@ -454,15 +467,69 @@ cmd_to_npy(const struct opts *o)
 	close_stream(&s);
 }
 
+/* A field given flat with its records' shapes (--shapes). */
+struct ragged {
+	int64_t	*shape;		/* [n][rank] */
+	int64_t	 n, at;		/* records; next element of the flat array */
+	int	 rank;
+};
+
+/* Load the shapes of field name from spec "NAME=S.npy" into rg and set
+ * dims[rank]: fixed where every record agrees, else VT_ANY; check that the
+ * flat array h holds exactly their elements. */
+static void
+load_shapes(const char *spec, const struct npy *h, const char *path, struct ragged *rg,
+    int64_t *dims)
+{
+	const char *spath = strchr(spec, '=') + 1;
+	struct npy sh;
+	void *data;
+	char err[NPY_ERRLEN];
+	int64_t total = 0;
+
+	if (npy_load(spath, &sh, &data, err) < 0)
+		die("%s", err);
+	if (sh.dtype != VT_I64 || sh.rank != 2 || sh.shape[1] > VT_MAXRANK)
+		die("%s: shapes must be an int64 array [records][rank <= %d]", spath, VT_MAXRANK);
+	if (h->rank != 1)
+		die("%s: a field given with --shapes must be a flat (1-d) array", path);
+	rg->shape = data;
+	rg->n = sh.shape[0];
+	rg->rank = (int)sh.shape[1];
+	rg->at = 0;
+	for (int k = 0; k < rg->rank; k++)
+		dims[k] = rg->n ? rg->shape[k] : VT_ANY;
+	for (int64_t r = 0; r < rg->n; r++) {
+		int64_t count = 1, *s = rg->shape + r * rg->rank;
+
+		for (int k = 0; k < rg->rank; k++) {
+			if (s[k] < 0 || (s[k] && count > INT64_MAX / 16 / s[k]))
+				die("%s: record %lld: bad shape", spath, (long long)r);
+			count *= s[k];
+			if (s[k] != dims[k])
+				dims[k] = VT_ANY;
+		}
+		if (count > INT64_MAX / 16 - total)
+			die("%s: shapes too large", spath);
+		total += count;
+	}
+	if (total != h->count)
+		die("%s: the shapes make %lld elements, %s has %lld", spath, (long long)total,
+		    path, (long long)h->count);
+}
+
 static void
 cmd_from_npy(const struct opts *o, int argc, char *argv[])
 {
 	static struct npy h[MAXIN];
 	static FILE *fp[MAXIN];
 	static const char *path[MAXIN];
+	static struct ragged rg[MAXIN];
+	int used[MAXIN] = { 0 };
 	struct vt out;
 	char err[NPY_ERRLEN];
 	int n = o->nargs;
+	int64_t nrec = -1;
 
 	if (n < 1)
 		usage_error("from-npy: give NAME=FILE.npy for each field");
@@ -472,6 +539,8 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 	out.align = o->align;
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(o->args[i], '='), name[VT_MAXNAME + 1];
+		int64_t dims[VT_MAXRANK], records;
+		int rank, j;
 
 		if (!eq || eq == o->args[i] || !eq[1])
 			usage_error("from-npy: '%s' is not NAME=FILE.npy", o->args[i]);
@@ -483,14 +552,32 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 			die_errno("%s", path[i]);
 		if (npy_read_header(&h[i], fp[i], path[i], err) < 0)
 			die("%s", err);
-		if (h[i].rank < 1)
-			die("%s: a 0-d array has no record axis", path[i]);
-		if (h[i].shape[0] != h[0].shape[0])
-			die("%s: %lld records, but %s has %lld", path[i], (long long)h[i].shape[0],
-			    path[0], (long long)h[0].shape[0]);
-		if (vt_add_field(&out, name, h[i].dtype, h[i].rank - 1, h[i].shape + 1) < 0)
+		for (j = 0; j < o->nshapes; j++)
+			if (strncmp(o->shapes[j], name, strlen(name)) == 0 &&
+			    o->shapes[j][strlen(name)] == '=')
+				break;
+		if (j < o->nshapes) {
+			used[j] = 1;
+			load_shapes(o->shapes[j], &h[i], path[i], &rg[i], dims);
+			records = rg[i].n;
+			rank = rg[i].rank;
+		} else {
+			if (h[i].rank < 1)
+				die("%s: a 0-d array has no record axis", path[i]);
+			records = h[i].shape[0];
+			rank = h[i].rank - 1;
+			memcpy(dims, h[i].shape + 1, rank * sizeof *dims);
+		}
+		if (nrec >= 0 && records != nrec)
+			die("%s: %lld records, but %s has %lld", path[i], (long long)records,
+			    path[0], (long long)nrec);
+		nrec = records;
+		if (vt_add_field(&out, name, h[i].dtype, rank, dims) < 0)
 			die("%s: %s", path[i], out.err);
 	}
+	for (int j = 0; j < o->nshapes; j++)
+		if (!used[j])
+			usage_error("--shapes %s: no field of that name", o->shapes[j]);
 	for (int m = 0; m < o->nmeta; m++) {
 		char *kv = strdup(o->meta[m]), *eq;
 
@@ -502,20 +589,29 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 			usage_error("--meta: %s", out.err);
 		free(kv);
 	}
-	out.records = h[0].shape[0];
+	out.records = nrec;
 	begin_output(&out, argc, argv, o->force);
 	for (int64_t r = 0; r < out.records; r++) {
 		for (int i = 0; i < n; i++) {
 			struct vt_field *f = &out.field[i];
+			int64_t first = r * f->count;
 
-			if (npy_read(&h[i], fp[i], path[i], r * f->count, f->count, f->data, err) < 0)
+			if (rg[i].shape) {
+				if (vt_set_shape(&out, i, rg[i].shape + r * rg[i].rank) < 0)
+					die("%s", out.err);
+				first = rg[i].at;
+				rg[i].at += f->count;
+			}
+			if (npy_read(&h[i], fp[i], path[i], first, f->count, f->data, err) < 0)
 				die("%s", err);
 		}
 		if (vt_write_record(&out) < 0)
 			die("%s", out.err);
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		fclose(fp[i]);
+		free(rg[i].shape);
+	}
 	vt_free(&out);
 }
 

@@ -117,9 +117,23 @@ for align in (1, 8, 64, 512):
         back = [a.reshape(s) for a, s in zip(np.split(flat, ends[:-1]), shapes)]
         for r in range(4):
             assert np.array_equal(back[r], recs[r][name]), (name, r)
+    # ... and from-npy --shapes makes the same stream again.
+    args = ['vtool', 'from-npy', '--align', str(align), '--meta', 'GRID=2x2']
+    for name in recs[0]:
+        if name != 'label':
+            args += ['--shapes', f'{name}=r{align}/{name}.shapes.npy']
+        args.append(f'{name}=r{align}/{name}.npy')
+    again = subprocess.run(args, capture_output=True, check=True).stdout
+    fields = lambda b: [l for l in b.split(b'ENDHDR')[0].split(b'\n') if l.startswith(b'FIELD')]
+    assert fields(again) == fields(c), (fields(again), fields(c))
+    open(f'a{align}.vt', 'wb').write(again)
+    head, got = vtread(open(f'a{align}.vt', 'rb'))
+    for g, w in zip(got, recs):
+        for name in w:
+            assert np.array_equal(g[name], w[name]) and g[name].dtype == w[name].dtype, name
 print('ok')
 EOF
-check "vtread.py reads C-written '*' streams (7 dtypes, ALIGN 1/8/64/512); to-npy --ragged" "$PY" ragged.py "$REF"
+check "vtread.py reads C-written '*' streams (7 dtypes, ALIGN 1/8/64/512); to-npy --ragged and back with from-npy --shapes" "$PY" ragged.py "$REF"
 check_exit 1 "to-npy refuses a changing shape without --ragged" vtool to-npy nr c64.vt
 check_grep "and says so" "record 2: field 'v_u8' changes shape.*--ragged" "$T/err"
 [ -z "$(ls nr 2>/dev/null)" ] && ok "no file left behind" || nok "files left behind: $(ls nr)"
@@ -187,6 +201,19 @@ check_exit 2 "from-npy: nothing" vtool from-npy
 check_exit 2 "from-npy: bad --align" vtool from-npy --align 48 a=n4.npy
 check_exit 2 "from-npy: bad --meta" vtool from-npy --meta GRID a=n4.npy
 check_exit 2 "from-npy: structural --meta" vtool from-npy --meta ALIGN=8 a=n4.npy
+check_exit 2 "from-npy: --shapes for no field" vtool from-npy --shapes b=n4.npy a=n4.npy
+check_exit 2 "--shapes for to-npy" vtool to-npy --shapes a=n4.npy d rt64_5.vt
+check_exit 1 "from-npy: shapes not int64" vtool from-npy --shapes a=n4.npy a=n4.npy
+"$PY" -c '
+import numpy as np
+np.save("sh.npy", np.array([[2, 2], [1, 3]], "<i8"))
+np.save("flat7.npy", np.arange(7, dtype="<f4"))
+np.save("flat8.npy", np.arange(8, dtype="<f4").reshape(2, 4))'
+check "from-npy --shapes: records of 2x2 and 1x3" sh -c 'vtool from-npy --shapes a=sh.npy a=flat7.npy | vtool info >info.txt'
+check_grep "... a field [*,*]" '^field    a f32 \[\*,\*\] shapes \[1\.\.2,2\.\.3\]$' info.txt
+check_exit 1 "from-npy --shapes: too few elements" vtool from-npy --shapes a=sh.npy a=n4.npy
+check_grep "says how many" "the shapes make 7 elements" "$T/err"
+check_exit 1 "from-npy --shapes: a flat array must be 1-d" vtool from-npy --shapes a=sh.npy a=flat8.npy
 
 # Broken streams: clean errors, no partial .npy files.
 head -c $(($(wc -c <rt64_5.vt) - 100)) rt64_5.vt >trunc.vt

@@ -84,12 +84,12 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	int c, ops;
+	int c, ops, evalopt = 0;
 
 	*o = (struct opts){ .trials = 5, .seed = 1, .batch = 64, .header = 1, .emit = -1 };
 	while ((c = getopt_long(argc, argv, "k:b:", lo, NULL)) != -1)
 		switch (c) {
-		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); break;
+		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); evalopt = 1; break;
 		case SEED: o->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
 		case AXIS:
 			if (strcmp(optarg, "all") && strcmp(optarg, "t"))
@@ -97,10 +97,10 @@ parse(int argc, char *argv[], struct opts *o)
 			o->frames = strcmp(optarg, "t") == 0;
 			break;
 		case EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
-		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); break;
-		case THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); break;
-		case JSON: o->json = 1; break;
-		case NOHEADER: o->header = 0; break;
+		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); evalopt = 1; break;
+		case THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); evalopt = 1; break;
+		case JSON: o->json = 1; evalopt = 1; break;
+		case NOHEADER: o->header = 0; evalopt = 1; break;
 		case FORCE: o->force = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
@@ -108,11 +108,15 @@ parse(int argc, char *argv[], struct opts *o)
 		}
 	ops = argc - optind;
 	if (o->emit >= 0) {
+		if (evalopt)
+			usage_error("--emit writes a stream: -k, --batch, --threads, --json and --no-header do not apply");
 		if (ops > 1)
 			usage_error("--emit takes one STREAM at most (and no MODEL)");
 		o->input = ops ? argv[optind] : NULL;
 		return;
 	}
+	if (o->force)
+		usage_error("--force is for --emit");
 	if (ops < 1)
 		usage_error("no MODEL");
 	if (ops > 2)

@@ -150,4 +150,6 @@ check_exit 2 "three operands" shuffle-eval model.vt test.vt test.vt
 check_exit 2 "bad --axis" shuffle-eval --axis y model.vt test.vt
 check_exit 2 "bad -k" shuffle-eval -k 0 model.vt test.vt
 check_exit 2 "--emit with two operands" shuffle-eval --emit 0 model.vt test.vt
+check_exit 2 "--emit with -k" shuffle-eval --emit 0 -k 3 test.vt
+check_exit 2 "--force without --emit" shuffle-eval --force model.vt test.vt
 finish

@@ -80,9 +80,11 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
 	f->params[FLOPS_EMBED] = D + (pe.kind == PE_ABS ? (grid + 1) * D : 0);
-	/* Two norms per block on every row, the final one on the pooled rows. */
+	/* Two norms per block on every row; the final one on every row in the
+	 * engine, on the pooled row only in the reference code (CLS pooling). */
 	f->params[FLOPS_NORM] = (2 * L + 1) * 2 * D;
-	f->macs[FLOPS_NORM] = 5 * D * (2 * L * N + (c->pool == VIT_POOL_MEAN ? N : 1));
+	f->macs[FLOPS_NORM] = 5 * D * (2 * L * N + (count == FLOPS_PAPER &&
+	    c->pool == VIT_POOL_CLS ? 1 : N));
 	f->params[FLOPS_QKV] = L * (3 * D * D + 3 * D);
 	f->macs[FLOPS_QKV] = L * N * 3 * D * D;
 	f->macs[FLOPS_SCORES] = L * N * N * D;

@@ -108,7 +108,7 @@ test_by_hand(void)
 	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "tiny model counts");
 	CHECK(f.macs[FLOPS_PATCH] == 4 * 12 * 8 && f.params[FLOPS_PATCH] == 12 * 8 + 8, "patch 384 MACs, 104 params");
 	CHECK(f.params[FLOPS_EMBED] == 8, "CLS token only: 8 params");
-	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 1) && f.params[FLOPS_NORM] == 3 * 16, "norms 440 MACs, 48 params");
+	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 5) && f.params[FLOPS_NORM] == 3 * 16, "norms 600 MACs, 48 params");
 	CHECK(f.macs[FLOPS_QKV] == 5 * 8 * 24 && f.params[FLOPS_QKV] == 8 * 24 + 24, "qkv 960 MACs, 216 params");
 	CHECK(f.macs[FLOPS_SCORES] == 2 * 5 * 5 * 4 && f.macs[FLOPS_WEIGHTING] == 200, "scores and weighting 200 each");
 	CHECK(f.macs[FLOPS_PROJ] == 5 * 64 && f.params[FLOPS_PROJ] == 72, "proj 320 MACs, 72 params");
@@ -120,12 +120,13 @@ test_by_hand(void)
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * 4 * FLOPS_EXPM_PRODUCTS * 64, "one 4x4 exponential per token and set");
 	CHECK(f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 4 * 4 * 4, "rotation of q and k of 4 tokens: 256 MACs");
 	CHECK(f.params_total == 779, "params total 779 (%.0f)", f.params_total);
-	CHECK(f.macs_total == 3808 + 256 + 2 * 4 * FLOPS_EXPM_PRODUCTS * 64 + 256, "MACs total (%.0f)", f.macs_total);
+	CHECK(f.macs_total == 3968 + 256 + 2 * 4 * FLOPS_EXPM_PRODUCTS * 64 + 256, "MACs total (%.0f)", f.macs_total);
 
 	/* The same model under the paper's counting: only the products, CLS too. */
 	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0, "paper counting");
 	CHECK(f.macs[FLOPS_PE_EXP] == 0 && f.macs[FLOPS_PE_ANGLES] == 0 &&
 	    f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 5 * 4 * 4, "paper: rotation of 5 rows only");
+	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 1), "paper: the final norm on the CLS row only");
 
 	/* A batch sharing positions pays the exponentials once. */
 	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0, "batch 4");

@@ -186,7 +186,7 @@ at_fwd(struct layer *L)
 }
 
 static void
-test_attention(int locality, int per_record)
+test_attention(int locality, int per_record, int Tq)
 {
 	int B = 2, T = 5, H = 2, hd = 3, D = H * hd, ld = 3 * D;
 	int nd = per_record ? B : 1;
@@ -195,20 +195,26 @@ test_attention(int locality, int per_record)
 		for (int m = 0; m < T; m++)
 			for (int n = 0; n < T; n++)
 				d2[(b * T + m) * T + n] = (float)((m - n) * (m - n)) * (0.3f + b);
-	struct at c = { { B, T, H, hd, ld, ld, d2, per_record, 2,
-	    malloc(sizeof(float) * 2 * 3 * T * T) },
-	    qkv, qkv + D, qkv + 2 * D, malloc(sizeof(float) * B * H * T * T),
+	struct at c = { { .B = B, .T = T, .Tq = Tq, .H = H, .hd = hd, .ldqk = ld,
+	    .ldv = ld, .dist2 = d2, .dist_per_record = per_record, .nthr = 2,
+	    .scratch = malloc(sizeof(float) * 2 * 3 * T * T) },
+	    qkv, qkv + D, qkv + 2 * D, malloc(sizeof(float) * B * H * Tq * T),
 	    locality ? randv(H, 0.3f) : NULL };
-	struct layer L = { at_fwd, malloc(sizeof(float) * B * T * D), (size_t)B * T * D,
-	    randv((size_t)B * T * D, 1), &c };
+	struct layer L = { at_fwd, malloc(sizeof(float) * B * Tq * D),
+	    (size_t)B * Tq * D, randv((size_t)B * Tq * D, 1), &c };
 	float *dqkv = calloc((size_t)B * T * ld, sizeof(float)), dls[2] = { 0, 0 };
 	float partial[4];
 	loss(&L);
 	attention_backward(&c.a, dqkv, dqkv + D, dqkv + 2 * D, dls, partial, L.r,
 	    c.P, c.q, c.k, c.v, c.ls);
 	char what[96];
-	snprintf(what, sizeof what, "attention%s%s dq, dk, dv",
-	    locality ? " with locality" : "", per_record ? " per record" : "");
+	snprintf(what, sizeof what, "attention%s%s%s dq, dk, dv",
+	    locality ? " with locality" : "", per_record ? " per record" : "",
+	    Tq < T ? " CLS query only" : "");
+	/* rows past Tq: their q is unused, so its gradient is zero */
+	for (int b = 0; b < B; b++)
+		for (int t = Tq; t < T; t++)
+			memset(dqkv + ((size_t)b * T + t) * ld, 0, sizeof(float) * D);
 	fd(&L, qkv, dqkv, (size_t)B * T * ld, what);
 	if (locality) {
 		snprintf(what, sizeof what, "attention locality dlog_sigma%s",
@@ -392,9 +398,10 @@ main(void)
 	test_gemm_rows();
 	test_layernorm();
 	test_gelu();
-	test_attention(0, 0);
-	test_attention(1, 0);
-	test_attention(1, 1);
+	test_attention(0, 0, 5);
+	test_attention(1, 0, 5);
+	test_attention(1, 1, 5);
+	test_attention(1, 0, 1);
 	test_xent();
 	test_posemb();
 	test_dropout();

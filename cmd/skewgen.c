@@ -72,7 +72,7 @@ emit(const struct opts *o, struct vt *s)
 /*
  * Field pe.generators f32 [nset][axes][nblock][b][b]: the A_i.  Also
  * written when there are no parameters (rope-axial, none, zeros), which
- * keeps the record from being empty.
+ * then have no pe.params field and would have an empty record.
  */
 static void
 add_generators(const struct pe *pe, const float *params, struct vt *out)
@@ -93,6 +93,24 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 	free(G);
 }
 
+/*
+ * out with the PE keys and, when the method has parameters, the field
+ * pe.params (an empty field would make an empty record); returns where
+ * the parameters go.
+ */
+static float *
+start(const struct pe *pe, struct vt *out)
+{
+	static float none[1];
+	int i = -1;
+
+	vt_init(out);
+	if ((pe->nparam && (i = vt_add_field(out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe->nparam })) < 0) ||
+	    pe_meta_write(pe, out) == -1)
+		die("%s", out->err);
+	return i < 0 ? none : out->field[i].data;
+}
+
 /* pe.params of a checkpoint or generator file, with its PE keys. */
 static void
 extract(const struct opts *o, int argc, char *argv[])
@@ -100,18 +118,14 @@ extract(const struct opts *o, int argc, char *argv[])
 	struct vt in, out;
 	struct pe pe;
 	const float *params;
-	int i;
 
 	if (vt_load(&in, o->from) == -1)
 		die("%s", in.err);
 	if ((params = pe_load_params(&pe, &in)) == NULL)
 		die("%s", pe.err);
-	vt_init(&out);
-	if ((i = vt_add_field(&out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe.nparam })) < 0 ||
-	    pe_meta_write(&pe, &out) == -1)
-		die("%s", out.err);
+	float *p = start(&pe, &out);
 	if (pe.nparam)
-		memcpy(out.field[i].data, params, sizeof(float) * pe.nparam);
+		memcpy(p, params, sizeof(float) * pe.nparam);
 	else
 		add_generators(&pe, params, &out);
 	for (int k = 0; k < in.nmeta; k++)
@@ -130,17 +144,13 @@ generate(struct opts *o, int argc, char *argv[])
 	struct pe pe;
 	struct vt out;
 	char v[128];
-	int i;
 
 	if (pe_parse(&pe, o->pe, o->head_dim, o->axes, o->heads, o->layers, o->share) == -1)
 		usage_error("%s", pe.err);
 	if (!pe.rotary)
 		usage_error("--pe %s is not a rotary encoding: it has no generators", pe.spec);
-	vt_init(&out);
-	if ((i = vt_add_field(&out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe.nparam })) < 0 ||
-	    pe_meta_write(&pe, &out) == -1)
-		die("%s", out.err);
-	if (pe_init_params(&pe, &o->init, out.field[i].data) == -1)
+	float *params = start(&pe, &out);
+	if (pe_init_params(&pe, &o->init, params) == -1)
 		die("%s", pe.err);
 	int n = snprintf(v, sizeof v, "%s seed=%llu", init_names[o->init.kind],
 	    (unsigned long long)o->init.seed);
@@ -153,7 +163,7 @@ generate(struct opts *o, int argc, char *argv[])
 	if (vt_meta_set(&out, "INIT", v) == -1)
 		die("%s", out.err);
 	if (o->expand || pe.nparam == 0)
-		add_generators(&pe, out.field[i].data, &out);
+		add_generators(&pe, params, &out);
 	if (vt_history(&out, argc, argv) == -1)
 		die("%s", out.err);
 	emit(o, &out);

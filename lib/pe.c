@@ -344,12 +344,16 @@ pe_meta_read(struct pe *pe, const struct vt *s)
 const float *
 pe_load_params(struct pe *pe, struct vt *s)
 {
+	static const float none[1];
 	const char *name = s->name ? s->name : "input";
 	struct vt_field *f;
 
 	if (pe_meta_read(pe, s) == -1)
 		return NULL;
-	if ((f = vt_get(s, PE_FIELD)) == NULL) {
+	f = vt_get(s, PE_FIELD);
+	if (!f && pe->nparam == 0)
+		return none;
+	if (!f) {
 		fail(pe, "%s: no field %s: the file names PE %s but holds no generators",
 		    name, PE_FIELD, pe->spec);
 		return NULL;

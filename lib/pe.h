@@ -43,7 +43,8 @@
 
 struct vt;
 
-#define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints */
+#define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
+					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
 
 enum pe_kind {
@@ -214,8 +215,9 @@ int	 pe_meta_write(const struct pe *pe, struct vt *s);
 int	 pe_meta_read(struct pe *pe, const struct vt *s);
 
 /* The parameters held in a loaded generator file or checkpoint s: pe
- * from its header keys and its field pe.params, f32 [nparam].  NULL with
- * pe->err when either is missing or they disagree. */
+ * from its header keys and its field pe.params, f32 [nparam] (which may
+ * be absent when nparam is 0).  NULL with pe->err when either is missing
+ * or they disagree. */
 const float *pe_load_params(struct pe *pe, struct vt *s);
 
 #endif

@@ -57,7 +57,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
     struct flops *f, char *err, size_t errlen)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
-	double P = c->P, N = T + 1.0, hd, grid = 1, Nrot, sets;
+	double P = c->P, N = T + 1.0, hd, grid = 1, Nrot, sets, Nq, rows;
 	struct pe pe;
 	int i;
 
@@ -80,19 +80,23 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
 	f->params[FLOPS_EMBED] = D + (pe.kind == PE_ABS ? (grid + 1) * D : 0);
-	/* Two norms per block on every row; the final one on every row in the
-	 * engine, on the pooled row only in the reference code (CLS pooling). */
+	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
+	 * the engine carries on with the CLS row only (the head reads nothing
+	 * else); the reference code the paper counted runs every row and
+	 * normalizes only the pooled one at the end. */
+	Nq = count == FLOPS_FULL && c->pool == VIT_POOL_CLS ? 1 : N;
+	rows = (L - 1) * N + Nq;	/* rows through attention output and MLP */
 	f->params[FLOPS_NORM] = (2 * L + 1) * 2 * D;
-	f->macs[FLOPS_NORM] = 5 * D * (2 * L * N + (count == FLOPS_PAPER &&
-	    c->pool == VIT_POOL_CLS ? 1 : N));
+	f->macs[FLOPS_NORM] = 5 * D * (L * N + rows + (count == FLOPS_PAPER &&
+	    c->pool == VIT_POOL_CLS ? 1 : Nq));
 	f->params[FLOPS_QKV] = L * (3 * D * D + 3 * D);
 	f->macs[FLOPS_QKV] = L * N * 3 * D * D;
-	f->macs[FLOPS_SCORES] = L * N * N * D;
-	f->macs[FLOPS_WEIGHTING] = L * N * N * D;
+	f->macs[FLOPS_SCORES] = rows * N * D;
+	f->macs[FLOPS_WEIGHTING] = rows * N * D;
 	f->params[FLOPS_PROJ] = L * (D * D + D);
-	f->macs[FLOPS_PROJ] = L * N * D * D;
+	f->macs[FLOPS_PROJ] = rows * D * D;
 	f->params[FLOPS_MLP] = L * (2 * D * M + M + D);
-	f->macs[FLOPS_MLP] = L * N * 2 * D * M;
+	f->macs[FLOPS_MLP] = rows * 2 * D * M;
 	f->params[FLOPS_HEAD] = D * C + C;
 	f->macs[FLOPS_HEAD] = D * C;
 
@@ -115,11 +119,11 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	}
 	if (c->locality) {
 		f->params[FLOPS_PE_LOCALITY] = L * H;
-		/* Squared distances of the N x N rows once per batch; per layer
-		 * and head the weights exp(-d^2 c) and their product with the
-		 * softmax weights. */
+		/* Squared distances of the N x N rows once per batch; per head
+		 * and query row the weights exp(-d^2 c) and their product with
+		 * the softmax weights. */
 		if (count == FLOPS_FULL)
-			f->macs[FLOPS_PE_LOCALITY] = N * N * c->axes / batch + L * H * 2 * N * N;
+			f->macs[FLOPS_PE_LOCALITY] = N * N * c->axes / batch + H * 2 * rows * N;
 	}
 	for (i = 0; i < FLOPS_NPART; i++) {
 		f->params_total += f->params[i];

@@ -92,8 +92,10 @@ test_liere_params(void)
 }
 
 /* D 8, H 2 (head 4), L 1, M 16, C 3, P 12, T 4 (N 5 rows with CLS), 2 axes,
- * liere:4 (one 4x4 block per head, 6 free entries per axis), counted by hand
- * from the rules in flops(1). */
+ * liere:4 (one 4x4 block per head, 6 free entries per axis), mean pooling
+ * (every row runs through the block), counted by hand from the rules in
+ * flops(1); then CLS pooling, where the engine finishes the last block on
+ * the CLS row alone. */
 static void
 test_by_hand(void)
 {
@@ -104,6 +106,7 @@ test_by_hand(void)
 	vit_config_init(&c);
 	c.dim = 8, c.heads = 2, c.depth = 1, c.mlp = 16, c.classes = 3, c.P = 12, c.axes = 2;
 	c.grid[0] = c.grid[1] = 2;
+	c.pool = VIT_POOL_MEAN;
 	snprintf(c.pe, sizeof c.pe, "liere:4");
 	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "tiny model counts");
 	CHECK(f.macs[FLOPS_PATCH] == 4 * 12 * 8 && f.params[FLOPS_PATCH] == 12 * 8 + 8, "patch 384 MACs, 104 params");
@@ -122,8 +125,19 @@ test_by_hand(void)
 	CHECK(f.params_total == 779, "params total 779 (%.0f)", f.params_total);
 	CHECK(f.macs_total == 3968 + 256 + 2 * 4 * FLOPS_EXPM_PRODUCTS * 64 + 256, "MACs total (%.0f)", f.macs_total);
 
-	/* The same model under the paper's counting: only the products, CLS too. */
+	/* CLS pooling: after q, k, v of the 5 rows, one row. */
+	c.pool = VIT_POOL_CLS;
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "CLS pooling");
+	CHECK(f.macs[FLOPS_QKV] == 960 && f.macs[FLOPS_SCORES] == 1 * 5 * 8 &&
+	    f.macs[FLOPS_WEIGHTING] == 40 && f.macs[FLOPS_PROJ] == 64 && f.macs[FLOPS_MLP] == 256,
+	    "CLS pooling: qkv of 5 rows, attention, projection and MLP of 1");
+	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (5 + 1 + 1), "CLS pooling: norms of 5, 1 and 1 rows");
+	CHECK(f.macs[FLOPS_PE_ROTATE] == 256, "CLS pooling: q and k still rotated on every row");
+
+	/* The same model under the paper's counting: only the products, every
+	 * row (as the reference code), the rotation on CLS too. */
 	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0, "paper counting");
+	CHECK(f.macs[FLOPS_SCORES] == 200 && f.macs[FLOPS_MLP] == 1280, "paper: every row through the block");
 	CHECK(f.macs[FLOPS_PE_EXP] == 0 && f.macs[FLOPS_PE_ANGLES] == 0 &&
 	    f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 5 * 4 * 4, "paper: rotation of 5 rows only");
 	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 1), "paper: the final norm on the CLS row only");
@@ -133,9 +147,10 @@ test_by_hand(void)
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * FLOPS_EXPM_PRODUCTS * 64, "batch 4: a quarter of the exponentials");
 
 	/* Locality: distances of the 5 x 5 rows once (2 axes), then scale and
-	 * product per head. */
+	 * product per head (mean pooling: every query row). */
 	snprintf(c.pe, sizeof c.pe, "none");
 	c.locality = 1;
+	c.pool = VIT_POOL_MEAN;
 	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "locality");
 	CHECK(f.macs[FLOPS_PE_LOCALITY] == 25 * 2 + 2 * 2 * 25 && f.params[FLOPS_PE_LOCALITY] == 2,
 	    "locality 150 MACs, one sigma per head");
@@ -211,6 +226,29 @@ test_engine_params(void)
 		}
 }
 
+/* The matrix products are those vit_flops (lib/vit.c, written apart) says
+ * the engine runs: FLOPs = 2 MACs. */
+static void
+test_vit_flops(void)
+{
+	for (int depth = 1; depth <= 3; depth += 2)
+		for (int pool = 0; pool < 2; pool++) {
+			struct vit_config c = cifar100("small", "liere:8");
+			struct flops f;
+			char err[256];
+			double mm;
+
+			c.depth = depth;
+			c.pool = pool ? VIT_POOL_MEAN : VIT_POOL_CLS;
+			flops_model(&c, 49, 1, FLOPS_FULL, &f, err, sizeof err);
+			mm = f.macs[FLOPS_PATCH] + f.macs[FLOPS_QKV] + f.macs[FLOPS_SCORES] +
+			    f.macs[FLOPS_WEIGHTING] + f.macs[FLOPS_PROJ] + f.macs[FLOPS_MLP] +
+			    f.macs[FLOPS_HEAD];
+			CHECK(2 * mm == vit_flops(&c, 1, 49), "depth %d, %s pooling: 2 x %.0f MACs = "
+			    "vit_flops %.0f", depth, pool ? "mean" : "CLS", mm, vit_flops(&c, 1, 49));
+		}
+}
+
 int
 main(void)
 {
@@ -220,5 +258,6 @@ main(void)
 	test_by_hand();
 	test_sharing_and_specs();
 	test_engine_params();
+	test_vit_flops();
 	return test_done();
 }

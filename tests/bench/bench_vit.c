@@ -24,6 +24,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "adamw.h"
 #include "cli.h"
 #include "pe.h"
 #include "rng.h"
@@ -98,23 +99,16 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 	return ms;
 }
 
-/* The plain AdamW of a training step (lr 1e-4, wd 0.05 on decay tensors). */
+/* The AdamW step of vit-train (lib/adamw.h): lr 1e-4, weight decay 0.05
+ * on the tensors that take it, over the whole arena. */
 static void
-adamw(struct vit *m, int step)
+adamw_step(struct vit *m, const struct adamw *o, int step)
 {
-	const float lr = 1e-4f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.05f;
-	float c1 = 1 - powf(b1, step), c2 = 1 - powf(b2, step);
 	for (int i = 0; i < m->ntensor; i++) {
 		const struct vit_tensor *t = &m->tensor[i];
-		float *p = m->param + t->off, *g = m->grad + t->off;
-		float *mm = m->adam_m + t->off, *v = m->adam_v + t->off;
-		float dec = t->decay ? lr * wd : 0;
-		#pragma omp parallel for simd
-		for (size_t j = 0; j < t->n; j++) {
-			mm[j] = b1 * mm[j] + (1 - b1) * g[j];
-			v[j] = b2 * v[j] + (1 - b2) * g[j] * g[j];
-			p[j] -= dec * p[j] + lr * (mm[j] / c1) / (sqrtf(v[j] / c2) + eps);
-		}
+		adamw_update(o, m->param + t->off, m->grad + t->off,
+		    m->adam_m + t->off, m->adam_v + t->off, (int64_t)t->n, 1e-4,
+		    t->decay ? 0.05 : 0, step);
 	}
 }
 
@@ -273,6 +267,8 @@ main(int argc, char *argv[])
 
 	double t0 = 0, c0 = 0;
 	float loss = 0;
+	struct adamw opt;
+	adamw_defaults(&opt);
 	for (int s = 0; s <= steps; s++) {
 		if (s == 1) {	/* step 0 warms up */
 			t0 = now_seconds();
@@ -281,7 +277,7 @@ main(int argc, char *argv[])
 		vit_zero_grad(m);
 		loss = vit_forward(m, x, pos, B, T, target, logits, 1, s);
 		vit_backward(m);
-		adamw(m, s + 1);
+		adamw_step(m, &opt, s + 1);
 	}
 	double dt = (now_seconds() - t0) / steps;
 	double dc = (cpu_seconds() - c0) / steps / threads;

@@ -234,7 +234,7 @@ main(int argc, char *argv[])
 		die("%s", s.err);
 	if (!o.predict && vt_find(&s, "label") < 0)
 		die("%s: no field 'label' to score (--predict needs none)", name);
-	if (batch_open(&br, &s, m->c.P, m->c.axes, m->c.classes, !o.predict) < 0)
+	if (batch_open(&br, &s, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err);
 	const char *keys[] = { "MEAN", "STD" };
 	for (int i = 0; i < 2; i++) {
@@ -256,7 +256,7 @@ main(int argc, char *argv[])
 		die("%s", err);
 	if (!o.predict) {
 		if (eval_summarize(&out, o.resamples, 0.95, o.seed, &sum) < 0)
-			die("%s: no records", name);
+			die("%s: no labelled records", name);
 		(o.json ? print_json : print_text)(&sum, &out, names, &o);
 	}
 	cli_close_out(stdout, "stdout");

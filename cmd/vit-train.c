@@ -381,8 +381,9 @@ open_pass(struct run *r)
 	if (r->br.classes <= 0)
 		die("%s: no CLASSES key: give --classes", r->name);
 	const char *e = vt_meta(&r->s, "EPOCH_RECORDS");
-	r->E = e ? atoll(e) : r->s.records > 0 ? r->s.records : 0;
-	if (e != NULL && r->E < 1)
+	char *end;
+	r->E = r->s.records > 0 ? r->s.records : 0;
+	if (e != NULL && ((r->E = strtoll(e, &end, 10)) < 1 || *end != '\0'))
 		die("%s: bad EPOCH_RECORDS '%s'", r->name, e);
 	r->st.inpass = 0;
 }
@@ -443,13 +444,14 @@ build_model(struct run *r)
 		die("%s: record 1: positions are not a grid; no GRID key either", r->name);
 	const char *cp = vt_meta(&r->s, "CLSPOS");
 	if (cp != NULL && strcmp(cp, "none") != 0) {
+		const char *p = cp;
+		char *end;
 		c->cls_rotate = 1;
-		char *end = (char *)cp;
-		for (int a = 0; a < c->axes; a++) {
-			c->cls_pos[a] = strtof(end, &end);
-			if (*end != (a == c->axes - 1 ? '\0' : ','))
-				die("%s: bad CLSPOS '%s'", r->name, cp);
-			end += a < c->axes - 1;
+		for (int a = 0; a < c->axes; a++, p = end + 1) {
+			c->cls_pos[a] = strtof(p, &end);
+			if (end == p || *end != (a == c->axes - 1 ? '\0' : ','))
+				die("%s: CLSPOS '%s' is not 'none' or %d coordinates",
+				    r->name, cp, c->axes);
 		}
 	}
 	r->m = vit_create(c, (int)r->o.batch, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
@@ -507,6 +509,19 @@ save(struct run *r)
 	r->saved_epoch = (int)r->st.epoch;
 }
 
+/* Open the --val stream and check that the model can take it. */
+static FILE *
+open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **name)
+{
+	FILE *fp = cli_open_in(r->o.val, name);
+
+	vt_init(vs);
+	if (vt_read_header(vs, fp, *name) < 0 ||
+	    batch_open(vbr, vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
+		die("--val: %s", vs->err);
+	return fp;
+}
+
 /* Accuracy and loss on the --val stream, logged. */
 static void
 validate(struct run *r)
@@ -517,17 +532,13 @@ validate(struct run *r)
 	struct eval_summary sum;
 	char err[512];
 	const char *name;
+	FILE *fp = open_val(r, &vs, &vbr, &name);
 
-	vt_init(&vs);
-	FILE *fp = cli_open_in(r->o.val, &name);
-	if (vt_read_header(&vs, fp, name) < 0 ||
-	    batch_open(&vbr, &vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
-		die("%s", vs.err);
 	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
-		die("%s", err);
+		die("--val: %s", err);
 	r->val_step = r->st.step;
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
-		die("%s: no records", name);
+		die("--val: %s: no records", name);
 	if (r->log != NULL)
 		fprintf(r->log, "{\"step\":%lld,\"epoch\":%lld,\"val_acc\":%.6f,"
 		    "\"val_top5\":%.6f,\"val_loss\":%.6f}\n", (long long)r->st.step,
@@ -709,6 +720,9 @@ main(int argc, char *argv[])
 	if (r.o.resume) {
 		resume(&r);
 		int64_t inpass = r.st.inpass;
+		if (r.st.pass > 0 && (r.o.input == NULL || strcmp(r.o.input, "-") == 0))
+			die("--resume: the run was reading its input file for the %lld. "
+			    "time: give that file, not stdin", (long long)r.st.pass + 1);
 		open_pass(&r);
 		if (batch_skip(&r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);
@@ -726,6 +740,14 @@ main(int argc, char *argv[])
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
 	if (!r.o.resume)
 		r.st.total = schedule_steps(&r);
+	if (r.o.val != NULL) {
+		/* Bad --val input fails now, not after the first epoch. */
+		struct vt vs;
+		struct batch_reader vbr;
+		const char *name;
+		fclose(open_val(&r, &vs, &vbr, &name));
+		vt_free(&vs);
+	}
 	int C = r.m->c.classes;
 	r.target = malloc((size_t)r.o.batch * C * sizeof *r.target);
 	r.logits = malloc((size_t)r.o.batch * C * sizeof *r.logits);

@@ -32,9 +32,9 @@ omega(float *om, const float *d2, float c, int n)
 }
 
 static void
-softmax_rows(float *s /* [T][T] */, int T)
+softmax_rows(float *s /* [Tq][T] */, int Tq, int T)
 {
-	for (int m = 0; m < T; m++) {
+	for (int m = 0; m < Tq; m++) {
 		float *r = s + (size_t)m * T, mx = r[0], sum = 0;
 		for (int n = 1; n < T; n++)
 			mx = r[n] > mx ? r[n] : mx;
@@ -55,7 +55,8 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
     float *P /* [B][H][T][T] */, const float *q, const float *k,
     const float *v, const float *logsig /* [H] or NULL */)
 {
-	int B = a->B, T = a->T, H = a->H, hd = a->hd, D = H * hd, TT = T * T;
+	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
+	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
 	int blas = openblas_get_num_threads();
 	openblas_set_num_threads(1);
@@ -65,13 +66,13 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		const float *qb = q + (size_t)b * T * a->ldqk + h * hd;
 		const float *kb = k + (size_t)b * T * a->ldqk + h * hd;
 		const float *vb = v + (size_t)b * T * a->ldv + h * hd;
-		float *pb = P + (size_t)bh * TT, *ob = out + (size_t)b * T * D + h * hd;
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd,
+		float *pb = P + (size_t)bh * TT, *ob = out + (size_t)b * Tq * D + h * hd;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, T, hd,
 		    scale, qb, a->ldqk, kb, a->ldqk, 0.0f, pb, T);
-		softmax_rows(pb, T);
+		softmax_rows(pb, Tq, T);
 		const float *w = pb;
 		if (logsig != NULL) {
-			float *wb = a->scratch + (size_t)omp_get_thread_num() * 3 * TT;
+			float *wb = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
 			float sg = expf(logsig[h]);
 			omega(wb, dist_of(a, b), 0.5f / (sg * sg), TT);
 			#pragma omp simd
@@ -79,7 +80,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 				wb[i] *= pb[i];
 			w = wb;
 		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T,
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, hd, T,
 		    1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
 	}
 	openblas_set_num_threads(blas);
@@ -92,7 +93,8 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
     const float *q, const float *k, const float *v,
     const float *logsig /* [H] or NULL */)
 {
-	int B = a->B, T = a->T, H = a->H, hd = a->hd, D = H * hd, TT = T * T;
+	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
+	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
 	int blas = openblas_get_num_threads();
 	openblas_set_num_threads(1);
@@ -101,8 +103,8 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 		int b = bh / H, h = bh % H;
 		size_t oqk = (size_t)b * T * a->ldqk + h * hd;
 		size_t ov = (size_t)b * T * a->ldv + h * hd;
-		const float *pb = P + (size_t)bh * TT, *db = dout + (size_t)b * T * D + h * hd;
-		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * TT;
+		const float *pb = P + (size_t)bh * TT, *db = dout + (size_t)b * Tq * D + h * hd;
+		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
 		float *w = om + TT, *dw = w + TT;
 		const float *wv = pb;
 		float sg = 0;
@@ -115,9 +117,9 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			wv = w;
 		}
 		/* dW = dout v^T; dv = W^T dout */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, T, T, hd,
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, T, hd,
 		    1.0f, db, D, v + ov, a->ldv, 0.0f, dw, T);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T,
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, Tq,
 		    1.0f, wv, T, db, D, 0.0f, dv + ov, a->ldv);
 		if (logsig != NULL) {
 			/* dOmega = dW P; dOmega/dlogsig = Omega dist2 / sigma^2 */
@@ -132,7 +134,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 				dw[i] *= om[i];
 		}
 		/* softmax: dS = P (dP - rowsum(dP P)) */
-		for (int m = 0; m < T; m++) {
+		for (int m = 0; m < Tq; m++) {
 			float *r = dw + (size_t)m * T, s = 0;
 			const float *pr = pb + (size_t)m * T;
 			#pragma omp simd reduction(+:s)
@@ -142,9 +144,9 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			for (int n = 0; n < T; n++)
 				r[n] = pr[n] * (r[n] - s);
 		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, T, hd, T,
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, hd, T,
 		    scale, dw, T, k + oqk, a->ldqk, 0.0f, dq + oqk, a->ldqk);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, T,
+		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, Tq,
 		    scale, dw, T, q + oqk, a->ldqk, 0.0f, dk + oqk, a->ldqk);
 	}
 	openblas_set_num_threads(blas);

@@ -123,6 +123,7 @@ batch_open(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 		classes = atoi(vt_meta(s, "CLASSES"));
 	br->P = P;
 	br->A = A;
+	br->need_label = need_label;
 	br->classes = classes;
 	if (normalization(br, s) < 0)
 		return -1;
@@ -210,7 +211,8 @@ take(struct batch_reader *br, struct batch *b)
 	int32_t label = -1;
 	if (br->ilabel >= 0) {
 		label = *(int32_t *)s->field[br->ilabel].data;
-		if (label < 0 || (br->classes > 0 && label >= br->classes))
+		if ((label < 0 && (label != -1 || br->need_label)) ||
+		    (br->classes > 0 && label >= br->classes))
 			return fail(s, "record %lld: label %d out of range [0, %d)",
 			    rec, label, br->classes);
 	}

@@ -34,6 +34,7 @@ struct batch_reader {
 	struct vt *s;		/* the stream, header read */
 	int	 ipatch, ipos, ilabel;	/* field indexes; ilabel -1: none */
 	int	 P, A, classes;
+	int	 need_label;
 	float	 scale[BATCH_MAXCHANNELS], shift[BATCH_MAXCHANNELS];
 	int	 channels;
 	int	 held;		/* s's fields hold a record not yet batched */
@@ -42,8 +43,10 @@ struct batch_reader {
 };
 
 /* Check that s (header read) has patch [*][P] u8/f32, pos f32 [*][A] and,
- * when need_label, label i32; P, A or classes <= 0 take the stream's
- * values.  0, or -1 with a message in s->err. */
+ * when need_label, label i32 (then every label must be a class; without,
+ * label -1 marks a record that has none, as patchify writes them); P, A or
+ * classes <= 0 take the stream's values.  0, or -1 with a message in
+ * s->err. */
 int	 batch_open(struct batch_reader *br, struct vt *s, int P, int A,
 	    int classes, int need_label);
 /* Make room for cap records in b (tokens grow on demand).  0 or -1. */

@@ -56,11 +56,12 @@ layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
 			dxr[i] += (dyr[i] * g[i] - s1 - xh * s2) * r;
 		}
 	}
-	/* parameter sums in 16-column strips, rows in order: deterministic */
+	/* parameter sums in strips of 256 columns, rows in order: the same
+	 * bits for any thread count (wide strips: see colsum_add) */
 	#pragma omp parallel for schedule(static)
-	for (int i0 = 0; i0 < D; i0 += 16) {
-		int w = D - i0 < 16 ? D - i0 : 16;
-		float sg[16] = { 0 }, sb[16] = { 0 };
+	for (int i0 = 0; i0 < D; i0 += 256) {
+		int w = D - i0 < 256 ? D - i0 : 256;
+		float sg[256] = { 0 }, sb[256] = { 0 };
 		for (int n = 0; n < N; n++) {
 			const float *xr = x + (size_t)n * D + i0;
 			const float *dyr = dy + (size_t)n * D + i0;

@@ -66,25 +66,28 @@ void	 xent_backward(float *dlogits, const float *prob, const float *target,
 /*
  * Multi-head attention core on one batch: for record b and head h,
  *   P = softmax(q k^T / sqrt(hd)),  W = P * Omega,  out = W v,
+ * for the first Tq of the T query rows of each record (Tq = 1: the CLS
+ * row only, when nothing else of the last block is used),
  * Omega[m][n] = exp(-dist2[m][n] / (2 sigma_h^2)), sigma_h = exp(logsig[h])
  * (locality focusing; logsig NULL: Omega = 1).  q, k are rows of stride
  * ldqk, v rows of stride ldv, each head's hd columns at offset h*hd; out is
- * [B][T][H*hd].  dist2 is [T][T] for the batch, or [B][T][T] when
+ * [B][Tq][H*hd].  dist2 is [T][T] for the batch, or [B][T][T] when
  * dist_per_record.  scratch holds nthr * 3 * T * T floats.
  */
 struct attn {
 	int	 B, T, H, hd;
+	int	 Tq;		/* query rows per record, 1 .. T */
 	int	 ldqk, ldv;
 	const float *dist2;	/* [T][T] or [B][T][T], or NULL */
 	int	 dist_per_record;
 	int	 nthr;		/* OpenMP threads, each with its scratch */
 	float	*scratch;	/* [nthr][3][T][T] */
 };
-/* P[B][H][T][T] kept for backward; out[B][T][H*hd]. */
+/* P[B][H][Tq][T] kept for backward; out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,
 	    const float *q, const float *k, const float *v, const float *logsig);
-/* dq, dk (stride ldqk) and dv (stride ldv) written from dout[B][T][H*hd];
- * dlogsig[H] += (when logsig is not NULL; partial[B][H] is scratch). */
+/* dq (Tq rows), dk, dv (T rows) written from dout[B][Tq][H*hd]; dlogsig[H]
+ * += (when logsig is not NULL; partial[B][H] is scratch). */
 void	 attention_backward(const struct attn *a, float *dq, float *dk,
 	    float *dv, float *dlogsig, float *partial, const float *dout,
 	    const float *P, const float *q, const float *k, const float *v,

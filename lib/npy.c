@@ -219,12 +219,15 @@ npy_write_header(FILE *fp, int dtype, int rank, const int64_t *shape)
 	if (rank == 1)
 		n -= 1;		/* "(5,)" */
 	n += snprintf(dict + n, sizeof dict - n, "), }");
-	/* Version 1.0 holds a 16-bit length; the dict ends with '\n' and is
-	 * space-padded so the data starts on a 64-byte boundary. */
-	int major = 10 + n + 1 > 65535 ? 2 : 1;
+	/* As numpy's np.save, byte for byte: room for the first dim to grow to
+	 * 21 digits (so a writer can fix it up in place), then spaces and '\n'
+	 * to the next 64-byte boundary (a whole 64 more when already there). */
+	if (rank > 0)
+		n += snprintf(dict + n, sizeof dict - n, "%*s",
+		    21 - snprintf(NULL, 0, "%lld", (long long)shape[0]), "");
+	int major = 10 + n + 1 + 64 > 65535 ? 2 : 1;
 	int pre = major == 1 ? 10 : 12;
-	int total = (pre + n + 1 + 63) / 64 * 64;
-	int len = total - pre;
+	int len = n + 1 + 64 - (pre + n + 1) % 64;
 	unsigned char p[12] = { 0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)major, 0,
 		len & 255, (len >> 8) & 255, (len >> 16) & 255, (len >> 24) & 255 };
 	if (fwrite(p, 1, pre, fp) != (size_t)pre || fwrite(dict, 1, n, fp) != (size_t)n)

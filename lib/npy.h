@@ -38,7 +38,9 @@ int	 npy_read(const struct npy *h, FILE *fp, const char *name, int64_t first,
  * (*data, to be freed); 0, or -1 with err. */
 int	 npy_load(const char *path, struct npy *h, void **data, char *err);
 /* Write a version 1.0 (or 2.0 when needed) header for a C-order
- * little-endian array of dtype and shape[rank], padded to 64 bytes; the
+ * little-endian array of dtype and shape[rank], the bytes numpy.save writes
+ * (padded to 64 bytes, with room for shape[0] to grow to 21 digits, so the
+ * header can be rewritten in place once the first dim is known); the
  * caller then writes count elements.  0, or -1 (stdio error, errno set). */
 int	 npy_write_header(FILE *fp, int dtype, int rank, const int64_t *shape);
 /* Write a whole array (header and data) to path atomically.  0, or -1 with err. */

@@ -469,10 +469,14 @@ vit_dx(const struct vit *m)
 double
 vit_flops(const struct vit_config *c, int B, int T)
 {
-	double D = c->dim, M = c->mlp, N = (double)B * (T + 1);
+	double D = c->dim, M = c->mlp, T1 = T + 1, N = B * T1;
 	double block = 2 * N * (3 * D * D + D * D + 2 * D * M) +
-	    4.0 * B * (T + 1) * (T + 1) * D;
-	return 2.0 * B * T * c->P * D + c->depth * block +
+	    4.0 * B * T1 * T1 * D;
+	/* under CLS pooling the last block computes q, k, v for every row but
+	 * attention, projection and MLP for the CLS row only */
+	double last = c->pool == VIT_POOL_CLS ? 2 * N * 3 * D * D +
+	    2.0 * B * (D * D + 2 * D * M) + 4.0 * B * T1 * D : block;
+	return 2.0 * B * T * c->P * D + (c->depth - 1) * block + last +
 	    2.0 * B * D * c->classes;
 }
 
@@ -520,10 +524,29 @@ attn_shape(const struct vit *m)
 {
 	const struct vit_state *s = m->st;
 	int D = m->c.dim;
-	return (struct attn){ .B = s->B, .T = s->T + 1, .H = m->c.heads,
+	return (struct attn){ .B = s->B, .T = s->T + 1, .Tq = s->T + 1,
+	    .H = m->c.heads,
 	    .hd = D / m->c.heads, .ldqk = s->rotary ? 2 * D : 3 * D, .ldv = 3 * D,
 	    .dist2 = s->dist2, .dist_per_record = s->dist_per_record,
 	    .nthr = s->nthr, .scratch = s->ascr };
+}
+
+/* 1 when block l computes only the CLS rows after attention: the last
+ * block under CLS pooling, whose other rows nothing reads. */
+static int
+cls_rows(const struct vit *m, int l)
+{
+	return m->c.pool == VIT_POOL_CLS && l == m->c.depth - 1;
+}
+
+/* The gradient through a dropout: dy itself when nothing was dropped. */
+static const float *
+drop_grad(float *buf, const float *dy, const float *mask, float p, size_t n)
+{
+	if (p <= 0)
+		return dy;
+	dropout_backward(buf, dy, mask, p, n);
+	return buf;
 }
 
 static struct rot
@@ -627,6 +650,10 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		struct lact *a = &s->A[l];
 		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
 		float *hout = s->hs + (size_t)l * N * D;
+		/* with CLS pooling only the CLS row of the last block is read:
+		 * after k and v of every token, its rows are the CLS rows */
+		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
+		at.Tq = Tq;
 		layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g, L->ln1b, N, D);
 		linear_forward(a->qkv, a->ln1, L->qkvw, L->qkvb, N, D, 3 * D);
 		const float *q = a->qkv;
@@ -636,26 +663,32 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		}
 		attention_forward(&at, a->att, a->P, q, q + D, a->qkv + 2 * D,
 		    L->logsig);
-		linear_forward(s->tmp, a->att, L->projw, L->projb, N, D, D);
-		dropout_forward(s->tmp, a->mproj, s->tmp, pdrop, B, (size_t)T1 * D,
+		linear_forward(s->tmp, a->att, L->projw, L->projb, Nq, D, D);
+		dropout_forward(s->tmp, a->mproj, s->tmp, pdrop, B, (size_t)Tq * D,
 		    seed, 1 + 3 * l);
-		add_rows(a->h1, hin, s->tmp, (size_t)N * D);
-		layernorm_forward(a->ln2, a->ln2m, a->ln2r, a->h1, L->ln2g, L->ln2b, N, D);
-		linear_forward(a->fc1, a->ln2, L->fc1w, L->fc1b, N, D, M);
-		gelu_forward(a->gel, a->fc1, (size_t)N * M);
-		dropout_forward(a->gel, a->mgel, a->gel, pdrop, B, (size_t)T1 * M,
+		if (Tq == T1)
+			add_rows(a->h1, hin, s->tmp, (size_t)N * D);
+		else
+			for (int b = 0; b < B; b++)
+				add_rows(a->h1 + (size_t)b * D, hin + (size_t)b * T1 * D,
+				    s->tmp + (size_t)b * D, D);
+		layernorm_forward(a->ln2, a->ln2m, a->ln2r, a->h1, L->ln2g, L->ln2b, Nq, D);
+		linear_forward(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M);
+		gelu_forward(a->gel, a->fc1, (size_t)Nq * M);
+		dropout_forward(a->gel, a->mgel, a->gel, pdrop, B, (size_t)Tq * M,
 		    seed, 2 + 3 * l);
-		linear_forward(s->tmp, a->gel, L->fc2w, L->fc2b, N, M, D);
-		dropout_forward(s->tmp, a->mfc2, s->tmp, pdrop, B, (size_t)T1 * D,
+		linear_forward(s->tmp, a->gel, L->fc2w, L->fc2b, Nq, M, D);
+		dropout_forward(s->tmp, a->mfc2, s->tmp, pdrop, B, (size_t)Tq * D,
 		    seed, 3 + 3 * l);
-		add_rows(hout, a->h1, s->tmp, (size_t)N * D);
+		add_rows(hout, a->h1, s->tmp, (size_t)Nq * D);
 	}
 
-	/* final LayerNorm, pooling, head */
+	/* final LayerNorm (of the rows the last block made), pooling, head */
+	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1;
 	layernorm_forward(s->lnf, s->lnfm, s->lnfr,
-	    s->hs + (size_t)(c->depth - 1) * N * D, s->normg, s->normb, N, D);
+	    s->hs + (size_t)(c->depth - 1) * N * D, s->normg, s->normb, B * Tf, D);
 	for (int b = 0; b < B; b++) {
-		const float *z = s->lnf + (size_t)b * T1 * D;
+		const float *z = s->lnf + (size_t)b * Tf * D;
 		float *p = s->pooled + (size_t)b * D;
 		if (c->pool == VIT_POOL_CLS) {
 			memcpy(p, z, sizeof(float) * D);
@@ -692,22 +725,23 @@ vit_backward(struct vit *m)
 	xent_backward(s->dlogits, s->prob, s->target, B, C);
 	linear_backward(s->dpooled, GRAD(m, s->headw), GRAD(m, s->headb),
 	    s->dlogits, s->pooled, s->headw, B, D, C);
+	/* the rows the final LayerNorm saw: B (CLS pooling), or all N */
+	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1, Nf = B * Tf;
 	#pragma omp parallel for
 	for (int b = 0; b < B; b++) {
-		float *dz = s->dD + (size_t)b * T1 * D;
+		float *dz = s->dD + (size_t)b * Tf * D;
 		const float *dp = s->dpooled + (size_t)b * D;
-		if (c->pool == VIT_POOL_CLS) {
+		if (c->pool == VIT_POOL_CLS)
 			memcpy(dz, dp, sizeof(float) * D);
-			memset(dz + D, 0, sizeof(float) * T * D);
-		} else
+		else
 			for (int t = 0; t < T1; t++)
 				for (int i = 0; i < D; i++)
 					dz[(size_t)t * D + i] = dp[i] / T1;
 	}
-	memset(s->dh, 0, sizeof(float) * N * D);
+	memset(s->dh, 0, sizeof(float) * Nf * D);
 	layernorm_backward(s->dh, GRAD(m, s->normg), GRAD(m, s->normb), s->dD,
 	    s->hs + (size_t)(c->depth - 1) * N * D, s->lnfm, s->lnfr, s->normg,
-	    N, D);
+	    Nf, D);
 
 	struct attn at = attn_shape(m);
 	struct rot rt = rot_shape(m);
@@ -717,25 +751,43 @@ vit_backward(struct vit *m)
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
 		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
-		/* dh holds dL/d(block output) */
-		dropout_backward(s->dD, s->dh, a->mfc2, pdrop, (size_t)N * D);
-		linear_backward(s->dM, GRAD(m, L->fc2w), GRAD(m, L->fc2b), s->dD,
-		    a->gel, L->fc2w, N, M, D);
-		dropout_backward(s->dM, s->dM, a->mgel, pdrop, (size_t)N * M);
-		gelu_backward(s->dM, s->dM, a->fc1, (size_t)N * M);
+		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
+		at.Tq = Tq;
+		/* dh holds dL/d(block output), Nq rows */
+		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
+		linear_backward(s->dM, GRAD(m, L->fc2w), GRAD(m, L->fc2b), d,
+		    a->gel, L->fc2w, Nq, M, D);
+		dropout_backward(s->dM, s->dM, a->mgel, pdrop, (size_t)Nq * M);
+		gelu_backward(s->dM, s->dM, a->fc1, (size_t)Nq * M);
 		linear_backward(s->dD, GRAD(m, L->fc1w), GRAD(m, L->fc1b), s->dM,
-		    a->ln2, L->fc1w, N, D, M);
+		    a->ln2, L->fc1w, Nq, D, M);
 		layernorm_backward(s->dh, GRAD(m, L->ln2g), GRAD(m, L->ln2b), s->dD,
-		    a->h1, a->ln2m, a->ln2r, L->ln2g, N, D);
+		    a->h1, a->ln2m, a->ln2r, L->ln2g, Nq, D);
 		/* dh now dL/dh1 */
-		dropout_backward(s->dD, s->dh, a->mproj, pdrop, (size_t)N * D);
-		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), s->dD,
-		    a->att, L->projw, N, D, D);
+		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
+		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), d,
+		    a->att, L->projw, Nq, D, D);
 		float *dq = s->rotary ? s->dqkr : s->dqkv;
 		const float *q = s->rotary ? a->qkr : a->qkv;
+		int ldq = s->rotary ? 2 * D : 3 * D;
 		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,
 		    L->logsig ? GRAD(m, L->logsig) : NULL, s->partial, s->tmp,
 		    a->P, q, q + D, a->qkv + 2 * D, L->logsig);
+		if (Tq < T1) {
+			/* queries other than CLS had no use: zero gradient */
+			#pragma omp parallel for
+			for (int r = 0; r < N; r++)
+				if (r % T1 != 0)
+					memset(dq + (size_t)r * ldq, 0, sizeof(float) * D);
+			/* the residual reaches the CLS rows only: spread dh1 out
+			 * to rows b * T1 (descending, so no row is overwritten
+			 * before it is moved) */
+			for (int b = B - 1; b >= 0; b--) {
+				float *dst = s->dh + (size_t)b * T1 * D;
+				memmove(dst, s->dh + (size_t)b * D, sizeof(float) * D);
+				memset(dst + D, 0, sizeof(float) * T * D);
+			}
+		}
 		if (s->rotary)
 			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
 		linear_backward(s->dD, GRAD(m, L->qkvw), GRAD(m, L->qkvb), s->dqkv,
@@ -748,7 +800,8 @@ vit_backward(struct vit *m)
 	if (s->rotary)
 		pe_rotations_backward(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr,
 		    s->dR, GRAD(m, s->pe_params));
-	dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
+	if (pemb > 0)
+		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
 	if (s->pe.kind == PE_ABS)
 		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw, B, T,
 		    s->K, D);

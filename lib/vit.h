@@ -141,8 +141,9 @@ void	 vit_zero_grad(struct vit *m);
 /* dL/dx [B][T][P] of the last vit_backward. */
 const float *vit_dx(const struct vit *m);
 
-/* Floating-point operations of one forward over B records of T tokens
- * (matrix products and attention; a training step is about 3x). */
+/* Floating-point operations of one forward over B records of T tokens as
+ * the engine runs it (matrix products and attention; a training step is
+ * about 3x). */
 double	 vit_flops(const struct vit_config *c, int B, int T);
 
 #endif

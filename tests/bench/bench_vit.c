@@ -7,7 +7,13 @@
  * training step), the fraction of this machine's sgemm peak measured here
  * with a large product, and peak RSS.
  *
- * usage: bench_vit [--pe SPEC] [--steps N] [--threads N] [--peak]
+ * Without --pe it runs every encoding of the issue's bar, each in its own
+ * process (so peak RSS is per encoding), and next to each the PyTorch
+ * baseline tests/bench/vit_torch.py (under $TOP, default .), then the
+ * speed-ups.  The CPU may be shared: it prints the load average and the
+ * kernel's CPU pressure so the figures can be judged.
+ *
+ * usage: bench_vit [--pe SPEC] [--steps N] [--threads N] [--peak] [--no-torch]
  */
 #include <cblas.h>
 #include <getopt.h>
@@ -16,10 +22,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "pe.h"
 #include "rng.h"
 #include "vit.h"
+
+/* Seconds of CPU this process used (all threads): on a shared machine
+ * B / (cpu seconds per step / threads) estimates the throughput the
+ * threads would have with the cores to themselves. */
+static double
+cpu_seconds(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
 
 /* sgemm GFLOP/s on 2048^3, the best of a second of runs. */
 static double
@@ -47,6 +67,37 @@ sgemm_peak(void)
 	return best;
 }
 
+/* Milliseconds per step spent in lib/pe.h's rotations and their backward
+ * for this model's shapes (0 for non-rotary encodings): the part of a
+ * step the engine cannot make faster itself. */
+static double
+rotation_ms(const struct vit *m, const float *pos, int T)
+{
+	const struct vit_config *c = &m->c;
+	const struct vit_tensor *t = vit_find_tensor(m, PE_FIELD);
+	struct pe pe;
+	struct pe_work w;
+	if (t == NULL || pe_parse(&pe, c->pe, c->dim / c->heads, c->axes,
+	    c->heads, c->depth, "none") == -1 || pe_work_init(&w, &pe, T) == -1)
+		return 0;
+	size_t nr = (size_t)pe.nset * T * pe.rsize;
+	float *R = malloc(sizeof(float) * nr), *dR = malloc(sizeof(float) * nr);
+	float *dp = calloc(pe.nparam, sizeof(float));
+	for (size_t i = 0; i < nr; i++)
+		dR[i] = 1e-3f * (float)(i % 13);
+	double t0 = now_seconds();
+	for (int r = 0; r < 2; r++) {
+		pe_rotations(&pe, &w, m->param + t->off, T, pos, R);
+		pe_rotations_backward(&pe, &w, m->param + t->off, T, pos, dR, dp);
+	}
+	double ms = (now_seconds() - t0) / 2 * 1e3;
+	pe_work_free(&w);
+	free(R);
+	free(dR);
+	free(dp);
+	return ms;
+}
+
 /* The plain AdamW of a training step (lr 1e-4, wd 0.05 on decay tensors). */
 static void
 adamw(struct vit *m, int step)
@@ -67,20 +118,105 @@ adamw(struct vit *m, int step)
 	}
 }
 
+/* Run cmd, echoing its output; the img/s of its first line starting with
+ * tag, and in *cpu that line's cpu-time img/s. */
+static double
+run_line(const char *cmd, const char *tag, double *cpu)
+{
+	char line[512];
+	double ips = 0;
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		return 0;
+	while (fgets(line, sizeof line, p) != NULL) {
+		fputs(line, stdout);
+		char pe[64];
+		char *c = strstr(line, "cpu-time ");
+		if (strncmp(line, tag, strlen(tag)) == 0 && ips == 0) {
+			sscanf(line + strlen(tag), "%63s %lf", pe, &ips);
+			*cpu = c ? atof(c + 9) : 0;
+		}
+	}
+	fflush(stdout);
+	pclose(p);
+	return ips;
+}
+
+static void
+show_load(void)
+{
+	double load[3];
+	char line[128] = "";
+	FILE *f = fopen("/proc/pressure/cpu", "r");
+	if (f != NULL) {
+		if (fgets(line, sizeof line, f) == NULL)
+			line[0] = '\0';
+		fclose(f);
+	}
+	getloadavg(load, 3);
+	printf("# CPU shared with other users: load average %.2f %.2f %.2f, "
+	    "pressure %s", load[0], load[1], load[2], line[0] ? line : "n/a\n");
+	printf("# OMP_WAIT_POLICY=%s, OPENBLAS_CORETYPE=%s\n",
+	    getenv("OMP_WAIT_POLICY"), getenv("OPENBLAS_CORETYPE") ?
+	    getenv("OPENBLAS_CORETYPE") : "(OpenBLAS's choice)");
+}
+
+/* Every encoding of the bar, each with the PyTorch baseline beside it. */
+static int
+run_all(int steps, int threads, int torch)
+{
+	static const char *pes[] = { "abs", "liere:8", "liere:64", "rope-mixed",
+	    "comrope-ld:8", "none", "rope-axial", "comrope-ap:8", "riemann" };
+	const char *top = getenv("TOP") ? getenv("TOP") : ".";
+	double ours[16], base[16], ourc[16], basec[16];
+	char cmd[1024];
+	int n = sizeof pes / sizeof pes[0];
+
+	show_load();
+	for (int i = 0; i < n; i++) {
+		snprintf(cmd, sizeof cmd, "/proc/%d/exe --pe %s --steps %d --threads %d",
+		    (int)getpid(), pes[i], steps, threads);
+		ours[i] = run_line(cmd, "vit ", &ourc[i]);
+		base[i] = basec[i] = 0;
+		if (torch && i < 5) {	/* the torch model knows these */
+			snprintf(cmd, sizeof cmd, "/usr/bin/python3 %s/tests/bench/"
+			    "vit_torch.py --pe %s --threads %d", top, pes[i], threads);
+			base[i] = run_line(cmd, "torch ", &basec[i]);
+		}
+	}
+	show_load();
+	for (int i = 0; i < n; i++)
+		if (base[i] > 0)
+			printf("speed-up %-14s %.2fx PyTorch (wall), %.2fx (cpu-time)\n",
+			    pes[i], ours[i] / base[i], ourc[i] / basec[i]);
+	if (ours[0] > 0)
+		printf("liere:64 / abs throughput: %.2f (wall), %.2f (cpu-time)\n",
+		    ours[2] / ours[0], ourc[2] / ourc[0]);
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
-	const char *pe = "abs";
-	int steps = 5, threads = 2, peak_only = 0;
+	const char *pe = NULL;
+	int steps = 5, threads = 2, peak_only = 0, torch = 1;
 	static const struct option lo[] = {
 		{ "pe", required_argument, NULL, 'p' },
 		{ "steps", required_argument, NULL, 's' },
 		{ "threads", required_argument, NULL, 't' },
 		{ "peak", no_argument, NULL, 'k' },
+		{ "no-torch", no_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
 
+	/* Threads that wait for the other one sleep instead of spinning: on
+	 * this shared 2-core machine a spinning thread burns the time its
+	 * preempted partner needs (measured: +35% img/s under load 4-5).
+	 * libgomp reads this when it loads, so it takes effect through the
+	 * re-exec below; the PyTorch baseline inherits it too. */
+	setenv("OMP_WAIT_POLICY", getenv("OMP_WAIT_POLICY") ?
+	    getenv("OMP_WAIT_POLICY") : "passive", 1);
 	cli_blas_coretype(argv);
 	cli_init(argc, argv);
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1)
@@ -89,8 +225,11 @@ main(int argc, char *argv[])
 		case 's': steps = (int)cli_int("--steps", optarg, 1, 1000); break;
 		case 't': threads = (int)cli_int("--threads", optarg, 1, 256); break;
 		case 'k': peak_only = 1; break;
+		case 'n': torch = 0; break;
 		default: usage_error("unknown option");
 		}
+	if (pe == NULL && !peak_only)
+		return run_all(steps, threads, torch);
 	cli_threads(threads);
 	if (peak_only) {
 		printf("sgemm peak %.1f GFLOP/s (2048^3, %d threads)\n",
@@ -98,7 +237,7 @@ main(int argc, char *argv[])
 		return 0;
 	}
 
-	double peak = sgemm_peak();	/* first: profilers can skip it */
+	double peak = sgemm_peak();	/* first: profilers can skip it (perf -D) */
 	struct vit_config c;
 	vit_config_init(&c);
 	c.dim = 192;
@@ -132,26 +271,35 @@ main(int argc, char *argv[])
 		target[b * c.classes + rng_below(&r, c.classes)] = 1;
 	}
 
-	double t0 = 0;
+	double t0 = 0, c0 = 0;
 	float loss = 0;
 	for (int s = 0; s <= steps; s++) {
-		if (s == 1)
-			t0 = now_seconds();	/* step 0 warms up */
+		if (s == 1) {	/* step 0 warms up */
+			t0 = now_seconds();
+			c0 = cpu_seconds();
+		}
 		vit_zero_grad(m);
 		loss = vit_forward(m, x, pos, B, T, target, logits, 1, s);
 		vit_backward(m);
 		adamw(m, s + 1);
 	}
 	double dt = (now_seconds() - t0) / steps;
+	double dc = (cpu_seconds() - c0) / steps / threads;
+	peak = fmax(peak, sgemm_peak());	/* the machine's best, before or after */
 	double gf = 3 * vit_flops(&c, B, T) / dt / 1e9;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double load[3];
 	getloadavg(load, 3);
+	double rot = rotation_ms(m, pos, T);
 	printf("vit   %-14s %8.1f img/s  %7.0f ms/step  %6.1f GFLOP/s  "
-	    "%.2f of sgemm peak %.0f  peak RSS %.0f MB  (loss %.3f, %d threads, "
-	    "load %.2f)\n", pe, B / dt, dt * 1000, gf, gf / peak, peak,
-	    ru.ru_maxrss / 1024.0, loss, threads, load[0]);
+	    "%.2f of sgemm peak %.0f  peak RSS %.0f MB  cpu-time %.1f img/s  "
+	    "(loss %.3f, %d threads, load %.2f)\n", pe, B / dt, dt * 1000, gf,
+	    gf / peak, peak, ru.ru_maxrss / 1024.0, B / dc, loss, threads, load[0]);
+	if (rot > 0)
+		printf("      %-14s rotations (lib/pe.h, forward + backward): %.0f ms "
+		    "of the %.0f ms step\n", pe, rot, dt * 1000);
+	fflush(stdout);
 	vit_destroy(m);
 	free(x);
 	free(pos);

@@ -43,15 +43,20 @@ def main():
         loss.backward()
         opt.step()
 
+    def cpu():
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+
     step()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), cpu()
     for _ in range(a.steps):
         step()
     dt = (time.perf_counter() - t0) / a.steps
+    dc = (cpu() - c0) / a.steps / a.threads
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"torch {a.pe:14s} {B / dt:8.1f} img/s  {dt * 1000:7.0f} ms/step"
-          f"  peak RSS {rss:.0f} MB  (PyTorch {torch.__version__},"
-          f" {a.threads} threads)")
+          f"  peak RSS {rss:.0f} MB  cpu-time {B / dc:.1f} img/s"
+          f"  (PyTorch {torch.__version__}, {a.threads} threads)")
 
 
 if __name__ == "__main__":

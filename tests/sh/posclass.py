@@ -13,7 +13,7 @@ Options (for bad-input tests too): --records N, --seed S, --grid G,
 --epoch-records N (declare EPOCH_RECORDS), --no-records (omit RECORDS),
 --f32 (f32 patches), --nan K (record K gets a NaN: in its patch
 with --f32, else in its pos), --label L (record 0's
-label), --axes A, --values P, --patch-name NAME, --no-label,
+label), --clspos VALUE (the CLSPOS key), --axes A, --values P, --patch-name NAME, --no-label,
 --tokens-from K:G2 (records from K on use a G2 x G2 grid)."""
 import argparse
 import sys
@@ -29,6 +29,7 @@ ap.add_argument("--no-records", action="store_true")
 ap.add_argument("--f32", action="store_true")
 ap.add_argument("--nan", type=int, default=-1)
 ap.add_argument("--label", type=int, default=None)
+ap.add_argument("--clspos", default="none")
 ap.add_argument("--axes", type=int, default=2)
 ap.add_argument("--values", type=int, default=4)
 ap.add_argument("--patch-name", default="patch")
@@ -47,7 +48,7 @@ if not a.no_label:
     hdr.append("FIELD label i32")
 hdr += ["GRID %dx%d" % (a.grid, a.grid), "PATCH 2x2", "CHANNELS 1",
         "MEAN 0.1", "STD 0.3", "CLASSES 2", "CLASS 0 right", "CLASS 1 below",
-        "POS grid", "CLSPOS none", "SOURCE posclass.py"]
+        "POS grid", "CLSPOS " + a.clspos, "SOURCE posclass.py"]
 if a.epoch_records:
     hdr.append("EPOCH_RECORDS %d" % a.epoch_records)
 hdr.append("ENDHDR")

@@ -75,6 +75,9 @@ check_exit 1 "no labels to score" $E "$T/m.vt" "$T/nolabel.vt"
 check_grep "... suggests --predict" "predict" "$T/err"
 check "--predict needs no labels" $E --predict "$T/m.vt" "$T/nolabel.vt"
 [ "$(wc -l < "$T/out")" -eq 20 ] && ok "... 20 predictions" || nok "$(wc -l < "$T/out") predictions"
+gen --records 20 --label -1 > "$T/minus1.vt"
+check "label -1: a record without a label" $E "$T/m.vt" "$T/minus1.vt"
+check_grep "... left out of the scores" "^records 19$" "$T/out"
 
 # Bad input.
 gen --records 8 --values 8 > "$T/p8.vt"

@@ -152,6 +152,31 @@ determinism(void)
 	omp_set_num_threads(1);
 }
 
+/* abs and sincos at another grid than the training one: the tables are
+ * interpolated, gradients flow back to the table, a 3x2 model accepts
+ * 4x3 tokens only after vit_set_grid. */
+static void
+other_grid(const char *pe)
+{
+	struct vit_config c, run;
+	char err[256], label[64];
+	small(&c, pe, 2);		/* grid 2x... from small(): 3x2 */
+	run = c;
+	run.grid[0] = 4;
+	run.grid[1] = 3;
+	struct batch d;
+	make_batch(&d, &run, 3, 1);
+	struct vit *m = vit_create(&c, 3, d.T, 7, err, sizeof err);
+	float l = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
+	CHECK(isnan(l), "%s: 12 tokens refused at the 3x2 training grid (%s)", pe, m->err);
+	CHECK(vit_set_grid(m, run.grid) == 0, "%s: vit_set_grid 4x3", pe);
+	struct gc_batch b = { d.x, d.pos, d.target, d.B, d.T, 0, 1, d.logits };
+	snprintf(label, sizeof label, "%s interpolated 3x2 -> 4x3", pe);
+	gc_model(m, &b, label);
+	vit_destroy(m);
+	free_batch(&d);
+}
+
 /* Differing positions in a batch without pos_per_record: NaN and a reason. */
 static void
 refuses_mixed_positions(void)
@@ -219,10 +244,19 @@ main(void)
 	c.pool = VIT_POOL_MEAN;
 	c.dropout = 0.2f;
 	check(&c, 1, 1, "liere:8 shared across layers, pool mean, dropout");
+	/* head_dim 16: blocks of 16 take pe_apply_batch's vector kernels */
+	small(&c, "liere:16", 2);
+	c.dim = 32;
+	check(&c, 0, 1, "liere:16 (vector kernels)");
+	c.cls_rotate = 1;
+	c.share = VIT_SHARE_HEADS;
+	check(&c, 0, 1, "liere:16 CLS rotated, shared across heads");
 	small(&c, "rope-mixed", 2);
 	c.share = VIT_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
 	refuses_mixed_positions();
+	other_grid("abs");
+	other_grid("sincos");
 	determinism();
 	return test_done();
 }

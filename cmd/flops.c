@@ -1,0 +1,348 @@
+/*
+ * flops - parameters and multiply-accumulates of a ViT, per component, for
+ * one or several position encodings (flops(1)).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "flops.h"
+#include "vit.h"
+#include "vt.h"
+
+#define MAXPE	32
+
+struct opts {
+	struct vit_config c;
+	const char	*model;		/* checkpoint, or NULL */
+	char		*pes[MAXPE];	/* --pe arguments */
+	int		 npes;
+	int		 tokens;	/* patch tokens, 0: the grid's */
+	int		 batch;		/* records sharing positions */
+	int		 patch[3], npatch, channels;
+	int		 count;		/* enum flops_count */
+	int		 json;
+	int		 set[256];	/* options given (by short code) */
+};
+
+static void
+usage(void)
+{
+	printf("usage: %s [options]\n"
+	    "Parameters and multiply-accumulates of one forward pass of a ViT, per component.\n"
+	    "  --preset NAME      tiny, small, base, large or cifar (default tiny)\n"
+	    "  --dim N --depth N --heads N --mlp N   override the preset's sizes\n"
+	    "  --classes N        classifier outputs (default 10)\n"
+	    "  --patch PxP        patch (or TxPxP tubelet) size (default 4x4)\n"
+	    "  --channels N       image channels (default 3)\n"
+	    "  --grid GxG         token grid (default 8x8); sets the axes\n"
+	    "  --tokens N         patch tokens instead of the grid's product\n"
+	    "  --pe SPEC[,SPEC]   encodings: none abs sincos rope-axial rope-mixed liere:B\n"
+	    "                     comrope-ap:B comrope-ld:B riemann zeros, or 'all'\n"
+	    "                     (repeatable; default: vit-train's, or the checkpoint's)\n"
+	    "  --share S          rotary generators: none heads layers all (default none)\n"
+	    "  --locality         RiemannFormer locality focusing\n"
+	    "  --pool cls|mean    pooling before the head (default cls)\n"
+	    "  --cls-rotate       the CLS token has a position and is rotated\n"
+	    "  --count full|paper counting convention (default full; see flops(1))\n"
+	    "  --batch N          records sharing one position set (default 1)\n"
+	    "  --model FILE       read the configuration from a vit-train checkpoint\n"
+	    "  --json             one JSON object instead of the table\n"
+	    "  --help, --version\n", progname);
+	exit(0);
+}
+
+static const char *const all_pes =
+    "none,abs,sincos,rope-axial,rope-mixed,liere:8,liere:64,comrope-ap:8,comrope-ld:8,riemann";
+
+static int
+parse_share(const char *s)
+{
+	static const char *const names[] = { "none", "heads", "layers", "all" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	usage_error("--share: '%s' is not none, heads, layers or all", s);
+}
+
+/* Sizes like 4x4 or 2x16x16 into out[max], each 1..hi; returns how many. */
+static int
+parse_sizes(const char *opt, const char *arg, int *out, int max, int hi)
+{
+	int64_t g[VIT_MAXAXES > 3 ? VIT_MAXAXES : 3];
+	int n = vt_parse_dims(arg, g, max);
+
+	if (n < 1)
+		usage_error("%s: '%s' is not a size like 8x8 or 4x7x7 (at most %d)", opt, arg, max);
+	for (int i = 0; i < n; i++) {
+		if (g[i] < 1 || g[i] > hi)
+			usage_error("%s: '%s': sizes must be 1..%d", opt, arg, hi);
+		out[i] = (int)g[i];
+	}
+	return n;
+}
+
+static void
+parse_args(int argc, char *argv[], struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "preset", required_argument, NULL, 'P' },
+		{ "dim", required_argument, NULL, 'd' },
+		{ "depth", required_argument, NULL, 'L' },
+		{ "heads", required_argument, NULL, 'H' },
+		{ "mlp", required_argument, NULL, 'm' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "patch", required_argument, NULL, 'p' },
+		{ "channels", required_argument, NULL, 'c' },
+		{ "grid", required_argument, NULL, 'g' },
+		{ "tokens", required_argument, NULL, 't' },
+		{ "pe", required_argument, NULL, 'e' },
+		{ "share", required_argument, NULL, 's' },
+		{ "locality", no_argument, NULL, 'l' },
+		{ "pool", required_argument, NULL, 'o' },
+		{ "cls-rotate", no_argument, NULL, 'r' },
+		{ "count", required_argument, NULL, 'k' },
+		{ "model", required_argument, NULL, 'M' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct vit_config *c = &o->c;
+	int ch;
+
+	memset(o, 0, sizeof *o);
+	vit_config_init(c);
+	o->patch[0] = o->patch[1] = 4;
+	o->npatch = 2;
+	o->channels = 3;
+	o->batch = 1;
+	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		o->set[ch & 255] = 1;
+		switch (ch) {
+		case 'P':
+			if (vit_preset(c, optarg) < 0)
+				usage_error("--preset: unknown preset '%s' (tiny small base large cifar)", optarg);
+			break;
+		case 'd': c->dim = cli_int("--dim", optarg, 1, 1 << 16); break;
+		case 'L': c->depth = cli_int("--depth", optarg, 1, 1024); break;
+		case 'H': c->heads = cli_int("--heads", optarg, 1, 1024); break;
+		case 'm': c->mlp = cli_int("--mlp", optarg, 1, 1 << 18); break;
+		case 'C': c->classes = cli_int("--classes", optarg, 1, 1 << 24); break;
+		case 'c': o->channels = cli_int("--channels", optarg, 1, 1024); break;
+		case 't': o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
+		case 'p': o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
+		case 'g': c->axes = parse_sizes("--grid", optarg, c->grid, VIT_MAXAXES, 65536); break;
+		case 'e':
+			if (o->npes == MAXPE)
+				usage_error("--pe: more than %d", MAXPE);
+			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : (char *)all_pes;
+			break;
+		case 's': c->share = parse_share(optarg); break;
+		case 'l': c->locality = 1; break;
+		case 'r': c->cls_rotate = 1; break;
+		case 'o':
+			if (strcmp(optarg, "cls") && strcmp(optarg, "mean"))
+				usage_error("--pool: '%s' is not cls or mean", optarg);
+			c->pool = strcmp(optarg, "mean") == 0 ? VIT_POOL_MEAN : VIT_POOL_CLS;
+			break;
+		case 'k':
+			if (strcmp(optarg, "full") && strcmp(optarg, "paper"))
+				usage_error("--count: '%s' is not full or paper", optarg);
+			o->count = strcmp(optarg, "paper") == 0 ? FLOPS_PAPER : FLOPS_FULL;
+			break;
+		case 'M': o->model = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'b': o->batch = cli_int("--batch", optarg, 1, 1 << 20); break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: usage_error("unknown option");
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected operand '%s'", argv[optind]);
+	if (o->model && (o->set['P'] || o->set['d'] || o->set['L'] || o->set['H'] ||
+	    o->set['m'] || o->set['C'] || o->set['p'] || o->set['c'] || o->set['g'] ||
+	    o->set['s'] || o->set['l'] || o->set['o'] || o->set['r']))
+		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
+}
+
+/* The configuration a checkpoint was trained with (its VIT_* keys). */
+static void
+load_model(struct opts *o)
+{
+	struct vt s;
+	char err[256];
+
+	if (vt_load(&s, o->model) < 0)
+		die("%s", s.err);
+	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
+		die("%s: %s", o->model, err);
+	vt_free(&s);
+}
+
+/* The encodings of every --pe, split at commas; a piece with '=' or a bare
+ * option word (reflect) belongs to the spec before it.  Returns the count;
+ * *buf holds the strings. */
+static int
+split_pes(const struct opts *o, const char **list, char **buf)
+{
+	size_t len = 1;
+	char *p, *save = NULL;
+	int n = 0;
+
+	for (int i = 0; i < o->npes; i++)
+		len += strlen(o->pes[i]) + 1;
+	if (o->npes == 0)
+		len += strlen(o->c.pe);
+	if ((*buf = p = calloc(1, len)) == NULL)
+		die("out of memory");
+	for (int i = 0; i < o->npes; i++)
+		p += sprintf(p, "%s%s", i ? "," : "", o->pes[i]);
+	if (o->npes == 0)
+		strcpy(p, o->c.pe);
+	for (p = strtok_r(*buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+		if (n > 0 && (strchr(p, '=') || strcmp(p, "reflect") == 0)) {
+			p[-1] = ',';	/* glue the option back onto its spec */
+			continue;
+		}
+		if (n == MAXPE)
+			usage_error("--pe: more than %d encodings", MAXPE);
+		list[n++] = p;
+	}
+	if (n == 0)
+		usage_error("--pe: no encoding given");
+	for (int i = 0; i < n; i++)
+		if (strlen(list[i]) >= VIT_PESPEC)
+			usage_error("--pe: '%s' is too long", list[i]);
+	return n;
+}
+
+static int
+tokens_of(const struct opts *o)
+{
+	long long t = 1;
+	int i;
+
+	if (o->tokens)
+		return o->tokens;
+	for (i = 0; i < o->c.axes; i++)
+		t *= o->c.grid[i];
+	if (t > 1 << 20)
+		usage_error("--grid: more than %d tokens", 1 << 20);
+	return (int)t;
+}
+
+static void
+count(const struct vit_config *c, int T, int batch, int conv, struct flops *f)
+{
+	char err[256];
+
+	if (flops_model(c, T, batch, conv, f, err, sizeof err) < 0)
+		die("%s", err);
+}
+
+static void
+print_breakdown(const struct flops *f, double pct)
+{
+	int i;
+
+	printf("%-30s %15s %18s\n", "component", "params", "MACs");
+	for (i = 0; i < FLOPS_NPART; i++) {
+		if (i >= FLOPS_PE_FIRST && f->params[i] == 0 && f->macs[i] == 0)
+			continue;
+		printf("%-30s %15.0f %18.0f\n", flops_part_title(i), f->params[i], f->macs[i]);
+	}
+	printf("%-30s %15.0f %18.0f  (%.3fG)\n", "total", f->params_total, f->macs_total,
+	    f->macs_total / 1e9);
+	printf("%-30s %15.0f %18.0f  (%+.3f%% MACs over abs)\n", "position encoding",
+	    f->pe_params, f->pe_macs, pct);
+}
+
+static void
+json_flops(const char *pe, const struct flops *f, double pct)
+{
+	int i;
+
+	printf("{\"pe\":\"%s\",\"params\":%.0f,\"macs\":%.0f,\"pe_params\":%.0f,\"pe_macs\":%.0f,"
+	    "\"over_abs_percent\":%.6f,\"components\":{", pe, f->params_total, f->macs_total,
+	    f->pe_params, f->pe_macs, pct);
+	for (i = 0; i < FLOPS_NPART; i++)
+		printf("%s\"%s\":{\"params\":%.0f,\"macs\":%.0f}", i ? "," : "",
+		    flops_part_name(i), f->params[i], f->macs[i]);
+	printf("}}");
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const char *const sharename[] = { "none", "heads", "layers", "all" };
+	struct opts o;
+	struct vit_config c, base;
+	struct flops f[MAXPE], fa;
+	double pct[MAXPE];
+	char *pes;
+	const char *list[MAXPE];
+	int T, n = 0, i;
+
+	cli_init(argc, argv);
+	parse_args(argc, argv, &o);
+	if (o.model)
+		load_model(&o);
+	if (!o.model) {
+		o.c.P = o.channels;
+		for (i = 0; i < o.npatch; i++)
+			o.c.P *= o.patch[i];
+	}
+	T = tokens_of(&o);
+	n = split_pes(&o, list, &pes);
+	base = o.c;
+	snprintf(base.pe, sizeof base.pe, "abs");
+	count(&base, T, o.batch, o.count, &fa);
+
+	/* Count everything first: a bad encoding fails before any output. */
+	for (i = 0; i < n; i++) {
+		c = o.c;
+		snprintf(c.pe, sizeof c.pe, "%s", list[i]);
+		count(&c, T, o.batch, o.count, &f[i]);
+		pct[i] = 100.0 * (f[i].macs_total - fa.macs_total) / fa.macs_total;
+	}
+	if (o.json)
+		printf("{\"dim\":%d,\"depth\":%d,\"heads\":%d,\"mlp\":%d,\"classes\":%d,"
+		    "\"patch_values\":%d,\"tokens\":%d,\"axes\":%d,\"share\":\"%s\","
+		    "\"locality\":%s,\"batch\":%d,\"count\":\"%s\",\"encodings\":[", o.c.dim,
+		    o.c.depth, o.c.heads, o.c.mlp, o.c.classes, o.c.P, T, o.c.axes,
+		    sharename[o.c.share], o.c.locality ? "true" : "false", o.batch,
+		    o.count == FLOPS_PAPER ? "paper" : "full");
+	else
+		printf("ViT dim %d, depth %d, heads %d, mlp %d, classes %d; %d patch tokens + CLS, "
+		    "%d values each, %d axes; share %s%s; batch %d; %s counting\n", o.c.dim,
+		    o.c.depth, o.c.heads, o.c.mlp, o.c.classes, T, o.c.P, o.c.axes,
+		    sharename[o.c.share], o.c.locality ? ", locality" : "", o.batch,
+		    o.count == FLOPS_PAPER ? "paper" : "full");
+	if (!o.json && n > 1)
+		printf("%-16s %15s %18s %10s %12s\n", "encoding", "params", "MACs", "GMACs", "vs abs");
+	for (i = 0; i < n; i++) {
+		if (o.json) {
+			if (i)
+				putchar(',');
+			json_flops(list[i], &f[i], pct[i]);
+		} else if (n > 1) {
+			printf("%-16s %15.0f %18.0f %10.3f %+11.3f%%\n", list[i], f[i].params_total,
+			    f[i].macs_total, f[i].macs_total / 1e9, pct[i]);
+		} else {
+			printf("encoding %s\n", list[i]);
+			print_breakdown(&f[i], pct[i]);
+		}
+	}
+	if (o.json)
+		printf("]}\n");
+	free(pes);
+	cli_close_out(stdout, "stdout");
+	return 0;
+}

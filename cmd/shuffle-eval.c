@@ -1,0 +1,391 @@
+/*
+ * shuffle-eval - how much a model relies on where its patches are: the
+ * accuracy on a stream, then with the patch contents of every record
+ * permuted (positions and CLS left in place) over K seeded trials, and the
+ * relative drop (the LieRE paper's Table 3).  The evaluation is lib's
+ * evaluate(); this file only permutes, before each forward.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "checkpoint.h"
+#include "cli.h"
+#include "evaluate.h"
+#include "rng.h"
+#include "vit.h"
+#include "vt.h"
+#include "vtcopy.h"
+
+struct opts {
+	int	 trials;	/* K */
+	uint64_t seed;
+	int	 frames;	/* --axis t: permute whole frames */
+	int	 batch;
+	int	 threads;
+	int	 json;
+	int	 header;	/* table: print the column line */
+	long long emit;		/* >= 0: write trial emit's shuffled stream */
+	int	 force;
+	const char *model;
+	const char *input;
+};
+
+/* What the permuting hook needs; scratch grows with the token count. */
+struct shuffler {
+	const struct opts *o;
+	int	 trial;		/* -1: leave the batch alone */
+	int64_t	*perm;		/* [cap] */
+	unsigned char *tmp;	/* [tmpcap] one record's rows */
+	int64_t	 cap;
+	size_t	 tmpcap;
+	char	 err[256];
+};
+
+static void
+usage(void)
+{
+	printf("usage: %s [options] MODEL [STREAM]\n"
+	    "       %s --emit K [options] [STREAM]\n"
+	    "Accuracy of MODEL (a vit-train checkpoint) on a stream, then with the patches\n"
+	    "of every record shuffled (positions and CLS in place) over K seeded trials:\n"
+	    "before, after (mean and standard deviation) and the relative drop in percent.\n"
+	    "  -k, --trials K     shuffled trials (default 5)\n"
+	    "      --seed S       seed of the permutations (default 1)\n"
+	    "      --axis all|t   shuffle every token (default) or whole frames only (video)\n"
+	    "      --emit K       write trial K's shuffled stream instead (no MODEL)\n"
+	    "  -b, --batch N      records per forward pass (default 64)\n"
+	    "      --threads N    threads (0: all cores)\n"
+	    "      --json         one JSON object instead of the table row\n"
+	    "      --no-header    the table row without its column line\n"
+	    "      --force        --emit: write the stream even to a terminal\n"
+	    "      --help, --version\n", progname, progname);
+	exit(0);
+}
+
+static void
+parse(int argc, char *argv[], struct opts *o)
+{
+	enum { SEED = 256, AXIS, EMIT, THREADS, JSON, NOHEADER, FORCE };
+	static const struct option lo[] = {
+		{ "trials", required_argument, NULL, 'k' },
+		{ "seed", required_argument, NULL, SEED },
+		{ "axis", required_argument, NULL, AXIS },
+		{ "emit", required_argument, NULL, EMIT },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "threads", required_argument, NULL, THREADS },
+		{ "json", no_argument, NULL, JSON },
+		{ "no-header", no_argument, NULL, NOHEADER },
+		{ "force", no_argument, NULL, FORCE },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int c, ops, evalopt = 0;
+
+	*o = (struct opts){ .trials = 5, .seed = 1, .batch = 64, .header = 1, .emit = -1 };
+	while ((c = getopt_long(argc, argv, "k:b:", lo, NULL)) != -1)
+		switch (c) {
+		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); evalopt = 1; break;
+		case SEED: o->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case AXIS:
+			if (strcmp(optarg, "all") && strcmp(optarg, "t"))
+				usage_error("--axis: '%s' is not all or t", optarg);
+			o->frames = strcmp(optarg, "t") == 0;
+			break;
+		case EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
+		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); evalopt = 1; break;
+		case THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); evalopt = 1; break;
+		case JSON: o->json = 1; evalopt = 1; break;
+		case NOHEADER: o->header = 0; evalopt = 1; break;
+		case FORCE: o->force = 1; break;
+		case 'h': usage(); break;
+		case 'V': cli_version(); break;
+		default: usage_error("unknown option");
+		}
+	ops = argc - optind;
+	if (o->emit >= 0) {
+		if (evalopt)
+			usage_error("--emit writes a stream: -k, --batch, --threads, --json and --no-header do not apply");
+		if (ops > 1)
+			usage_error("--emit takes one STREAM at most (and no MODEL)");
+		o->input = ops ? argv[optind] : NULL;
+		return;
+	}
+	if (o->force)
+		usage_error("--force is for --emit");
+	if (ops < 1)
+		usage_error("no MODEL");
+	if (ops > 2)
+		usage_error("too many operands");
+	o->model = argv[optind];
+	o->input = ops == 2 ? argv[optind + 1] : NULL;
+}
+
+/* The units that move for a record of T tokens at pos[T][A]: T single
+ * tokens, or with --axis t the frames, runs of tokens sharing their first
+ * coordinate (time outermost).  Sets *units and *run (tokens per unit). */
+static int
+units_of(const struct opts *o, const float *pos, int T, int A, int *units, int *run,
+    char *err, size_t errlen)
+{
+	int f = 1;
+
+	*units = T;
+	*run = 1;
+	if (!o->frames)
+		return 0;
+	if (A < 3) {
+		snprintf(err, errlen, "--axis t needs positions (t, y, x), these have %d axes", A);
+		return -1;
+	}
+	for (int t = 1; t < T; t++)
+		f += pos[(int64_t)t * A] != pos[(int64_t)(t - 1) * A];
+	for (int t = 0; t < T && T % f == 0; t++)
+		if (pos[(int64_t)t * A] != pos[(int64_t)(t - t % (T / f)) * A])
+			f = 0;
+	if (f == 0 || T % f) {
+		snprintf(err, errlen, "--axis t: the %d tokens are not whole frames in time order", T);
+		return -1;
+	}
+	*units = f;
+	*run = T / f;
+	return 0;
+}
+
+/* Permute the units of record rec (stream index) for trial k in place:
+ * rows[T][rowbytes], unit u of the result is unit perm[u] of the input.
+ * The permutation depends on (seed, k, rec) only. */
+static int
+shuffle_record(struct shuffler *sh, unsigned char *rows, size_t rowbytes, int units,
+    int run, int64_t rec)
+{
+	struct rng trial, r;
+	size_t unit = (size_t)run * rowbytes, need = unit * units;
+
+	if (units > sh->cap) {
+		int64_t *p = realloc(sh->perm, (size_t)units * sizeof *p);
+		if (p == NULL)
+			return -1;
+		sh->perm = p;
+		sh->cap = units;
+	}
+	if (need > sh->tmpcap) {
+		unsigned char *p = realloc(sh->tmp, need);
+		if (p == NULL)
+			return -1;
+		sh->tmp = p;
+		sh->tmpcap = need;
+	}
+	rng_seed(&trial, sh->o->seed, (uint64_t)sh->trial);
+	rng_split(&trial, (uint64_t)rec, &r);
+	for (int u = 0; u < units; u++)
+		sh->perm[u] = u;
+	rng_shuffle(&r, sh->perm, units);
+	memcpy(sh->tmp, rows, need);
+	for (int u = 0; u < units; u++)
+		memcpy(rows + u * unit, sh->tmp + sh->perm[u] * unit, unit);
+	return 0;
+}
+
+/* evaluate()'s hook: shuffle every record of the batch for this trial. */
+static void
+shuffle_batch(void *ctx, struct batch *b)
+{
+	struct shuffler *sh = ctx;
+	size_t rowbytes = (size_t)b->P * sizeof *b->x;
+
+	if (sh->trial < 0 || sh->err[0])
+		return;
+	for (int i = 0; i < b->n; i++) {
+		int units, run;
+		float *x = b->x + (int64_t)i * b->T * b->P;
+
+		if (units_of(sh->o, b->pos + (int64_t)i * b->T * b->A, b->T, b->A, &units, &run,
+		    sh->err, sizeof sh->err) < 0)
+			return;
+		if (shuffle_record(sh, (unsigned char *)x, rowbytes, units, run, b->first + i) < 0) {
+			snprintf(sh->err, sizeof sh->err, "out of memory");
+			return;
+		}
+	}
+}
+
+/* The stream again from its start: a file is rewound; stdin or a pipe was
+ * spooled to a temporary file by open_input. */
+static void
+rewind_input(FILE *fp, struct vt *s, const char *name)
+{
+	if (fseeko(fp, 0, SEEK_SET) < 0)
+		die_errno("%s: cannot rewind", name);
+	vt_free(s);
+	vt_init(s);
+	if (vt_read_header(s, fp, name) < 0)
+		die("%s", s->err);
+}
+
+static FILE *
+open_input(const char *path, const char **name)
+{
+	FILE *fp = cli_open_in(path, name), *tmp;
+	char buf[1 << 16];
+	size_t n;
+
+	if (fseeko(fp, 0, SEEK_SET) == 0)
+		return fp;
+	/* Not seekable: K + 1 passes need a copy. */
+	if ((tmp = tmpfile()) == NULL)
+		die_errno("temporary file for %s", *name);
+	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+		if (fwrite(buf, 1, n, tmp) != n)
+			die_errno("temporary file for %s", *name);
+	if (ferror(fp))
+		die_errno("%s", *name);
+	if (fp != stdin)
+		fclose(fp);
+	return tmp;
+}
+
+/* --emit: the stream with trial k's permutation applied to every record. */
+static void
+emit(const struct opts *o, int argc, char *argv[])
+{
+	struct vt s, out;
+	struct shuffler sh = { .o = o, .trial = (int)o->emit };
+	const char *name;
+	FILE *fp = cli_open_in(o->input, &name);
+	int ip, ipos, r;
+	char err[256];
+
+	vt_init(&s);
+	if (vt_read_header(&s, fp, name) < 0)
+		die("%s", s.err);
+	ip = vt_find(&s, "patch");
+	ipos = vt_find(&s, "pos");
+	if (ip < 0 || ipos < 0 || s.field[ip].rank != 2 || s.field[ipos].rank != 2 ||
+	    s.field[ipos].dtype != VT_F32)
+		die("%s: needs fields patch [T][P] and pos f32 [T][A]", name);
+	vt_init(&out);
+	if (vt_copy_header(&out, &s) < 0 || vt_history(&out, argc, argv) < 0)
+		die("%s", out.err);
+	cli_binary_stdout(o->force);
+	if (vt_write_header(&out, stdout, "stdout") < 0)
+		die("%s", out.err);
+	while ((r = vt_read_record(&s)) == 1) {
+		struct vt_field *p = &s.field[ip], *q = &s.field[ipos];
+		int units, run;
+
+		if (p->shape[0] != q->shape[0])
+			die("%s: record %lld: %lld patches but %lld positions", name,
+			    (long long)s.recno, (long long)p->shape[0], (long long)q->shape[0]);
+		if (units_of(o, q->data, (int)p->shape[0], (int)q->shape[1], &units, &run,
+		    err, sizeof err) < 0)
+			die("%s: record %lld: %s", name, (long long)s.recno, err);
+		if (shuffle_record(&sh, p->data, (size_t)p->shape[1] * vt_dtype_size(p->dtype),
+		    units, run, s.recno - 1) < 0)
+			die("out of memory");
+		if (vt_copy_record(&out, &s) < 0 || vt_write_record(&out) < 0)
+			die("%s", out.err);
+	}
+	if (r < 0)
+		die("%s", s.err);
+	free(sh.perm);
+	free(sh.tmp);
+	vt_free(&out);
+	vt_free(&s);
+}
+
+/* Top-1 accuracy of one pass over the stream (trial -1: unshuffled). */
+static double
+pass(struct vit **m, FILE *fp, struct vt *s, const char *name, struct shuffler *sh,
+    int trial, int64_t *records)
+{
+	struct batch_reader br;
+	struct eval_out out = { 0 };
+	struct eval_summary sum;
+	struct eval_hooks hooks = { shuffle_batch, NULL, sh };
+	char err[512];
+
+	rewind_input(fp, s, name);
+	if (batch_open(&br, s, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
+		die("%s", s->err);
+	sh->trial = trial;
+	if (evaluate(m, &br, sh->o->batch, &hooks, &out, err, sizeof err) < 0)
+		die("%s", err);
+	if (sh->err[0])
+		die("%s: %s", name, sh->err);
+	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
+		die("%s: no labelled records", name);
+	*records = sum.n;
+	eval_free(&out);
+	return sum.top1.mean;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct opts o;
+	struct vt ms, s;
+	struct vit *m;
+	struct shuffler sh = { 0 };
+	const char *name;
+	double before, *after, mean = 0, sd = 0, lo = INFINITY, hi = -INFINITY, drop;
+	int64_t n;
+	char err[512];
+	FILE *fp;
+
+	cli_blas_coretype(argv);
+	cli_init(argc, argv);
+	parse(argc, argv, &o);
+	sh.o = &o;
+	if (o.emit >= 0) {
+		emit(&o, argc, argv);
+		cli_close_out(stdout, "stdout");
+		return 0;
+	}
+	cli_threads(o.threads);
+	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
+		die("%s", err);
+	fp = open_input(o.input, &name);
+	vt_init(&s);
+	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
+		die("out of memory");
+	before = pass(&m, fp, &s, name, &sh, -1, &n);
+	for (int k = 0; k < o.trials; k++) {
+		after[k] = pass(&m, fp, &s, name, &sh, k, &n);
+		mean += after[k] / o.trials;
+		lo = fmin(lo, after[k]);
+		hi = fmax(hi, after[k]);
+	}
+	for (int k = 0; k < o.trials; k++)
+		sd += (after[k] - mean) * (after[k] - mean);
+	sd = o.trials > 1 ? sqrt(sd / (o.trials - 1)) : 0;
+	drop = before > 0 ? 100 * (before - mean) / before : 0;
+	if (o.json) {
+		printf("{\"records\":%lld,\"trials\":%d,\"axis\":\"%s\",\"seed\":%llu,"
+		    "\"before\":%.6f,\"after\":{\"mean\":%.6f,\"sd\":%.6f,\"min\":%.6f,\"max\":%.6f,"
+		    "\"trials\":[", (long long)n, o.trials, o.frames ? "t" : "all",
+		    (unsigned long long)o.seed, before, mean, sd, lo, hi);
+		for (int k = 0; k < o.trials; k++)
+			printf("%s%.6f", k ? "," : "", after[k]);
+		printf("]},\"drop_percent\":%.4f}\n", drop);
+	} else {
+		if (o.header)
+			printf("%-8s %8s %8s %8s %8s %8s  %s\n", "records", "before", "after", "sd",
+			    "drop%", "trials", "model");
+		printf("%-8lld %8.2f %8.2f %8.2f %8.2f %8d  %s\n", (long long)n, 100 * before,
+		    100 * mean, 100 * sd, drop, o.trials, o.model);
+	}
+	cli_close_out(stdout, "stdout");
+	free(after);
+	free(sh.perm);
+	free(sh.tmp);
+	vit_destroy(m);
+	vt_free(&s);
+	vt_free(&ms);
+	fclose(fp);
+	return 0;
+}

@@ -1,0 +1,139 @@
+/* flops.c - parameter and multiply-accumulate counts of the ViT (flops(1)). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flops.h"
+#include "pe.h"
+
+static const struct {
+	const char *name, *title;
+} parts[FLOPS_NPART] = {
+	[FLOPS_PATCH] = { "patch", "patch embedding" },
+	[FLOPS_EMBED] = { "embed", "CLS token and position table" },
+	[FLOPS_NORM] = { "norm", "layer norms" },
+	[FLOPS_QKV] = { "qkv", "QKV projections" },
+	[FLOPS_SCORES] = { "scores", "attention scores" },
+	[FLOPS_WEIGHTING] = { "weighting", "attention weighting" },
+	[FLOPS_PROJ] = { "proj", "output projection" },
+	[FLOPS_MLP] = { "mlp", "MLP" },
+	[FLOPS_HEAD] = { "head", "classifier head" },
+	[FLOPS_PE_ANGLES] = { "pe-angles", "PE angles / generator sums" },
+	[FLOPS_PE_EXP] = { "pe-exp", "PE matrix exponentials" },
+	[FLOPS_PE_ROTATE] = { "pe-rotate", "PE rotation of q and k" },
+	[FLOPS_PE_LOCALITY] = { "pe-locality", "PE locality weights" },
+};
+
+const char *
+flops_part_name(int part)
+{
+	return part >= 0 && part < FLOPS_NPART ? parts[part].name : "?";
+}
+
+const char *
+flops_part_title(int part)
+{
+	return part >= 0 && part < FLOPS_NPART ? parts[part].title : "?";
+}
+
+/*
+ * The encoding's own work for one token of one generator set, as lib/pe.c
+ * does it: 2x2 blocks take an angle sum_i p_i g_i per block (then a cosine
+ * and a sine), larger blocks the dense sum_i p_i G_i over every entry (then
+ * an exponential); riemann an angle and 4 scalings per pair plus sum_i p_i.
+ */
+static double
+angle_macs(const struct pe *pe)
+{
+	double N = pe->axes, nb = pe->nblock, b = pe->block;
+
+	if (pe->kind == PE_RIEMANN)
+		return 5 * nb + N;
+	return b == 2 ? N * nb : N * nb * b * b;
+}
+
+int
+flops_model(const struct vit_config *c, int T, int batch, int count,
+    struct flops *f, char *err, size_t errlen)
+{
+	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
+	double P = c->P, N = T + 1.0, hd, grid = 1, Nrot, sets, Nq, rows;
+	struct pe pe;
+	int i;
+
+	memset(f, 0, sizeof *f);
+	if (vit_config_check(c, err, errlen) < 0)
+		return -1;
+	if (T < 1 || batch < 1) {
+		snprintf(err, errlen, "need at least one token and one record");
+		return -1;
+	}
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) < 0) {
+		snprintf(err, errlen, "pe '%s': %s", c->pe, pe.err);
+		return -1;
+	}
+	hd = D / H;
+	for (i = 0; i < c->axes; i++)
+		grid *= c->grid[i] > 0 ? c->grid[i] : 1;
+
+	f->params[FLOPS_PATCH] = P * D + D;
+	f->macs[FLOPS_PATCH] = T * P * D;
+	f->params[FLOPS_EMBED] = D + (pe.kind == PE_ABS ? (grid + 1) * D : 0);
+	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
+	 * the engine carries on with the CLS row only (the head reads nothing
+	 * else); the reference code the paper counted runs every row and
+	 * normalizes only the pooled one at the end. */
+	Nq = count == FLOPS_FULL && c->pool == VIT_POOL_CLS ? 1 : N;
+	rows = (L - 1) * N + Nq;	/* rows through attention output and MLP */
+	f->params[FLOPS_NORM] = (2 * L + 1) * 2 * D;
+	f->macs[FLOPS_NORM] = 5 * D * (L * N + rows + (count == FLOPS_PAPER &&
+	    c->pool == VIT_POOL_CLS ? 1 : Nq));
+	f->params[FLOPS_QKV] = L * (3 * D * D + 3 * D);
+	f->macs[FLOPS_QKV] = L * N * 3 * D * D;
+	f->macs[FLOPS_SCORES] = rows * N * D;
+	f->macs[FLOPS_WEIGHTING] = rows * N * D;
+	f->params[FLOPS_PROJ] = L * (D * D + D);
+	f->macs[FLOPS_PROJ] = rows * D * D;
+	f->params[FLOPS_MLP] = L * (2 * D * M + M + D);
+	f->macs[FLOPS_MLP] = rows * 2 * D * M;
+	f->params[FLOPS_HEAD] = D * C + C;
+	f->macs[FLOPS_HEAD] = D * C;
+
+	f->params[FLOPS_PE_ANGLES] = (double)pe.nparam;
+	if (!pe.identity && count == FLOPS_PAPER) {
+		/* fvcore counts a product broadcast over the heads once: rotations
+		 * shared by the heads, and rope-axial's, the same for all. */
+		int perhead = pe.kind != PE_ROPE_AXIAL && pe.share != PE_SHARE_HEADS &&
+		    pe.share != PE_SHARE_ALL;
+		f->macs[FLOPS_PE_ROTATE] = L * (perhead ? H : 1) * 2 * N * hd * pe.block;
+	} else if (!pe.identity) {
+		/* Every set's rotations for the positioned rows, once per batch. */
+		Nrot = T + (c->cls_rotate ? 1 : 0);
+		sets = (double)pe.nset / batch;
+		f->macs[FLOPS_PE_ANGLES] = sets * Nrot * angle_macs(&pe);
+		if (pe.block > 2)
+			f->macs[FLOPS_PE_EXP] = sets * Nrot * pe.nblock *
+			    FLOPS_EXPM_PRODUCTS * (double)pe.block * pe.block * pe.block;
+		f->macs[FLOPS_PE_ROTATE] = L * H * 2 * Nrot * hd * pe.block;
+	}
+	if (c->locality) {
+		f->params[FLOPS_PE_LOCALITY] = L * H;
+		/* Squared distances of the N x N rows once per batch; per head
+		 * and query row the weights exp(-d^2 c) and their product with
+		 * the softmax weights. */
+		if (count == FLOPS_FULL)
+			f->macs[FLOPS_PE_LOCALITY] = N * N * c->axes / batch + H * 2 * rows * N;
+	}
+	for (i = 0; i < FLOPS_NPART; i++) {
+		f->params_total += f->params[i];
+		f->macs_total += f->macs[i];
+		if (i >= FLOPS_PE_FIRST) {
+			f->pe_params += f->params[i];
+			f->pe_macs += f->macs[i];
+		}
+	}
+	if (pe.kind == PE_ABS)
+		f->pe_params += grid * D + D;
+	return 0;
+}

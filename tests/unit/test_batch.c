@@ -1,0 +1,121 @@
+/*
+ * test_batch.c - stream records to float batches: u8 scaling with MEAN and
+ * STD per channel, batches that end where the token count changes or at
+ * the asked-for size, the grid read off positions, skipping, bad labels.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "test.h"
+
+/* A stream of n records of 3-channel 1x2 patches (P = 6) on a 2x3 grid,
+ * the last ones on a 2x2 grid; label i % 4 (or bad_label at record 2). */
+static char *
+make(size_t *len, int n, int small_from, int bad_label)
+{
+	char *buf = NULL;
+	FILE *fp = open_memstream(&buf, len);
+	struct vt st, *s = &st;
+
+	vt_init(s);
+	vt_add_field(s, "patch", VT_U8, 2, (int64_t[]){ VT_ANY, 6 });
+	vt_add_field(s, "pos", VT_F32, 2, (int64_t[]){ VT_ANY, 2 });
+	vt_add_field(s, "label", VT_I32, 0, NULL);
+	vt_meta_set(s, "MEAN", "0.5,0.25,0");
+	vt_meta_set(s, "STD", "0.5,0.25,2");
+	vt_meta_set(s, "CLASSES", "4");
+	vt_write_header(s, fp, "mem");
+	for (int r = 0; r < n; r++) {
+		int64_t T = r >= small_from ? 4 : 6, W = r >= small_from ? 2 : 3;
+		vt_set_shape(s, 0, (int64_t[]){ T, 6 });
+		vt_set_shape(s, 1, (int64_t[]){ T, 2 });
+		uint8_t *p = s->field[0].data;
+		float *q = s->field[1].data;
+		for (int64_t i = 0; i < T * 6; i++)
+			p[i] = (uint8_t)(r * 10 + i);
+		for (int64_t t = 0; t < T; t++) {
+			q[2 * t] = (float)(t / W);
+			q[2 * t + 1] = (float)(t % W) * 0.5f;
+		}
+		*(int32_t *)s->field[2].data = r == 2 ? bad_label : r % 4;
+		vt_write_record(s);
+	}
+	fclose(fp);
+	vt_free(s);
+	return buf;
+}
+
+/* A stream made by make() and read back. */
+struct mem {
+	char	*buf;
+	FILE	*fp;
+	struct vt s;
+};
+
+static int
+mem_open(struct mem *m, int n, int small_from, int bad_label)
+{
+	size_t len;
+
+	m->buf = make(&len, n, small_from, bad_label);
+	m->fp = fmemopen(m->buf, len, "rb");
+	vt_init(&m->s);
+	return vt_read_header(&m->s, m->fp, "mem");
+}
+
+static void
+mem_close(struct mem *m)
+{
+	vt_free(&m->s);
+	fclose(m->fp);
+	free(m->buf);
+}
+
+int
+main(void)
+{
+	struct mem m;
+	struct vt *s = &m.s;
+	struct batch_reader br;
+	struct batch b;
+	int grid[2];
+
+	CHECK(mem_open(&m, 7, 5, 2) == 0, "header");
+	CHECK(batch_open(&br, s, 0, 0, 0, 1) == 0, "batch_open: %s", s->err);
+	CHECK(br.P == 6 && br.A == 2 && br.classes == 4 && br.channels == 3,
+	    "P 6, A 2, 4 classes, 3 channels from the header");
+	CHECK(batch_alloc(&b, &br, 4) == 0, "batch_alloc");
+	CHECK(batch_next(&br, &b, 3) == 3 && b.T == 6, "a batch of the 3 asked for");
+	/* record 1, value 4 (channel 1): (14/255 - 0.25) / 0.25 */
+	CHECK_CLOSE(b.x[6 * 6 + 4], (14 / 255.0 - 0.25) / 0.25, 1e-6, "u8 scaled by MEAN/STD of channel 1");
+	CHECK_CLOSE(b.x[6 * 6 + 5], (15 / 255.0 - 0) / 2, 1e-6, "channel 2");
+	CHECK_CLOSE(b.x[0], (0 / 255.0 - 0.5) / 0.5, 1e-6, "channel 0");
+	CHECK(b.label[1] == 1 && b.label[2] == 2, "labels");
+	CHECK(b.pos[6 * 2 + 5] == 1.0f, "positions copied");
+	CHECK(batch_grid(&b, grid) == 0 && grid[0] == 2 && grid[1] == 3, "grid 2x3 from positions");
+	CHECK(batch_next(&br, &b, 4) == 2 && b.first == 3, "the 2x2 grid ends the batch early");
+	CHECK(batch_next(&br, &b, 4) == 2 && b.T == 4, "then the 2 small records");
+	CHECK(batch_grid(&b, grid) == 0 && grid[0] == 2 && grid[1] == 2, "grid 2x2");
+	CHECK(batch_next(&br, &b, 4) == 0, "end of stream");
+	batch_free(&b);
+	mem_close(&m);
+
+	/* A label out of range, found after skipping two records. */
+	mem_open(&m, 4, 9, 4);
+	batch_open(&br, s, 6, 2, 0, 1);
+	batch_alloc(&b, &br, 4);
+	CHECK(batch_skip(&br, 2) == 0 && br.delivered == 2, "skip 2 records");
+	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err, "record 3: label 4 out of range"),
+	    "label 4 of 4 classes: %s", s->err);
+	batch_free(&b);
+	mem_close(&m);
+
+	/* The model's sizes must match the stream's. */
+	mem_open(&m, 1, 9, 0);
+	CHECK(batch_open(&br, s, 12, 2, 4, 1) == -1 && strstr(s->err, "6 values, the model takes 12"),
+	    "P mismatch: %s", s->err);
+	CHECK(batch_open(&br, s, 6, 3, 4, 1) == -1, "axes mismatch: %s", s->err);
+	mem_close(&m);
+	return test_done();
+}

@@ -1,0 +1,78 @@
+/*
+ * test_checkpoint.c - a model through ckpt_save and ckpt_load: config,
+ * every tensor and the AdamW moments come back bit for bit; the skewgen
+ * keys are there; generator files must match the model.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "test.h"
+
+int
+main(void)
+{
+	struct vit_config c;
+	struct vt s, extra;
+	struct vit *m, *n;
+	char err[512] = "", path[] = "/tmp/test_checkpoint_XXXXXX";
+	int fd = mkstemp(path);
+
+	close(fd);
+	vit_config_init(&c);
+	c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 24, c.classes = 5, c.P = 12;
+	strcpy(c.pe, "liere:4");
+	c.locality = 1;
+	m = vit_create(&c, 4, 9, 7, err, sizeof err);
+	CHECK(m != NULL, "model: %s", err);
+	for (size_t i = 0; i < m->nparam; i++) {
+		m->adam_m[i] = (float)i / 3;
+		m->adam_v[i] = (float)i / 7;
+	}
+	vt_init(&extra);
+	vt_meta_set(&extra, "STEP", "42");
+	CHECK(ckpt_save(path, m, &extra, 1, err, sizeof err) == 0, "save: %s", err);
+	n = ckpt_load(path, &s, 2, 0, 1, err, sizeof err);
+	CHECK(n != NULL, "load: %s", err);
+	CHECK(n->nparam == m->nparam && memcmp(n->param, m->param, m->nparam * 4) == 0,
+	    "%zu parameters bit for bit", m->nparam);
+	CHECK(memcmp(n->adam_m, m->adam_m, m->nparam * 4) == 0 &&
+	    memcmp(n->adam_v, m->adam_v, m->nparam * 4) == 0, "moments bit for bit");
+	CHECK(n->c.locality == 1 && strcmp(n->c.pe, "liere:4") == 0 && n->c.P == 12,
+	    "config back");
+	CHECK(n->maxT == 64, "maxT 0: the training grid's 8x8 tokens (%d)", n->maxT);
+	CHECK(strcmp(vt_meta(&s, "STEP"), "42") == 0, "extra keys kept");
+	const char *keys[][2] = { { "PE", "liere:4" }, { "SHARE", "none" },
+	    { "HEAD_DIM", "8" }, { "AXES", "2" }, { "HEADS", "2" }, { "LAYERS", "2" } };
+	for (int i = 0; i < 6; i++)
+		CHECK(vt_meta(&s, keys[i][0]) && strcmp(vt_meta(&s, keys[i][0]), keys[i][1]) == 0,
+		    "skewgen key %s %s", keys[i][0], keys[i][1]);
+	CHECK(vt_get(&s, "pe.params") != NULL, "field pe.params");
+	vt_free(&s);
+
+	/* A checkpoint is a generator file for a model of the same shape. */
+	memset(n->param, 0, n->nparam * 4);
+	CHECK(ckpt_load_generators(n, path, err, sizeof err) == 0, "generators: %s", err);
+	const struct vit_tensor *t = vit_find_tensor(m, "pe.params");
+	CHECK(t && memcmp(n->param + t->off, m->param + t->off, t->n * 4) == 0,
+	    "pe.params set from it");
+	vit_destroy(n);
+	c.depth = 3;
+	n = vit_create(&c, 4, 9, 7, err, sizeof err);
+	CHECK(ckpt_load_generators(n, path, err, sizeof err) == -1 &&
+	    strstr(err, "LAYERS is 2, the model's is 3"), "another depth refused: %s", err);
+	vit_destroy(n);
+
+	/* Damaged files. */
+	CHECK(truncate(path, 3000) == 0, "cut the file");
+	CHECK(ckpt_load(path, &s, 2, 0, 1, err, sizeof err) == NULL, "a cut file: %s", err);
+	vt_free(&s);
+	CHECK(ckpt_load("/nonexistent/x.vt", &s, 2, 0, 1, err, sizeof err) == NULL,
+	    "no file: %s", err);
+	vt_free(&s);
+	unlink(path);
+	vit_destroy(m);
+	vt_free(&extra);
+	return test_done();
+}

@@ -1,0 +1,413 @@
+/*
+ * test_nn.c - every layer of nn.h on its own: backward against central
+ * finite differences of L = sum(r * y) for a fixed random r, element by
+ * element (every element of small inputs), plus the properties that
+ * differences cannot see (dropout rate and determinism, table
+ * interpolation at equal and other grids, sgemm row split).
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn.h"
+#include "pe.h"
+#include "rng.h"
+#include "test.h"
+
+static struct rng R;
+
+static float *
+randv(size_t n, float s)
+{
+	float *p = malloc(sizeof(float) * n);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)rng_normal(&R) * s;
+	return p;
+}
+
+/* A layer under test: forward() recomputes y from the inputs. */
+struct layer {
+	void	(*forward)(struct layer *);
+	float	*y;
+	size_t	 ny;
+	float	*r;		/* [ny] weights of the loss */
+	void	*ctx;
+};
+
+static double
+loss(struct layer *L)
+{
+	L->forward(L);
+	double s = 0;
+	for (size_t i = 0; i < L->ny; i++)
+		s += (double)L->r[i] * L->y[i];
+	return s;
+}
+
+/* Compare analytic g[n] with differences of the loss in x[n] (every
+ * element, or an evenly spread 250 of them in large arrays). */
+static void
+fd(struct layer *L, float *x, const float *g, size_t n, const char *what)
+{
+	double worst = 0;
+	size_t step = n / 250 + 1;
+	for (size_t i = 0; i < n; i += step) {
+		float x0 = x[i], e = 1e-2f * fmaxf(1.0f, fabsf(x0));
+		x[i] = x0 + e;
+		double lp = loss(L);
+		x[i] = x0 - e;
+		double lm = loss(L);
+		x[i] = x0 + e / 2;
+		double lp2 = loss(L);
+		x[i] = x0 - e / 2;
+		double lm2 = loss(L);
+		x[i] = x0;
+		double d1 = (lp - lm) / (2 * e), d2 = (lp2 - lm2) / e;
+		double d = (4 * d2 - d1) / 3;	/* Richardson */
+		worst = fmax(worst, fabs(d - g[i]) / (1e-2 + fabs(d)));
+	}
+	loss(L);
+	CHECK(worst < 5e-3, "%s: backward matches differences (worst %.2e)", what, worst);
+}
+
+/* ---- linear ---- */
+struct lin { float *x, *w, *b; int N, I, O; };
+static void
+lin_fwd(struct layer *L)
+{
+	struct lin *c = L->ctx;
+	linear_forward(L->y, c->x, c->w, c->b, c->N, c->I, c->O);
+}
+
+static void
+test_linear(void)
+{
+	struct lin c = { randv(7 * 5, 1), randv(3 * 5, 1), randv(3, 1), 7, 5, 3 };
+	struct layer L = { lin_fwd, malloc(sizeof(float) * 21), 21, randv(21, 1), &c };
+	float *dx = malloc(sizeof(float) * 35), *dw = calloc(15, sizeof(float));
+	float *db = calloc(3, sizeof(float));
+	loss(&L);
+	linear_backward(dx, dw, db, L.r, c.x, c.w, c.N, c.I, c.O);
+	fd(&L, c.x, dx, 35, "linear dx");
+	fd(&L, c.w, dw, 15, "linear dw");
+	fd(&L, c.b, db, 3, "linear db");
+	free(c.x); free(c.w); free(c.b); free(L.y); free(L.r); free(dx); free(dw); free(db);
+}
+
+/* gemm_rows splits rows across threads: same result as one sgemm. */
+static void
+test_gemm_rows(void)
+{
+	int M = 301, N = 37, K = 29;
+	float *a = randv((size_t)K * M, 1), *b = randv((size_t)K * N, 1);
+	float *c1 = calloc((size_t)M * N, sizeof(float)), *c2 = calloc((size_t)M * N, sizeof(float));
+	double err = 0;
+	omp_set_num_threads(2);
+	gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c1, N);	/* A^T B */
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++) {
+			double s = 0;
+			for (int k = 0; k < K; k++)
+				s += (double)a[k * M + i] * b[k * N + j];
+			err = fmax(err, fabs(s - c1[i * N + j]));
+		}
+	CHECK(err < 1e-4, "gemm_rows transposed A matches a double product (%.1e)", err);
+	omp_set_num_threads(1);
+	gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c2, N);
+	CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "gemm_rows: same bits on 1 and 2 threads");
+	free(a); free(b); free(c1); free(c2);
+}
+
+/* ---- layernorm ---- */
+struct ln { float *x, *g, *b, *mean, *rstd; int N, D; };
+static void
+ln_fwd(struct layer *L)
+{
+	struct ln *c = L->ctx;
+	layernorm_forward(L->y, c->mean, c->rstd, c->x, c->g, c->b, c->N, c->D);
+}
+
+static void
+test_layernorm(void)
+{
+	int N = 4, D = 9;
+	struct ln c = { randv(N * D, 2), randv(D, 1), randv(D, 1),
+	    malloc(sizeof(float) * N), malloc(sizeof(float) * N), N, D };
+	struct layer L = { ln_fwd, malloc(sizeof(float) * N * D), (size_t)N * D,
+	    randv(N * D, 1), &c };
+	float *dx = calloc(N * D, sizeof(float)), *dg = calloc(D, sizeof(float));
+	float *db = calloc(D, sizeof(float));
+	loss(&L);
+	layernorm_backward(dx, dg, db, L.r, c.x, c.mean, c.rstd, c.g, N, D);
+	fd(&L, c.x, dx, N * D, "layernorm dx");
+	fd(&L, c.g, dg, D, "layernorm dgain");
+	fd(&L, c.b, db, D, "layernorm dbias");
+	free(c.x); free(c.g); free(c.b); free(c.mean); free(c.rstd);
+	free(L.y); free(L.r); free(dx); free(dg); free(db);
+}
+
+/* ---- gelu ---- */
+static float *gelu_x;
+static void
+gelu_fwd(struct layer *L)
+{
+	gelu_forward(L->y, gelu_x, L->ny);
+}
+
+static void
+test_gelu(void)
+{
+	size_t n = 41;
+	gelu_x = malloc(sizeof(float) * n);
+	for (size_t i = 0; i < n; i++)
+		gelu_x[i] = -6.0f + 0.3f * i;
+	struct layer L = { gelu_fwd, malloc(sizeof(float) * n), n, randv(n, 1), NULL };
+	float *dx = malloc(sizeof(float) * n);
+	loss(&L);
+	double err = 0;
+	for (size_t i = 0; i < n; i++) {	/* exact erf GELU */
+		double v = gelu_x[i];
+		err = fmax(err, fabs(L.y[i] - 0.5 * v * (1 + erf(v / sqrt(2)))));
+	}
+	CHECK(err < 1e-6, "gelu equals x Phi(x) with the exact erf (%.1e)", err);
+	gelu_backward(dx, L.r, gelu_x, n);
+	fd(&L, gelu_x, dx, n, "gelu dx");
+	free(gelu_x); free(L.y); free(L.r); free(dx);
+}
+
+/* ---- attention ---- */
+struct at { struct attn a; float *q, *k, *v, *P, *ls; };
+static void
+at_fwd(struct layer *L)
+{
+	struct at *c = L->ctx;
+	attention_forward(&c->a, L->y, c->P, c->q, c->k, c->v, c->ls);
+}
+
+static void
+test_attention(int locality, int per_record, int Tq)
+{
+	int B = 2, T = 5, H = 2, hd = 3, D = H * hd, ld = 3 * D;
+	int nd = per_record ? B : 1;
+	float *qkv = randv((size_t)B * T * ld, 1), *d2 = malloc(sizeof(float) * nd * T * T);
+	for (int b = 0; b < nd; b++)
+		for (int m = 0; m < T; m++)
+			for (int n = 0; n < T; n++)
+				d2[(b * T + m) * T + n] = (float)((m - n) * (m - n)) * (0.3f + b);
+	struct at c = { { .B = B, .T = T, .Tq = Tq, .H = H, .hd = hd, .ldqk = ld,
+	    .ldv = ld, .dist2 = d2, .dist_per_record = per_record, .nthr = 2,
+	    .scratch = malloc(sizeof(float) * 2 * 3 * T * T) },
+	    qkv, qkv + D, qkv + 2 * D, malloc(sizeof(float) * B * H * Tq * T),
+	    locality ? randv(H, 0.3f) : NULL };
+	struct layer L = { at_fwd, malloc(sizeof(float) * B * Tq * D),
+	    (size_t)B * Tq * D, randv((size_t)B * Tq * D, 1), &c };
+	float *dqkv = calloc((size_t)B * T * ld, sizeof(float)), dls[2] = { 0, 0 };
+	float partial[4];
+	loss(&L);
+	attention_backward(&c.a, dqkv, dqkv + D, dqkv + 2 * D, dls, partial, L.r,
+	    c.P, c.q, c.k, c.v, c.ls);
+	char what[96];
+	snprintf(what, sizeof what, "attention%s%s%s dq, dk, dv",
+	    locality ? " with locality" : "", per_record ? " per record" : "",
+	    Tq < T ? " CLS query only" : "");
+	/* rows past Tq: their q is unused, so its gradient is zero */
+	for (int b = 0; b < B; b++)
+		for (int t = Tq; t < T; t++)
+			memset(dqkv + ((size_t)b * T + t) * ld, 0, sizeof(float) * D);
+	fd(&L, qkv, dqkv, (size_t)B * T * ld, what);
+	if (locality) {
+		snprintf(what, sizeof what, "attention locality dlog_sigma%s",
+		    per_record ? " per record" : "");
+		fd(&L, c.ls, dls, H, what);
+	}
+	free(qkv); free(d2); free(c.a.scratch); free(c.P); free(c.ls);
+	free(L.y); free(L.r); free(dqkv);
+}
+
+/* ---- cross-entropy ---- */
+struct xe { float *logits, *target; int B, C; };
+static void
+xe_fwd(struct layer *L)
+{
+	struct xe *c = L->ctx;
+	L->y[0] = xent_forward(L->y + 1, c->logits, c->target, c->B, c->C);
+}
+
+static void
+test_xent(void)
+{
+	int B = 3, C = 4;
+	struct xe c = { randv(B * C, 2), malloc(sizeof(float) * B * C), B, C };
+	for (int i = 0; i < B * C; i++)
+		c.target[i] = (float)(i % 3) / 4.0f;	/* soft, rows not summing to 1 */
+	float r[1 + 12] = { 1 };
+	struct layer L = { xe_fwd, malloc(sizeof(float) * (1 + B * C)), 1, r, &c };
+	float *dl = malloc(sizeof(float) * B * C);
+	loss(&L);
+	xent_backward(dl, L.y + 1, c.target, B, C);
+	fd(&L, c.logits, dl, B * C, "cross-entropy dlogits (soft targets)");
+	free(c.logits); free(c.target); free(L.y); free(dl);
+}
+
+/* ---- position tables ---- */
+struct pt { float *tab; int *idx; float *w; int B, T, K, D; };
+static void
+pt_fwd(struct layer *L)
+{
+	struct pt *c = L->ctx;
+	memset(L->y, 0, sizeof(float) * L->ny);
+	posemb_forward(L->y, c->tab, c->idx, c->w, c->B, c->T, c->K, c->D);
+}
+
+static void
+test_posemb(void)
+{
+	int G[3] = { 2, 3, 4 }, g[3] = { 3, 2, 5 }, A = 3, K = 8, D = 4, B = 2;
+	int nG = 24, T = 30;
+	int *idx = malloc(sizeof(int) * T * K);
+	float *w = malloc(sizeof(float) * T * K);
+	posemb_grid(idx, w, G, G, A);
+	int exact = 1;
+	for (int t = 0; t < nG; t++)
+		for (int k = 0; k < K; k++)
+			if (w[t * K + k] != 0)
+				exact &= idx[t * K + k] == 1 + t && w[t * K + k] == 1;
+	CHECK(exact, "position table at its own grid reads rows exactly");
+	posemb_grid(idx, w, G, g, A);
+	double wsum = 0;
+	for (int t = 0; t < T; t++) {
+		double s = 0;
+		for (int k = 0; k < K; k++)
+			s += w[t * K + k];
+		wsum = fmax(wsum, fabs(s - 1));
+	}
+	CHECK(wsum < 1e-6, "trilinear weights sum to 1 at another grid");
+	struct pt c = { randv((size_t)(1 + nG) * D, 1), idx, w, B, T, K, D };
+	size_t ny = (size_t)B * (T + 1) * D;
+	struct layer L = { pt_fwd, malloc(sizeof(float) * ny), ny, randv(ny, 1), &c };
+	float *dt = calloc((size_t)(1 + nG) * D, sizeof(float));
+	loss(&L);
+	posemb_backward(dt, L.r, idx, w, B, T, K, D);
+	fd(&L, c.tab, dt, (size_t)(1 + nG) * D, "position table (3D, interpolated) dtable");
+	/* a linear function of the cell index is reproduced by interpolation
+	 * on a finer grid along one axis: centre (i+0.5)*G/g-0.5 */
+	int G1[1] = { 4 }, g1[1] = { 8 };
+	int idx1[8 * 2];
+	float w1[8 * 2], tab1[5] = { 0, 10, 20, 30, 40 }, err = 0;
+	posemb_grid(idx1, w1, G1, g1, 1);
+	for (int t = 1; t < 7; t++) {
+		float v = w1[2 * t] * tab1[idx1[2 * t]] + w1[2 * t + 1] * tab1[idx1[2 * t + 1]];
+		float want = 10 * (1 + ((t + 0.5f) * 4 / 8 - 0.5f));
+		err = fmaxf(err, fabsf(v - want));
+	}
+	CHECK(err < 1e-4, "linear interpolation reproduces a linear table (%.1e)", err);
+	free(idx); free(w); free(c.tab); free(L.y); free(L.r); free(dt);
+}
+
+/* ---- dropout ---- */
+static void
+test_dropout(void)
+{
+	int Rn = 4;
+	size_t len = 5000, n = Rn * len;
+	float *x = randv(n, 1), *y = malloc(sizeof(float) * n), *m = malloc(sizeof(float) * n);
+	float *y2 = malloc(sizeof(float) * n), *m2 = malloc(sizeof(float) * n);
+	omp_set_num_threads(2);
+	dropout_forward(y, m, x, 0.3f, Rn, len, 11, 5);
+	size_t kept = 0;
+	int ok = 1;
+	for (size_t i = 0; i < n; i++) {
+		kept += m[i] != 0;
+		ok &= m[i] == 0 || fabsf(m[i] - 1 / 0.7f) < 1e-6f;
+		ok &= y[i] == x[i] * m[i];
+	}
+	CHECK(ok, "dropout keeps x / (1 - p) or zero");
+	CHECK(fabs((double)kept / n - 0.7) < 0.02, "dropout keeps 70%% (%.3f)", (double)kept / n);
+	omp_set_num_threads(1);
+	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 5);
+	CHECK(memcmp(m, m2, sizeof(float) * n) == 0, "dropout masks do not depend on threads");
+	/* record r's mask depends on (seed, record, site) only */
+	dropout_forward(y2, m2, x + len, 0.3f, 1, len, 11, 5);
+	CHECK(memcmp(m, m2, sizeof(float) * len) == 0, "dropout mask of record 0 is the same in a smaller batch");
+	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 6);
+	CHECK(memcmp(m, m2, sizeof(float) * n) != 0, "another site draws another mask");
+	dropout_backward(y2, x, m, 0.3f, n);
+	ok = 1;
+	for (size_t i = 0; i < n; i++)
+		ok &= y2[i] == x[i] * m[i];
+	CHECK(ok, "dropout backward applies the mask");
+	free(x); free(y); free(m); free(y2); free(m2);
+}
+
+/* ---- rotary (q, k through lib/pe.h) ---- */
+struct ro { struct rot r; float *R, *qkv; };
+static void
+ro_fwd(struct layer *L)
+{
+	struct ro *c = L->ctx;
+	rotary_forward(&c->r, 0, c->R, L->y, c->qkv);
+}
+
+static void
+test_rotary(const char *spec, int cls, int per_record)
+{
+	struct pe pe;
+	int B = 3, T1 = 5, H = 2, hd = 16, D = H * hd, Tn = T1 - !cls;
+	if (pe_parse(&pe, spec, hd, 2, H, 1, "none") == -1) {
+		CHECK(0, "pe_parse %s: %s", spec, pe.err);
+		return;
+	}
+	int Tr = per_record ? B * Tn : Tn;
+	float *params = randv(pe.nparam, 1);
+	float *pos = randv((size_t)Tr * 2, 1);
+	float *R = malloc(sizeof(float) * pe.nset * Tr * pe.rsize);
+	float *dR = calloc((size_t)pe.nset * Tr * pe.rsize, sizeof(float));
+	struct pe_work w;
+	pe_work_init(&w, &pe, Tr);
+	pe_rotations(&pe, &w, params, Tr, pos, R);
+	struct ro c = { { &pe, B, T1, H, hd, Tn, Tr, per_record }, R,
+	    randv((size_t)B * T1 * 3 * D, 1) };
+	size_t ny = (size_t)B * T1 * 2 * D;
+	struct layer L = { ro_fwd, malloc(sizeof(float) * ny), ny, randv(ny, 1), &c };
+	float *dqkv = calloc((size_t)B * T1 * 3 * D, sizeof(float));
+	loss(&L);
+	rotary_backward(&c.r, 0, R, dR, dqkv, L.r, c.qkv);
+	char what[96];
+	snprintf(what, sizeof what, "rotary %s%s%s dq, dk", spec,
+	    cls ? " CLS rotated" : "", per_record ? " per record" : "");
+	/* v columns are not rotary's: compare q, k columns only */
+	for (size_t i = 0; i < (size_t)B * T1; i++)
+		for (int j = 2 * D; j < 3 * D; j++)
+			dqkv[i * 3 * D + j] = 0;
+	fd(&L, c.qkv, dqkv, (size_t)B * T1 * 3 * D, what);
+	snprintf(what, sizeof what, "rotary %s%s%s dR", spec,
+	    cls ? " CLS rotated" : "", per_record ? " per record" : "");
+	fd(&L, R, dR, (size_t)pe.nset * Tr * pe.rsize, what);
+	pe_work_free(&w);
+	free(params); free(pos); free(R); free(dR); free(c.qkv); free(L.y);
+	free(L.r); free(dqkv);
+}
+
+int
+main(void)
+{
+	rng_seed(&R, 42, 0);
+	omp_set_num_threads(1);	/* tiny layers: threads only add overhead */
+	test_linear();
+	test_gemm_rows();
+	test_layernorm();
+	test_gelu();
+	test_attention(0, 0, 5);
+	test_attention(1, 0, 5);
+	test_attention(1, 1, 5);
+	test_attention(1, 0, 1);
+	test_xent();
+	test_posemb();
+	test_dropout();
+	test_rotary("liere:4", 0, 0);
+	test_rotary("liere:16", 1, 0);	/* pe_apply_batch vector kernels */
+	test_rotary("liere:16", 0, 1);	/* per record: pe_apply */
+	test_rotary("riemann", 1, 0);
+	return test_done();
+}

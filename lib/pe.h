@@ -168,6 +168,7 @@ struct pe_work {
 /* Size w for pe and up to maxT tokens per call (the only allocation).
  * 0, or -1 with w->err. */
 int	 pe_work_init(struct pe_work *w, const struct pe *pe, int maxT);
+/* Free what pe_work_init allocated; safe on a zeroed or freed w. */
 void	 pe_work_free(struct pe_work *w);
 
 /* R[set][t] for every set and token: R[nset][T][nblock][b][b], row-major

@@ -74,6 +74,20 @@ assert np.array_equal(next(a[1])['pe.params'], next(b[1])['pe.params'])
 for k in 'PE', 'SHARE', 'HEAD_DIM', 'AXES', 'HEADS', 'LAYERS':
     assert a[0][k] == b[0][k], k
 "
+# a real checkpoint of vit-train holds the same field and keys
+if [ -x "$BIN/vit-train" ] && [ -f tests/sh/posclass.py ]; then
+	/usr/bin/python3 tests/sh/posclass.py --records 8 --seed 1 |
+	    vit-train --dim 16 --depth 2 --heads 2 --mlp 32 --threads 1 --pe liere:4 --share layers \
+	    -o "$T/model.vt" 2>"$T/err" || nok "vit-train for a checkpoint: $(head -c 300 "$T/err")"
+	check "--from a vit-train checkpoint" $S --from "$T/model.vt" -o "$T/fromck.vt"
+	check "... gives its pe.params and keys" vtpy "
+a = vtread(open('model.vt', 'rb')); b = vtread(open('fromck.vt', 'rb'))
+assert np.array_equal(next(a[1])['pe.params'], next(b[1])['pe.params'])
+assert b[0]['PE'] == ['liere:4'] and b[0]['SHARE'] == ['layers'] and b[0]['LAYERS'] == ['2']
+"
+	posgen --grid 4x4 > "$T/pos44.vt"
+	check "rotgen reads the checkpoint" rotgen -g "$T/model.vt" --check "$T/pos44.vt"
+fi
 vtpy "
 f = open('ckpt.vt', 'wb')
 hdr = b'VITPIPE 1\nBYTEORDER little\nALIGN 64\nFIELD w f32 4\nSOURCE vit-train\nENDHDR\n'

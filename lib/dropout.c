@@ -9,7 +9,7 @@
 void
 dropout_forward(float *y /* [R][len] */, float *mask /* [R][len] */,
     const float *x /* [R][len] */, float p, int R, size_t len,
-    uint64_t seed, uint64_t site)
+    uint64_t seed, uint64_t site, int first)
 {
 	if (p <= 0.0f) {
 		if (y != x)
@@ -23,7 +23,7 @@ dropout_forward(float *y /* [R][len] */, float *mask /* [R][len] */,
 	#pragma omp parallel for
 	for (int r = 0; r < R; r++) {
 		struct rng g;
-		rng_seed(&g, seed, (uint64_t)r << 8 | site);
+		rng_seed(&g, seed, (uint64_t)(first + r) << 8 | site);
 		float *mr = mask + (size_t)r * len, *yr = y + (size_t)r * len;
 		const float *xr = x + (size_t)r * len;
 		for (size_t i = 0; i < len; i += 2) {

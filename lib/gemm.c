@@ -4,6 +4,7 @@
  */
 #include <cblas.h>
 #include <omp.h>
+#include <string.h>
 
 #include "nn.h"
 
@@ -28,6 +29,30 @@ gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
 		cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans,
 		    transb ? CblasTrans : CblasNoTrans, m, N, K, alpha, a, lda,
 		    B, ldb, beta, C + (size_t)m0 * ldc, ldc);
+	}
+	openblas_set_num_threads(blas);
+}
+
+void
+gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
+    const float *B, int ldb, const float *bias, float *C, int ldc, int chunk,
+    rows_fn *ep, void *arg)
+{
+	int nchunk = (M + chunk - 1) / chunk;
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+	#pragma omp parallel for schedule(dynamic, 1)
+	for (int i = 0; i < nchunk; i++) {
+		int r0 = i * chunk, m = M - r0 < chunk ? M - r0 : chunk;
+		float *c = C + (size_t)r0 * ldc;
+		if (bias != NULL)
+			for (int r = 0; r < m; r++)
+				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, transb ? CblasTrans :
+		    CblasNoTrans, m, N, K, 1.0f, A + (size_t)r0 * lda, lda, B, ldb,
+		    bias != NULL ? 1.0f : 0.0f, c, ldc);
+		if (ep != NULL)
+			ep(arg, r0, m);
 	}
 	openblas_set_num_threads(blas);
 }

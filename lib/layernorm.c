@@ -56,8 +56,17 @@ layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
 			dxr[i] += (dyr[i] * g[i] - s1 - xh * s2) * r;
 		}
 	}
-	/* parameter sums in strips of 256 columns, rows in order: the same
-	 * bits for any thread count (wide strips: see colsum_add) */
+	if (dg != NULL)
+		layernorm_params(dg, db, dy, x, mean, rstd, N, D);
+}
+
+void
+layernorm_params(float *dg /* [D] += */, float *db /* [D] += */,
+    const float *dy /* [N][D] */, const float *x /* [N][D] */,
+    const float *mean /* [N] */, const float *rstd /* [N] */, int N, int D)
+{
+	/* strips of 256 columns, rows in order: the same bits for any thread
+	 * count (wide strips: see colsum_add) */
 	#pragma omp parallel for schedule(static)
 	for (int i0 = 0; i0 < D; i0 += 256) {
 		int w = D - i0 < 256 ? D - i0 : 256;

@@ -1,10 +1,8 @@
 /*
- * linear.c - fully connected layer, PyTorch weight layout w[No][Ni]: one
- * sgemm over all rows of the batch for each product.
+ * linear.c - fully connected layer, PyTorch weight layout w[No][Ni]: the
+ * products over all rows of the batch, y and dx in chunks of rows that can
+ * carry a row epilogue, dw one sgemm per thread's block of its rows.
  */
-#include <cblas.h>
-#include <string.h>
-
 #include "nn.h"
 
 /* acc[D] += sum over rows of x[N][D]: strips of 256 columns in parallel,
@@ -31,18 +29,27 @@ colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 }
 
 void
+linear_forward_ep(float *y /* [N][No] */, const float *x /* [N][Ni] */,
+    const float *w /* [No][Ni] */, const float *b /* [No] or NULL */,
+    int N, int Ni, int No, int chunk, rows_fn *ep, void *arg)
+{
+	gemm_chunks(1, N, No, Ni, x, Ni, w, Ni, b, y, No, chunk, ep, arg);
+}
+
+void
 linear_forward(float *y /* [N][No] */, const float *x /* [N][Ni] */,
     const float *w /* [No][Ni] */, const float *b /* [No] or NULL */,
     int N, int Ni, int No)
 {
-	float beta = 0.0f;
-	if (b != NULL) {
-		#pragma omp parallel for
-		for (int n = 0; n < N; n++)
-			memcpy(y + (size_t)n * No, b, sizeof(float) * No);
-		beta = 1.0f;
-	}
-	gemm_rows(0, 1, N, No, Ni, 1.0f, x, Ni, w, Ni, beta, y, No);
+	linear_forward_ep(y, x, w, b, N, Ni, No, GEMM_CHUNK, NULL, NULL);
+}
+
+void
+linear_backward_dx(float *dx /* [N][Ni] */, const float *dy /* [N][No] */,
+    const float *w /* [No][Ni] */, int N, int Ni, int No, int chunk,
+    rows_fn *ep, void *arg)
+{
+	gemm_chunks(0, N, Ni, No, dy, No, w, Ni, NULL, dx, Ni, chunk, ep, arg);
 }
 
 void
@@ -52,7 +59,7 @@ linear_backward(float *dx /* [N][Ni] or NULL */, float *dw /* [No][Ni] */,
     int N, int Ni, int No)
 {
 	if (dx != NULL)
-		gemm_rows(0, 0, N, Ni, No, 1.0f, dy, No, w, Ni, 0.0f, dx, Ni);
+		linear_backward_dx(dx, dy, w, N, Ni, No, GEMM_CHUNK, NULL, NULL);
 	gemm_rows(1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
 	if (db != NULL)
 		colsum_add(db, dy, N, No);

@@ -25,21 +25,51 @@ void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
 	    const float *A, int lda, const float *B, int ldb, float beta,
 	    float *C, int ldc);
 
+/*
+ * A row epilogue: ep(arg, r0, n) runs on rows [r0, r0 + n) of a product
+ * right after they are computed, in the thread that computed them, while
+ * they are still in cache (bias + GELU, dropout + residual + LayerNorm,
+ * ...).  Products with epilogues are cut into fixed chunks of rows that do
+ * not depend on the thread count (same bits on any), handed out to the
+ * OpenMP threads dynamically (a preempted thread holds up no one), each
+ * chunk a single-threaded cblas_sgemm.
+ */
+typedef void rows_fn(void *arg, int r0, int n);
+#define GEMM_CHUNK	256	/* rows per chunk: L2-resident outputs */
+
+/* C[M][N] = A[M][K] op(B) (+ bias[N] on every row when bias is not NULL),
+ * in chunks of chunk rows, ep (may be NULL) on each as above. */
+void	 gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
+	    const float *B, int ldb, const float *bias, float *C, int ldc,
+	    int chunk, rows_fn *ep, void *arg);
+
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
 void	 linear_forward(float *y, const float *x, const float *w, const float *b,
 	    int N, int Ni, int No);
+/* linear_forward in chunks of chunk rows with the row epilogue ep. */
+void	 linear_forward_ep(float *y, const float *x, const float *w,
+	    const float *b, int N, int Ni, int No, int chunk, rows_fn *ep,
+	    void *arg);
 /* dx[N][Ni] = dy w (dx may be NULL); dw[No][Ni] += dy^T x; db[No] += sum dy. */
 void	 linear_backward(float *dx, float *dw, float *db, const float *dy,
 	    const float *x, const float *w, int N, int Ni, int No);
+/* dx[N][Ni] = dy w in chunks of chunk rows with the row epilogue ep. */
+void	 linear_backward_dx(float *dx, const float *dy, const float *w, int N,
+	    int Ni, int No, int chunk, rows_fn *ep, void *arg);
 
 #define LN_EPS	1e-6f		/* timm/DeiT ViT LayerNorm epsilon */
 /* y[N][D] = (x - mean) * rstd * g + b; mean[N], rstd[N] kept for backward. */
 void	 layernorm_forward(float *y, float *mean, float *rstd, const float *x,
 	    const float *g, const float *b, int N, int D);
-/* dx[N][D] += d/dx (accumulates: the residual stream); dg, db += . */
+/* dx[N][D] += d/dx (accumulates: the residual stream); dg, db += (both
+ * NULL: the rows only, as in a row epilogue; see layernorm_params). */
 void	 layernorm_backward(float *dx, float *dg, float *db, const float *dy,
 	    const float *x, const float *mean, const float *rstd, const float *g,
 	    int N, int D);
+
+/* dg[D] += sum of dy * xhat, db[D] += sum of dy over the N rows. */
+void	 layernorm_params(float *dg, float *db, const float *dy, const float *x,
+	    const float *mean, const float *rstd, int N, int D);
 
 /* y[n] = x * Phi(x), the exact erf GELU, over n values (y may equal x). */
 void	 gelu_forward(float *y, const float *x, size_t n);
@@ -48,9 +78,10 @@ void	 gelu_backward(float *dx, const float *dy, const float *x, size_t n);
 
 /* Inverted dropout of rows: for each of R records (rows of len floats each
  * record's block), y = x * mask, mask 0 or 1/(1-p) drawn from stream
- * (seed, record, site), stored in mask[R][len].  p == 0: y = x, mask unused. */
+ * (seed, first + record, site), stored in mask[R][len].  first: the batch
+ * index of the first record.  p == 0: y = x, mask unused. */
 void	 dropout_forward(float *y, float *mask, const float *x, float p,
-	    int R, size_t len, uint64_t seed, uint64_t site);
+	    int R, size_t len, uint64_t seed, uint64_t site, int first);
 /* dx = dy * mask (in place allowed). */
 void	 dropout_backward(float *dx, const float *dy, const float *mask, float p,
 	    size_t n);

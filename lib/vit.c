@@ -511,12 +511,79 @@ shared_positions(const float *pos, int B, int T, int A)
 	return 1;
 }
 
-static void
-add_rows(float *y, const float *a, const float *b, size_t n)
+/* Whole records of Tq rows each, about GEMM_CHUNK rows: the chunks of
+ * products whose epilogues draw dropout masks (per record). */
+static int
+rec_chunk(int Tq)
 {
-	#pragma omp parallel for simd schedule(static)
-	for (size_t i = 0; i < n; i++)
-		y[i] = a[i] + b[i];
+	return (GEMM_CHUNK + Tq - 1) / Tq * Tq;
+}
+
+/* The dropout of a row epilogue: rows [r0, r0 + n) of y[.][Tq * len /
+ * Tq], whole records. */
+struct drop {
+	float	*mask;		/* [Nq][len / Tq] or NULL when p is 0 */
+	float	 p;
+	uint64_t seed, site;
+};
+
+static void
+drop_rows(const struct drop *d, float *y, int r0, int n, int Tq, int width)
+{
+	if (d->p <= 0)
+		return;
+	size_t o = (size_t)r0 * width;
+	dropout_forward(y + o, d->mask + o, y + o, d->p, n / Tq,
+	    (size_t)Tq * width, d->seed, d->site, r0 / Tq);
+}
+
+/* Epilogue of the attention projection and of fc2: out = in + drop(y),
+ * then the LayerNorm that reads out (ln NULL: none). */
+struct resid {
+	float	*y;		/* [Nq][D] product rows (dropped in place) */
+	struct drop drop;
+	const float *in;	/* [B][Tin][D] residual stream in: rows t < Tq */
+	int	 Tin;
+	float	*out;		/* [Nq][D] */
+	int	 Tq, D;
+	float	*ln, *lnm, *lnr;	/* [Nq][D], [Nq], [Nq] or NULL */
+	const float *g, *b;	/* [D] */
+};
+
+static void
+resid_rows(void *arg, int r0, int n)
+{
+	const struct resid *e = arg;
+	int D = e->D;
+	drop_rows(&e->drop, e->y, r0, n, e->Tq, D);
+	for (int r = r0; r < r0 + n; r++) {
+		const float *a = e->in + ((size_t)(r / e->Tq) * e->Tin + r % e->Tq) * D;
+		const float *y = e->y + (size_t)r * D;
+		float *o = e->out + (size_t)r * D;
+		#pragma omp simd
+		for (int i = 0; i < D; i++)
+			o[i] = a[i] + y[i];
+	}
+	if (e->ln != NULL)
+		layernorm_forward(e->ln + (size_t)r0 * D, e->lnm + r0, e->lnr + r0,
+		    e->out + (size_t)r0 * D, e->g, e->b, n, D);
+}
+
+/* Epilogue of fc1: gel = drop(GELU(fc1)). */
+struct act {
+	const float *pre;	/* [Nq][M] */
+	float	*gel;		/* [Nq][M] */
+	struct drop drop;
+	int	 Tq, M;
+};
+
+static void
+gelu_rows(void *arg, int r0, int n)
+{
+	const struct act *e = arg;
+	size_t o = (size_t)r0 * e->M;
+	gelu_forward(e->gel + o, e->pre + o, (size_t)n * e->M);
+	drop_rows(&e->drop, e->gel, r0, n, e->Tq, e->M);
 }
 
 static struct attn
@@ -630,7 +697,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	if (table)
 		posemb_forward(s->h0, s->pe.kind == PE_ABS ? s->posemb : s->sincos,
 		    s->pidx, s->pw, B, T, s->K, D);
-	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0);
+	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0, 0);
 
 	if (s->rotary)
 		rotations(m, pos, B, T, shared);
@@ -654,7 +721,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
-		layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g, L->ln1b, N, D);
+		if (l == 0)	/* later layers': in the residual epilogue */
+			layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g,
+			    L->ln1b, N, D);
 		linear_forward(a->qkv, a->ln1, L->qkvw, L->qkvb, N, D, 3 * D);
 		const float *q = a->qkv;
 		if (s->rotary) {
@@ -663,30 +732,37 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		}
 		attention_forward(&at, a->att, a->P, q, q + D, a->qkv + 2 * D,
 		    L->logsig);
-		linear_forward(s->tmp, a->att, L->projw, L->projb, Nq, D, D);
-		dropout_forward(s->tmp, a->mproj, s->tmp, pdrop, B, (size_t)Tq * D,
-		    seed, 1 + 3 * l);
-		if (Tq == T1)
-			add_rows(a->h1, hin, s->tmp, (size_t)N * D);
-		else
-			for (int b = 0; b < B; b++)
-				add_rows(a->h1 + (size_t)b * D, hin + (size_t)b * T1 * D,
-				    s->tmp + (size_t)b * D, D);
-		layernorm_forward(a->ln2, a->ln2m, a->ln2r, a->h1, L->ln2g, L->ln2b, Nq, D);
-		linear_forward(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M);
-		gelu_forward(a->gel, a->fc1, (size_t)Nq * M);
-		dropout_forward(a->gel, a->mgel, a->gel, pdrop, B, (size_t)Tq * M,
-		    seed, 2 + 3 * l);
-		linear_forward(s->tmp, a->gel, L->fc2w, L->fc2b, Nq, M, D);
-		dropout_forward(s->tmp, a->mfc2, s->tmp, pdrop, B, (size_t)Tq * D,
-		    seed, 3 + 3 * l);
-		add_rows(hout, a->h1, s->tmp, (size_t)Nq * D);
+		/* h1 = hin + drop(proj(att)); ln2 = LN(h1) */
+		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
+		    1 + 3 * l }, .in = hin, .Tin = T1, .out = a->h1, .Tq = Tq,
+		    .D = D, .ln = a->ln2, .lnm = a->ln2m, .lnr = a->ln2r,
+		    .g = L->ln2g, .b = L->ln2b };
+		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
+		    rec_chunk(Tq), resid_rows, &r);
+		struct act e = { .pre = a->fc1, .gel = a->gel, .drop = { a->mgel,
+		    pdrop, seed, 2 + 3 * l }, .Tq = Tq, .M = M };
+		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
+		    rec_chunk(Tq), gelu_rows, &e);
+		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
+		 * block's first, or the final one */
+		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
+		    3 + 3 * l }, .in = a->h1, .Tin = Tq, .out = hout, .Tq = Tq,
+		    .D = D };
+		if (l + 1 < c->depth) {
+			const struct layer *L1 = &s->L[l + 1];
+			struct lact *a1 = &s->A[l + 1];
+			r.ln = a1->ln1, r.lnm = a1->ln1m, r.lnr = a1->ln1r;
+			r.g = L1->ln1g, r.b = L1->ln1b;
+		} else {
+			r.ln = s->lnf, r.lnm = s->lnfm, r.lnr = s->lnfr;
+			r.g = s->normg, r.b = s->normb;
+		}
+		linear_forward_ep(s->tmp, a->gel, L->fc2w, L->fc2b, Nq, M, D,
+		    rec_chunk(Tq), resid_rows, &r);
 	}
 
 	/* final LayerNorm (of the rows the last block made), pooling, head */
-	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1;
-	layernorm_forward(s->lnf, s->lnfm, s->lnfr,
-	    s->hs + (size_t)(c->depth - 1) * N * D, s->normg, s->normb, B * Tf, D);
+	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1;	/* lnf: in the last epilogue */
 	for (int b = 0; b < B; b++) {
 		const float *z = s->lnf + (size_t)b * Tf * D;
 		float *p = s->pooled + (size_t)b * D;
@@ -709,6 +785,60 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 }
 
 /* ---- backward ---- */
+
+/* Epilogue of fc2's dx: d = GELU'(pre) * drop'(d). */
+struct dact {
+	float	*d;		/* [Nq][M] */
+	const float *pre;	/* [Nq][M] fc1 output */
+	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
+	float	 p;
+	int	 M;
+};
+
+static void
+gelu_back_rows(void *arg, int r0, int n)
+{
+	const struct dact *e = arg;
+	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
+	if (e->p > 0)
+		dropout_backward(e->d + o, e->d + o, e->mask + o, e->p, k);
+	gelu_backward(e->d + o, e->d + o, e->pre + o, k);
+}
+
+/* Epilogue of a LayerNorm's dx: the rows of layernorm_backward. */
+struct lnrows {
+	float	*dx;		/* [N][D] += */
+	const float *dy, *x, *mean, *rstd, *g;
+	int	 D;
+};
+
+static void
+ln_back_rows(void *arg, int r0, int n)
+{
+	const struct lnrows *e = arg;
+	size_t o = (size_t)r0 * e->D;
+	layernorm_backward(e->dx + o, NULL, NULL, e->dy + o, e->x + o,
+	    e->mean + r0, e->rstd + r0, e->g, n, e->D);
+}
+
+/* Back through a LayerNorm and the linear layer after it, for N rows:
+ * dy[N][No] -> the LayerNorm output's gradient dln[N][D] = dy w (w[No][D])
+ * -> dh += the LayerNorm's dx, each chunk of rows while in cache; then the
+ * parameter gradients of both (of w, b from lnout[N][D], of g, bn from
+ * x[N][D]). */
+static void
+ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
+    const float *lnout, int No, const float *x,
+    const float *mean, const float *rstd, float *g, float *bn, int N)
+{
+	struct vit_state *s = m->st;
+	int D = m->c.dim;
+	struct lnrows e = { .dx = s->dh, .dy = dln, .x = x, .mean = mean,
+	    .rstd = rstd, .g = g, .D = D };
+	linear_backward_dx(dln, dy, w, N, D, No, GEMM_CHUNK, ln_back_rows, &e);
+	linear_backward(NULL, GRAD(m, w), GRAD(m, b), dy, lnout, w, N, D, No);
+	layernorm_params(GRAD(m, g), GRAD(m, bn), dln, x, mean, rstd, N, D);
+}
 
 void
 vit_backward(struct vit *m)
@@ -755,14 +885,14 @@ vit_backward(struct vit *m)
 		at.Tq = Tq;
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
-		linear_backward(s->dM, GRAD(m, L->fc2w), GRAD(m, L->fc2b), d,
+		struct dact e = { .d = s->dM, .pre = a->fc1, .mask = a->mgel,
+		    .p = pdrop, .M = M };
+		linear_backward_dx(s->dM, d, L->fc2w, Nq, M, D, GEMM_CHUNK,
+		    gelu_back_rows, &e);
+		linear_backward(NULL, GRAD(m, L->fc2w), GRAD(m, L->fc2b), d,
 		    a->gel, L->fc2w, Nq, M, D);
-		dropout_backward(s->dM, s->dM, a->mgel, pdrop, (size_t)Nq * M);
-		gelu_backward(s->dM, s->dM, a->fc1, (size_t)Nq * M);
-		linear_backward(s->dD, GRAD(m, L->fc1w), GRAD(m, L->fc1b), s->dM,
-		    a->ln2, L->fc1w, Nq, D, M);
-		layernorm_backward(s->dh, GRAD(m, L->ln2g), GRAD(m, L->ln2b), s->dD,
-		    a->h1, a->ln2m, a->ln2r, L->ln2g, Nq, D);
+		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
+		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
 		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), d,
@@ -790,10 +920,8 @@ vit_backward(struct vit *m)
 		}
 		if (s->rotary)
 			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
-		linear_backward(s->dD, GRAD(m, L->qkvw), GRAD(m, L->qkvb), s->dqkv,
-		    a->ln1, L->qkvw, N, D, 3 * D);
-		layernorm_backward(s->dh, GRAD(m, L->ln1g), GRAD(m, L->ln1b), s->dD,
-		    hin, a->ln1m, a->ln1r, L->ln1g, N, D);
+		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
+		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
 	}
 

@@ -314,7 +314,7 @@ test_dropout(void)
 	float *x = randv(n, 1), *y = malloc(sizeof(float) * n), *m = malloc(sizeof(float) * n);
 	float *y2 = malloc(sizeof(float) * n), *m2 = malloc(sizeof(float) * n);
 	omp_set_num_threads(2);
-	dropout_forward(y, m, x, 0.3f, Rn, len, 11, 5);
+	dropout_forward(y, m, x, 0.3f, Rn, len, 11, 5, 0);
 	size_t kept = 0;
 	int ok = 1;
 	for (size_t i = 0; i < n; i++) {
@@ -325,12 +325,14 @@ test_dropout(void)
 	CHECK(ok, "dropout keeps x / (1 - p) or zero");
 	CHECK(fabs((double)kept / n - 0.7) < 0.02, "dropout keeps 70%% (%.3f)", (double)kept / n);
 	omp_set_num_threads(1);
-	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 5);
+	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 5, 0);
 	CHECK(memcmp(m, m2, sizeof(float) * n) == 0, "dropout masks do not depend on threads");
 	/* record r's mask depends on (seed, record, site) only */
-	dropout_forward(y2, m2, x + len, 0.3f, 1, len, 11, 5);
+	dropout_forward(y2, m2, x + len, 0.3f, 1, len, 11, 5, 0);
 	CHECK(memcmp(m, m2, sizeof(float) * len) == 0, "dropout mask of record 0 is the same in a smaller batch");
-	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 6);
+	dropout_forward(y2, m2, x + len, 0.3f, Rn - 1, len, 11, 5, 1);
+	CHECK(memcmp(m + len, m2, sizeof(float) * (n - len)) == 0, "records 1.. drawn alone (first 1) get the masks they get in the batch");
+	dropout_forward(y2, m2, x, 0.3f, Rn, len, 11, 6, 0);
 	CHECK(memcmp(m, m2, sizeof(float) * n) != 0, "another site draws another mask");
 	dropout_backward(y2, x, m, 0.3f, n);
 	ok = 1;

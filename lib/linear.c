@@ -5,18 +5,19 @@
  */
 #include "nn.h"
 
-/* acc[D] += sum over rows of x[N][D]: strips of 256 columns in parallel,
+/* acc[D] += sum over rows of x[N][D]: column strips in parallel (col_strip),
  * each summing its rows in order (the same bits for any thread count).
- * Wide strips read 1 KiB of each row at a time: narrower ones measured up
- * to 3x slower on these shapes (strided rows defeat the prefetcher). */
-#define STRIP	256
+ * Wide strips read up to 1 KiB of each row at a time: strips of 16 to 64
+ * columns measured up to 3x slower on these shapes (strided rows defeat
+ * the prefetcher). */
 static void
 colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 {
+	int sw = col_strip(D);
 	#pragma omp parallel for schedule(static)
-	for (int j0 = 0; j0 < D; j0 += STRIP) {
-		int w = D - j0 < STRIP ? D - j0 : STRIP;
-		float s[STRIP] = { 0 };
+	for (int j0 = 0; j0 < D; j0 += sw) {
+		int w = D - j0 < sw ? D - j0 : sw;
+		float s[STRIP_MAX] = { 0 };
 		for (int n = 0; n < N; n++) {
 			const float *r = x + (size_t)n * D + j0;
 			#pragma omp simd

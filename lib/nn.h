@@ -43,6 +43,18 @@ void	 gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
 	    const float *B, int ldb, const float *bias, float *C, int ldc,
 	    int chunk, rows_fn *ep, void *arg);
 
+/* Width of the column strips that sums over rows run in parallel (each
+ * strip's rows in order: the same bits for any thread count): at most
+ * 256 (wide strips stream whole runs of each row; see linear.c), an even
+ * number of strips so that two threads share even D = 192. */
+#define STRIP_MAX	256
+static inline int
+col_strip(int D)
+{
+	int n = 2 * ((D + 2 * STRIP_MAX - 1) / (2 * STRIP_MAX));
+	return ((D + n - 1) / n + 15) & ~15;
+}
+
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
 void	 linear_forward(float *y, const float *x, const float *w, const float *b,
 	    int N, int Ni, int No);

@@ -122,6 +122,12 @@ mm_sym(int n, const double *A, const double *B, double *C, double sign)
 	}
 }
 
+void
+expm_mul(int n, const double *A, const double *B, double *C, int acc)
+{
+	mm(n, A, B, C, acc, 0);
+}
+
 static int64_t
 slot(int n)
 {
@@ -278,6 +284,15 @@ expm_pair(int n, int s, double *ws, double **P, double **Q)
 	*Q = pair ? q : NULL;
 }
 
+static int
+is_zero(int64_t nn, const double *X)
+{
+	for (int64_t k = 0; k < nn; k++)
+		if (X[k] != 0)
+			return 0;
+	return 1;
+}
+
 void
 expm_skew(int n, const double *X, double *R, double *ws)
 {
@@ -285,6 +300,11 @@ expm_skew(int n, const double *X, double *R, double *ws)
 	int s = squarings(n, X, ws);
 	double scale = ldexp(1.0, -s), *P, *Q = NULL;
 
+	if (is_zero(nn, X)) {
+		for (int64_t k = 0; k < nn; k++)
+			R[k] = k % (n + 1) == 0;
+		return;
+	}
 	for (int64_t k = 0; k < nn; k++)
 		ws[k] = X[k] * scale;
 	expm_pair(n, s, ws, &P, &Q);
@@ -299,6 +319,13 @@ expm_skew_adjoint(int n, const double *X, const double *G, double *dX,
 	int s = squarings(n, X, ws);
 	double scale = ldexp(1.0, -s), *P, *Q;
 
+	if (is_zero(nn, X)) {		/* L(0, G) = G */
+		memcpy(dX, G, sizeof(double) * nn);
+		if (R)
+			for (int64_t k = 0; k < nn; k++)
+				R[k] = k % (n + 1) == 0;
+		return;
+	}
 	/* [[X^T, G], [0, X^T]] / 2^s, X^T = -X */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {

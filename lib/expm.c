@@ -204,7 +204,6 @@ combine(int n, double *const m[5], double *const out[5], int eye)
 {
 	int64_t nn = (int64_t)n * n;
 	const double *m1 = m[1], *m2 = m[2], *m3 = m[3], *m4 = m[4];
-
 	double *o0 = out[0], *o1 = out[1], *o2 = out[2], *o3 = out[3], *o4 = out[4];
 
 	for (int64_t k = 0; k < nn; k++) {

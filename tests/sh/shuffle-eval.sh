@@ -6,7 +6,6 @@
 # bad input.
 . tests/sh/lib.sh
 . tests/sh/examples.inc
-PY=/usr/bin/python3
 # Spinning OpenMP threads make these tiny models 50x slower on a loaded
 # 2-core machine; the examples below run with the default thread count.
 export OMP_WAIT_POLICY=passive

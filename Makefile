@@ -97,11 +97,11 @@ test: deps
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/run.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory $(PROGS) $(BENCHES)
+	@$(MAKE) -s --no-print-directory $(PROGS) $(BENCHES)
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/bench/run.sh
 
 demo: deps
-	@$(MAKE) --no-print-directory $(PROGS)
+	@$(MAKE) -s --no-print-directory all
 	@BIN=$(BIN) sh data/demo.sh
 
 install: $(PROGS)

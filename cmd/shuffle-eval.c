@@ -337,7 +337,6 @@ main(int argc, char *argv[])
 	char err[512];
 	FILE *fp;
 
-	cli_blas_coretype(argv);
 	cli_init(argc, argv);
 	parse(argc, argv, &o);
 	sh.o = &o;

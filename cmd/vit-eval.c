@@ -221,7 +221,6 @@ main(int argc, char *argv[])
 	char err[512];
 	const char *name;
 
-	cli_blas_coretype(argv);
 	cli_init(argc, argv);
 	parse(argc, argv, &o);
 	cli_threads(o.threads);

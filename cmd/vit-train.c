@@ -708,7 +708,6 @@ main(int argc, char *argv[])
 {
 	struct run r;
 
-	cli_blas_coretype(argv);
 	cli_init(argc, argv);
 	memset(&r, 0, sizeof r);
 	parse(argc, argv, &r.o);

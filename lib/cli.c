@@ -15,6 +15,29 @@
 
 const char *progname = "vitpipe";
 
+/*
+ * Two libraries configure themselves from the environment when they load,
+ * before main: OpenBLAS picks its kernels (0.3.21 takes AVX-512 CPUs for
+ * Haswell and runs sgemm at half speed), libgomp its wait policy (by
+ * default idle threads spin, which in a pipeline steals the cores from the
+ * other stages and from OpenBLAS).  The only way to change either from
+ * inside is to run again with the variables set.  A user's own setting
+ * always wins; when nothing changes, nothing is re-run.
+ */
+static void
+runtime_env(char *argv[])
+{
+	int changed = 0;
+
+	if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f"))
+		changed |= setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1) == 0;
+	if (!getenv("OMP_WAIT_POLICY"))
+		changed |= setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
+	if (changed)
+		execv("/proc/self/exe", argv);
+	/* Still here: run on with the libraries' own choices. */
+}
+
 void
 cli_init(int argc, char *argv[])
 {
@@ -24,6 +47,7 @@ cli_init(int argc, char *argv[])
 		progname = (p = strrchr(argv[0], '/')) ? p + 1 : argv[0];
 	/* A parent may have left SIGPIPE ignored; a closed pipe must end us quietly. */
 	signal(SIGPIPE, SIG_DFL);
+	runtime_env(argv);
 }
 
 static void
@@ -156,19 +180,6 @@ cli_threads(int n)
 	omp_set_num_threads(n);
 	openblas_set_num_threads(n);
 	return n;
-}
-
-void
-cli_blas_coretype(char *argv[])
-{
-	/* OpenBLAS picks its kernels in a constructor, before main: the only
-	 * way to correct its choice from inside is to run again with the
-	 * variable set.  A user's own setting always wins. */
-	if (getenv("OPENBLAS_CORETYPE") || !__builtin_cpu_supports("avx512f"))
-		return;
-	if (setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1) == 0)
-		execv("/proc/self/exe", argv);
-	/* Still here: run on with OpenBLAS's own choice. */
 }
 
 double

@@ -15,7 +15,9 @@
 
 extern const char *progname;
 
-/* Record argv[0] as progname and make a closed pipe end the program quietly. */
+/* Record argv[0] as progname, make a closed pipe end the program quietly, and
+ * re-exec once with OPENBLAS_CORETYPE (AVX-512 CPUs) and OMP_WAIT_POLICY=
+ * passive set where the user has not set them; call first in main. */
 void	 cli_init(int argc, char *argv[]);
 /* Print "prog: fmt" and exit 1. */
 void	 die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
@@ -42,9 +44,6 @@ double	 cli_num(const char *opt, const char *arg, double lo, double hi);
 
 /* Use n threads (0: the cores) for OpenMP and OpenBLAS, never both at once. */
 int	 cli_threads(int n);
-/* Re-exec once with OPENBLAS_CORETYPE set when OpenBLAS would misdetect this
- * CPU (AVX-512 parts seen as Haswell by 0.3.21); call first in main. */
-void	 cli_blas_coretype(char *argv[]);
 
 /* Progress line on stderr, drawn only when stderr is a terminal. */
 struct progress {

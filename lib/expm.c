@@ -122,6 +122,12 @@ mm_sym(int n, const double *A, const double *B, double *C, double sign)
 	}
 }
 
+void
+expm_mul(int n, const double *A, const double *B, double *C, int acc)
+{
+	mm(n, A, B, C, acc, 0);
+}
+
 static int64_t
 slot(int n)
 {
@@ -191,19 +197,25 @@ expm_squarings(int n, const double *X, double *ws)
 	return squarings(n, X, ws);
 }
 
-/* out = sum_j c[j] m[j] over {I, Z, Z2, Z3, Z6} (or their E parts, with
- * no identity term when eye is 0). */
+/* out[i] = sum_j c18[i][j] m[j] over {I, Z, Z2, Z3, Z6} for the five B_i
+ * in one pass (or their E parts, with no identity term when eye is 0). */
 static void
-combine(int n, const double *c, double *const m[5], double *out, int eye)
+combine(int n, double *const m[5], double *const out[5], int eye)
 {
 	int64_t nn = (int64_t)n * n;
+	const double *m1 = m[1], *m2 = m[2], *m3 = m[3], *m4 = m[4];
+	double *o0 = out[0], *o1 = out[1], *o2 = out[2], *o3 = out[3], *o4 = out[4];
 
-	for (int64_t k = 0; k < nn; k++)
-		out[k] = c[1] * m[1][k] + c[2] * m[2][k] + c[3] * m[3][k] +
-		    c[4] * m[4][k];
+	for (int64_t k = 0; k < nn; k++) {
+		double z1 = m1[k], z2 = m2[k], z3 = m3[k], z4 = m4[k];
+#define B(i) c18[i][1] * z1 + c18[i][2] * z2 + c18[i][3] * z3 + c18[i][4] * z4
+		o0[k] = B(0); o1[k] = B(1); o2[k] = B(2); o3[k] = B(3); o4[k] = B(4);
+#undef B
+	}
 	if (eye)
-		for (int i = 0; i < n; i++)
-			out[i * n + i] += c[0];
+		for (int i = 0; i < 5; i++)
+			for (int d = 0; d < n; d++)
+				out[i][d * n + d] += c18[i][0];
 }
 
 /*
@@ -237,11 +249,9 @@ expm_pair(int n, int s, double *ws, double **P, double **Q)
 	}
 	double *am[5] = { NULL, a[0], a[1], a[2], a[3] };
 	double *em[5] = { NULL, e[0], e[1], e[2], e[3] };
-	for (int i = 0; i < 5; i++) {
-		combine(n, c18[i], am, a[4 + i], 1);
-		if (pair)
-			combine(n, c18[i], em, e[4 + i], 0);
-	}
+	combine(n, am, a + 4, 1);
+	if (pair)
+		combine(n, em, e + 4, 0);
 	/* A9 = B0 B4 + B3 */
 	memcpy(a[9], a[7], sizeof(double) * nn);
 	mm(n, a[4], a[8], a[9], 1, 0);
@@ -278,6 +288,15 @@ expm_pair(int n, int s, double *ws, double **P, double **Q)
 	*Q = pair ? q : NULL;
 }
 
+static int
+is_zero(int64_t nn, const double *X)
+{
+	for (int64_t k = 0; k < nn; k++)
+		if (X[k] != 0)
+			return 0;
+	return 1;
+}
+
 void
 expm_skew(int n, const double *X, double *R, double *ws)
 {
@@ -285,6 +304,11 @@ expm_skew(int n, const double *X, double *R, double *ws)
 	int s = squarings(n, X, ws);
 	double scale = ldexp(1.0, -s), *P, *Q = NULL;
 
+	if (is_zero(nn, X)) {
+		for (int64_t k = 0; k < nn; k++)
+			R[k] = k % (n + 1) == 0;
+		return;
+	}
 	for (int64_t k = 0; k < nn; k++)
 		ws[k] = X[k] * scale;
 	expm_pair(n, s, ws, &P, &Q);
@@ -299,6 +323,13 @@ expm_skew_adjoint(int n, const double *X, const double *G, double *dX,
 	int s = squarings(n, X, ws);
 	double scale = ldexp(1.0, -s), *P, *Q;
 
+	if (is_zero(nn, X)) {		/* L(0, G) = G */
+		memcpy(dX, G, sizeof(double) * nn);
+		if (R)
+			for (int64_t k = 0; k < nn; k++)
+				R[k] = k % (n + 1) == 0;
+		return;
+	}
 	/* [[X^T, G], [0, X^T]] / 2^s, X^T = -X */
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {

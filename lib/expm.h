@@ -36,6 +36,9 @@ void	 expm_skew(int n, const double *X /* [n][n] */,
 void	 expm_skew_adjoint(int n, const double *X /* [n][n] */,
 	    const double *G /* [n][n]: dL/dR */, double *dX /* [n][n] */,
 	    double *R /* [n][n] or NULL */, double *ws);
+/* C = A B (acc 0) or C += A B (acc 1) for n x n row-major matrices, with
+ * the kernels of expm_skew.  C may alias neither. */
+void	 expm_mul(int n, const double *A, const double *B, double *C, int acc);
 /* Squarings s that expm_skew uses for X (for tests and benchmarks). */
 int	 expm_squarings(int n, const double *X /* [n][n] */, double *ws);
 

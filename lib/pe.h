@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 struct vt;
+struct rays;
 
 #define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
 					   methods without parameters may omit it */
@@ -153,16 +154,18 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
 
 /* Per-call scratch, sized once.  The backward pass recomputes what it
  * needs from params and pos (caching every token's exponential would cost
- * nset * T * rsize doubles), so calls need no state between them. */
+ * nset * T * rsize doubles), so calls need no state between them.  Tokens
+ * at exact multiples of another token's position (grids) share one
+ * exponential: R(m p) = R(p)^m. */
 struct pe_work {
-	int	 maxT;		/* the caller's bound on tokens per call; the
-				   workspace itself does not grow with T */
+	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */
 	int64_t	 thread_doubles;
 	double	*scratch;	/* [nthread][thread_doubles] */
 	double	*gen;		/* [nset][axes][nblock][b][b]: generators */
 	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
 				   (upper-triangle form) */
+	struct rays *rays;	/* tokens grouped by exact multiples (rays.h) */
 	char	 err[256];
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).

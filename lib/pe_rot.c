@@ -3,10 +3,11 @@
  * and token, and the gradient of the parameters from dL/dR (see pe.h).
  *
  * 2 x 2 blocks take the closed form (cos, sin); larger blocks go through
- * expm.c in double.  The forward pass is parallel over (set, token); the
- * backward pass sums over tokens, so it is parallel over (set, block) with
- * the tokens in order inside, which makes it deterministic for any thread
- * count.
+ * expm.c in double, one exponential per ray of tokens (rays.h): a token at
+ * m times another's position is R^m of that one's.  The forward pass is
+ * parallel over (set, ray); the backward pass sums over tokens, so it is
+ * parallel over (set, block) with the rays in order inside, which makes
+ * it deterministic for any thread count.
  */
 #pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
 #include <math.h>
@@ -17,6 +18,7 @@
 
 #include "expm.h"
 #include "pe.h"
+#include "rays.h"
 
 static int64_t
 round8(int64_t n)
@@ -53,11 +55,16 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	}
 	w->maxT = maxT;
 	w->nthread = omp_get_max_threads();
-	w->thread_doubles = round8(expm_scratch(b)) + 3 * round8((int64_t)b * b);
+	w->thread_doubles = round8(expm_scratch(b)) + (8 + RAYS_MAXMULT) * round8((int64_t)b * b);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));
 	w->dgen = aligned_alloc(64, sizeof(double) * round8(dgen + 1));
-	if (!w->scratch || !w->gen || !w->dgen) {
+	w->rays = malloc(sizeof *w->rays);
+	if (w->rays && rays_init(w->rays, maxT) == -1) {
+		free(w->rays);
+		w->rays = NULL;
+	}
+	if (!w->scratch || !w->gen || !w->dgen || !w->rays) {
 		pe_work_free(w);
 		snprintf(w->err, sizeof w->err, "out of memory for the rotation workspace");
 		return -1;
@@ -71,7 +78,11 @@ pe_work_free(struct pe_work *w)
 	free(w->scratch);
 	free(w->gen);
 	free(w->dgen);
+	if (w->rays)
+		rays_free(w->rays);
+	free(w->rays);
 	w->scratch = w->gen = w->dgen = NULL;
+	w->rays = NULL;
 }
 
 /* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
@@ -187,19 +198,70 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
+/* Scratch slots of b x b doubles in a thread's workspace; expm's scratch
+ * follows them. */
+enum { S_X, S_P, S_PT, S_BBAR, S_PBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
+
+static double *
+slot(const struct pe *pe, double *ws, int k)
+{
+	return ws + k * round8((int64_t)pe->block * pe->block);
+}
+
+/* One ray's rotations in one set: R(m p) = R(p)^m, block by block. */
+static void
+ray_forward(const struct pe *pe, const double *G, const struct rays *ry, int r,
+    const float *pos, float *Rs /* [T][rsize] */, double *ws)
+{
+	int b = pe->block, N = pe->axes;
+	int64_t bb = (int64_t)b * b;
+	double *X = slot(pe, ws, S_X), *P = slot(pe, ws, S_P), *cur = slot(pe, ws, S_TMP);
+	double *tmp = slot(pe, ws, S_T1), *ews = slot(pe, ws, S_END), p[3];
+	int base = ry->tok[ry->start[r]];
+
+	for (int i = 0; i < N; i++)
+		p[i] = pos[(int64_t)base * N + i];
+	for (int j = 0; j < pe->nblock; j++) {
+		position_generator(pe, G, j, p, X);
+		expm_skew(b, X, P, ews);
+		memcpy(cur, P, sizeof *P * bb);
+		for (int q = ry->start[r], k = 1; q < ry->start[r + 1]; q++) {
+			int t = ry->tok[q];
+			for (; k < ry->mult[t]; k++) {
+				double *sw;
+				expm_mul(b, cur, P, tmp, 0);
+				sw = cur; cur = tmp; tmp = sw;
+			}
+			float *out = Rs + (int64_t)t * pe->rsize + j * bb;
+			for (int64_t e = 0; e < bb; e++)
+				out[e] = (float)cur[e];
+		}
+	}
+}
+
 void
 pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
     int T, const float *pos, float *R)
 {
 	int b = pe->block, nb = pe->nblock, N = pe->axes;
-	int64_t bb = (int64_t)b * b, per = N * nb * bb, items = (int64_t)pe->nset * T;
+	int64_t bb = (int64_t)b * b, per = N * nb * bb;
+	int general = !pe->identity && pe->kind != PE_RIEMANN && b > 2;
+	int64_t items;
 
 	build_all(pe, w, params);
-#pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 4)
+	if (general)
+		rays_plan(w->rays, T, N, pos);
+	items = (int64_t)pe->nset * (general ? w->rays->nray : T);
+#pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 1)
 	for (int64_t it = 0; it < items; it++) {
-		int set = (int)(it / T), t = (int)(it % T);
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
-		double *X = ws, *Rd = ws + round8(bb), *ews = ws + 3 * round8(bb);
+		if (general) {
+			int set = (int)(it / w->rays->nray);
+			ray_forward(pe, w->gen + set * per, w->rays, (int)(it % w->rays->nray), pos,
+			    R + (int64_t)set * T * pe->rsize, ws);
+			continue;
+		}
+		int set = (int)(it / T), t = (int)(it % T);
 		double p[3];
 		float *out = R + it * pe->rsize;
 		const double *G = w->gen + set * per;
@@ -212,7 +274,7 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 					out[j * bb + e] = e % (b + 1) == 0;
 		} else if (pe->kind == PE_RIEMANN) {
 			riemann_token(pe, params + set * pe->set_params, p, out);
-		} else if (b == 2) {
+		} else {		/* 2 x 2 blocks */
 			for (int j = 0; j < nb; j++) {
 				double u = 0;
 				for (int i = 0; i < N; i++)
@@ -220,13 +282,6 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 				double c = cos(u), s = sin(u);
 				out[4 * j] = (float)c; out[4 * j + 1] = (float)s;
 				out[4 * j + 2] = (float)-s; out[4 * j + 3] = (float)c;
-			}
-		} else {
-			for (int j = 0; j < nb; j++) {
-				position_generator(pe, G, j, p, X);
-				expm_skew(b, X, Rd, ews);
-				for (int64_t e = 0; e < bb; e++)
-					out[j * bb + e] = (float)Rd[e];
 			}
 		}
 	}
@@ -280,32 +335,83 @@ pairs_backward(const struct pe *pe, const double *G, const float *par, int T,
 	}
 }
 
-/* Backward of block j of one set through expm, tokens in order:
- * dg[axes][nblock][b(b-1)/2] for this j. */
 static void
-block_backward(const struct pe *pe, const double *G, int j, int T,
+transpose(int b, const double *A, double *AT)
+{
+	for (int i = 0; i < b; i++)
+		for (int j = 0; j < b; j++)
+			AT[j * b + i] = A[i * b + j];
+}
+
+/* acc += the float block dR of token t, block j. */
+static void
+add_block(const struct pe *pe, const float *dR, int t, int j, double *acc)
+{
+	int64_t bb = (int64_t)pe->block * pe->block;
+	const float *d = dR + (int64_t)t * pe->rsize + j * bb;
+
+	for (int64_t e = 0; e < bb; e++)
+		acc[e] += d[e];
+}
+
+/*
+ * Backward of block j of one set through expm, ray by ray in order:
+ * dg[axes][nblock][b(b-1)/2] for this j.  Along a ray B_k = B_(k-1) P,
+ * so the adjoints run down it (Bbar_(k-1) = Bbar_k P^T + dR of the token
+ * at k-1, Pbar += B_(k-1)^T Bbar_k) and one adjoint Frechet derivative at
+ * the base finishes the ray.
+ */
+static void
+block_backward(const struct pe *pe, const double *G, int j, const struct rays *ry,
     const float *pos, const float *dR, double *dg, double *ws)
 {
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
-	int64_t bb = (int64_t)b * b, k = tri(b);
-	double *X = ws, *Gd = ws + round8(bb), *dX = ws + 2 * round8(bb);
-	double *ews = ws + 3 * round8(bb);
+	int64_t bb = (int64_t)b * b, k3 = tri(b);
+	double *X = slot(pe, ws, S_X), *P = slot(pe, ws, S_P), *PT = slot(pe, ws, S_PT);
+	double *Bbar = slot(pe, ws, S_BBAR), *Pbar = slot(pe, ws, S_PBAR);
+	double *tmp = slot(pe, ws, S_TMP), *T1 = slot(pe, ws, S_T1), *dX = slot(pe, ws, S_DX);
+	double *ews = slot(pe, ws, S_END);
 
-	for (int t = 0; t < T; t++) {
-		const float *d = dR + (int64_t)t * pe->rsize + j * bb;
+	for (int r = 0; r < ry->nray; r++) {
+		int first = ry->start[r], last = ry->start[r + 1] - 1, base = ry->tok[first];
+		int M = ry->mult[ry->tok[last]];
 		double p[3];
+
 		for (int i = 0; i < N; i++)
-			p[i] = pos[(int64_t)t * N + i];
+			p[i] = pos[(int64_t)base * N + i];
 		position_generator(pe, G, j, p, X);
-		for (int64_t e = 0; e < bb; e++)
-			Gd[e] = d[e];
-		expm_skew_adjoint(b, X, Gd, dX, NULL, ews);
+		memset(Pbar, 0, sizeof *Pbar * bb);
+		if (M > 1) {
+			/* B_1 = P, B_k = B_(k-1) P at slot S_POW + k - 2 */
+			expm_skew(b, X, P, ews);
+			transpose(b, P, PT);
+			for (int k = 2; k < M; k++)
+				expm_mul(b, k == 2 ? P : slot(pe, ws, S_POW + k - 3), P,
+				    slot(pe, ws, S_POW + k - 2), 0);
+			memset(Bbar, 0, sizeof *Bbar * bb);
+			for (int k = M, q = last; k >= 1; k--) {
+				for (; q >= first && ry->mult[ry->tok[q]] == k; q--)
+					add_block(pe, dR, ry->tok[q], j, Bbar);
+				if (k == 1)
+					break;
+				transpose(b, k == 2 ? P : slot(pe, ws, S_POW + k - 3), T1);
+				expm_mul(b, T1, Bbar, Pbar, 1);
+				expm_mul(b, Bbar, PT, tmp, 0);
+				double *sw = Bbar; Bbar = tmp; tmp = sw;
+			}
+			for (int64_t e = 0; e < bb; e++)
+				Pbar[e] += Bbar[e];
+		} else {
+			for (int q = first; q <= last; q++)
+				add_block(pe, dR, ry->tok[q], j, Pbar);
+		}
+		expm_skew_adjoint(b, X, Pbar, dX, NULL, ews);
 		int64_t q = 0;
-		for (int r = 0; r < b; r++)
-			for (int c = r + 1; c < b; c++, q++) {
-				double g = dX[r * b + c] - dX[c * b + r];
+		for (int rr = 0; rr < b; rr++)
+			for (int c = rr + 1; c < b; c++, q++) {
+				double g = dX[rr * b + c] - dX[c * b + rr];
 				for (int i = 0; i < N; i++)
-					dg[((int64_t)i * nb + j) * k + q] += p[i] * g;
+					dg[((int64_t)i * nb + j) * k3 + q] += p[i] * g;
 			}
 	}
 }
@@ -359,6 +465,8 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	if (pe->identity || pe->nparam == 0)
 		return;
 	build_all(pe, w, params);
+	if (!pairwise)
+		rays_plan(w->rays, T, N, pos);
 	memset(w->dgen, 0, sizeof(double) * pe->nset * dper);
 #pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 1)
 	for (int64_t it = 0; it < items; it++) {
@@ -369,7 +477,7 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 			pairs_backward(pe, w->gen + set * per, params + set * pe->set_params,
 			    T, pos, dRs, w->dgen + set * dper);
 		else
-			block_backward(pe, w->gen + set * per, (int)(it % nb), T, pos, dRs,
+			block_backward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos, dRs,
 			    w->dgen + set * dper, ws);
 	}
 #pragma omp parallel for num_threads(w->nthread) schedule(static)

@@ -210,14 +210,9 @@ main(int argc, char *argv[])
 	};
 	int ch;
 
-	/* Threads that wait for the other one sleep instead of spinning: on
-	 * this shared 2-core machine a spinning thread burns the time its
-	 * preempted partner needs (measured: +35% img/s under load 4-5).
-	 * libgomp reads this when it loads, so it takes effect through the
-	 * re-exec below; the PyTorch baseline inherits it too. */
-	setenv("OMP_WAIT_POLICY", getenv("OMP_WAIT_POLICY") ?
-	    getenv("OMP_WAIT_POLICY") : "passive", 1);
-	cli_blas_coretype(argv);
+	/* cli_init re-execs with OPENBLAS_CORETYPE and OMP_WAIT_POLICY=passive
+	 * (lib/cli.c); the PyTorch baseline inherits both, so the two sides
+	 * run the same BLAS kernels and wait policy. */
 	cli_init(argc, argv);
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1)
 		switch (ch) {

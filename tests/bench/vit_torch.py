@@ -10,7 +10,7 @@ import resource
 import sys
 import time
 
-# Same BLAS kernels as the C side (cli_blas_coretype): OpenBLAS 0.3.21
+# Same BLAS kernels as the C side (cli_init): OpenBLAS 0.3.21
 # misdetects this AVX-512 CPU and would run PyTorch's matmuls at half speed.
 if "avx512f" in open("/proc/cpuinfo").read():
     os.environ.setdefault("OPENBLAS_CORETYPE", "SKYLAKEX")

@@ -19,9 +19,20 @@ for p in "$BIN"/*; do
 	[ ! -s "$T/err" ] && ok "$c: quiet on a closed pipe" || nok "$c: wrote on a closed pipe: $(head -c 200 "$T/err")"
 done
 [ "$n" -gt 0 ] || ok "no commands built yet"
-# Binary output to a terminal is refused (script gives us a pseudo-terminal).
-if command -v script >/dev/null && [ -x "$BIN/posgen" ]; then
-	script -qec "$BIN/posgen --grid 2x2" /dev/null >"$T/tty" 2>&1
-	check_grep "posgen refuses to write binary to a terminal" "terminal" "$T/tty"
-fi
+# Binary output to a terminal is refused, with exit 1 (script gives us a
+# pseudo-terminal), and a reader that goes away early ends a long stream
+# quietly: no message, no hang, not a success.
+posgen --grid 64x64 -n 100 > "$T/big.vt"
+for c in "posgen --grid 2x2" "patchify --raw 4x4x1 --patch 2 </dev/zero" "vtool cat $T/big.vt"; do
+	p=${c%% *}
+	script -qec "$BIN/$c; echo rc=\$?" /dev/null >"$T/tty" 2>&1
+	check_grep "$p refuses to write binary to a terminal" "^$p: .*terminal" "$T/tty"
+	check_grep "$p: exit 1 on the terminal refusal" "rc=1" "$T/tty"
+done
+for c in "posgen --grid 64x64 -n 100000" "vtool cat $T/big.vt $T/big.vt" "patchify --raw 4x4x1 --patch 2 </dev/zero"; do
+	p=${c%% *}
+	sh -c "$BIN/$c 2>'$T/err'; echo \$? >'$T/rc'" | head -c 100 >/dev/null
+	[ ! -s "$T/err" ] && [ "$(cat "$T/rc")" -ne 0 ] && ok "$p: a closed pipe ends it quietly (exit $(cat "$T/rc"))" ||
+	    nok "$p on a closed pipe: exit $(cat "$T/rc"), said: $(head -c 200 "$T/err")"
+done
 finish

@@ -3,6 +3,11 @@
 set -u
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 FAILED=0
+PY=/usr/bin/python3	# Debian's, with numpy
+# The NumPy reader printed in vitpipe(5) is the tests' Python reader: module
+# vtread in $T, so the page's code is what every Python check runs.
+sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
+export PYTHONPATH="$T:${TOP:-.}/tests/sh"
 ok()   { echo "ok - $*"; }
 nok()  { echo "not ok - $*"; FAILED=1; }
 # check "what" command...: the command must succeed.

@@ -4,10 +4,6 @@
 # values compared with an independent computation in numpy, augmentation
 # determinism, epochs/subset/shard bookkeeping, and every kind of bad input.
 . tests/sh/lib.sh
-PY=/usr/bin/python3
-# The stream reader is the one printed in vitpipe(5).
-sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/man5_vtread.py"
-export PYTHONPATH="$TOP/tests/sh:$T"
 P=patchify
 
 # same a.vt b.vt: the records (not the headers, whose HISTORY differs) are equal.

@@ -6,10 +6,8 @@
 # bad input.
 . tests/sh/lib.sh
 . tests/sh/examples.inc
-PY=/usr/bin/python3
 # Spinning OpenMP threads make these tiny models 50x slower on a loaded
 # 2-core machine; the examples below run with the default thread count.
-export OMP_WAIT_POLICY=passive
 cd "$T" || exit 1
 gen() { $PY "$TOP/tests/sh/posclass.py" "$@"; }
 L="--dim 32 --depth 2 --heads 4 --mlp 64 --batch 32 --lr 3e-3 --warmup 20 --threads 1"

@@ -2,11 +2,10 @@
 # own labels, per-class counts, --json, --predict, other grid sizes, bad
 # input; and the EXAMPLES of vit-train(1) and vit-eval(1).
 . tests/sh/lib.sh
-PY=/usr/bin/python3
 gen() { $PY tests/sh/posclass.py "$@"; }
 gen --records 400 --seed 1 > "$T/train.vt"
 gen --records 300 --seed 2 > "$T/test.vt"
-$PY tests/sh/vtread.py "$T/test.vt" --labels > "$T/labels"
+$PY tests/sh/vtstream.py "$T/test.vt" --labels > "$T/labels"
 check "train a small model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 \
 	--pe abs --epochs 4 --batch 20 --lr 3e-3 -o "$T/m.vt" "$T/train.vt"
 E="vit-eval --threads 1"

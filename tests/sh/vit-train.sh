@@ -2,9 +2,8 @@
 # gradient accumulation, the log, bad input, and a learning test where only
 # position tells the class.
 . tests/sh/lib.sh
-PY=/usr/bin/python3
 gen() { $PY tests/sh/posclass.py "$@"; }
-key() { $PY tests/sh/vtread.py "$1" "$2"; }
+key() { $PY tests/sh/vtstream.py "$1" "$2"; }
 # A small model, one thread (bitwise results need a fixed thread count, and
 # OpenMP threads spinning on a loaded 2-core machine only slow tiny models).
 M="--dim 16 --depth 1 --heads 2 --mlp 32 --threads 1"
@@ -22,7 +21,7 @@ for k in VIT_DIM PE SHARE HEAD_DIM AXES HEADS LAYERS MEAN STD CLASSES HISTORY; d
 	[ -n "$(key "$T/m.vt" $k)" ] || nok "checkpoint lacks key $k"
 done && ok "checkpoint keys: config, skewgen's, the stream's"
 [ "$(key "$T/m.vt" HEAD_DIM)" = 8 ] && ok "HEAD_DIM = dim / heads" || nok "HEAD_DIM $(key "$T/m.vt" HEAD_DIM)"
-$PY tests/sh/vtread.py "$T/m.vt" --field adam.v > "$T/v" && [ -s "$T/v" ] &&
+$PY tests/sh/vtstream.py "$T/m.vt" --field adam.v > "$T/v" && [ -s "$T/v" ] &&
 	ok "checkpoint holds the AdamW moments" || nok "no adam.v field"
 # Every log line is JSON; steps carry loss, lr, img_s; validations val_acc.
 $PY - "$T/log.json" > "$T/logcheck" 2>&1 <<'EOF'
@@ -100,10 +99,10 @@ fi
 # epoch of 100 is 10 records in both), the same steps up to rounding.
 B="$M --pe abs --epochs 2"
 vit-train $B --batch 90 -o "$T/g1.vt" "$T/ep.vt" && vit-train $B --batch 30 --accum 3 -o "$T/g2.vt" "$T/ep.vt"
-d=$($PY tests/sh/vtread.py "$T/g1.vt" --maxdiff "$T/g2.vt")
+d=$($PY tests/sh/vtstream.py "$T/g1.vt" --maxdiff "$T/g2.vt")
 $PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "--accum 3 matches a 3x batch (max diff $d)" || nok "accumulation: max diff $d"
 vit-train $B --batch 90 --lr 2e-3 -o "$T/g3.vt" "$T/ep.vt"
-d=$($PY tests/sh/vtread.py "$T/g1.vt" --maxdiff "$T/g3.vt")
+d=$($PY tests/sh/vtstream.py "$T/g1.vt" --maxdiff "$T/g3.vt")
 $PY -c "import sys; sys.exit(not $d > 1e-3)" && ok "... and the comparison can fail (lr 2x: $d)" || nok "comparison blind: $d"
 
 # Multi-resolution: from record 50 on, 5x5 grids; batches end early.
@@ -117,11 +116,11 @@ check "multi-resolution stream" vit-train $M --pe abs --batch 32 -o "$T/mr.vt" "
 G="$M --pe liere:4 --batch 32"
 vit-train $G --steps 2 -o "$T/gen.vt" "$T/ep.vt"
 check "--generators FILE" vit-train $G --seed 2 --lr 0 --steps 1 --generators "$T/gen.vt" -o "$T/fromgen.vt" "$T/ep.vt"
-$PY tests/sh/vtread.py "$T/gen.vt" --field pe.params > "$T/pe1"
-$PY tests/sh/vtread.py "$T/fromgen.vt" --field pe.params > "$T/pe2"
+$PY tests/sh/vtstream.py "$T/gen.vt" --field pe.params > "$T/pe1"
+$PY tests/sh/vtstream.py "$T/fromgen.vt" --field pe.params > "$T/pe2"
 [ -s "$T/pe1" ] && cmp -s "$T/pe1" "$T/pe2" && ok "... pe.params taken from it" || nok "pe.params differ from the generator file's"
 vit-train $G --seed 2 --lr 0 --steps 1 -o "$T/nogen.vt" "$T/ep.vt"
-$PY tests/sh/vtread.py "$T/nogen.vt" --field pe.params | cmp -s - "$T/pe1" && nok "seed 2 alone gives the same pe.params" || ok "... (seed 2 alone: others)"
+$PY tests/sh/vtstream.py "$T/nogen.vt" --field pe.params | cmp -s - "$T/pe1" && nok "seed 2 alone gives the same pe.params" || ok "... (seed 2 alone: others)"
 check_exit 1 "--generators of another model" vit-train $M --depth 2 --pe liere:4 --generators "$T/gen.vt" "$T/ep.vt"
 check_grep "... names the key" "LAYERS is 1, the model's is 2" "$T/err"
 
@@ -177,7 +176,7 @@ else
 	s=$(sed -n 's/.*step \([0-9]*\):.*/\1/p' "$T/err")
 	[ "$(key "$T/h.vt" EPOCH)" = $((s - 1)) ] && [ "$(key "$T/h.vt" DONE)" = 0 ] && ok "the checkpoint of step $((s - 1)) is kept" || nok "checkpoint after NaN: epoch $(key "$T/h.vt" EPOCH)"
 fi
-check "... and is whole" $PY tests/sh/vtread.py "$T/h.vt" --maxdiff "$T/h.vt"
+check "... and is whole" $PY tests/sh/vtstream.py "$T/h.vt" --maxdiff "$T/h.vt"
 # Resuming that model on a stream of another shape.
 check_exit 1 "resume: patches of another size" vit-train --resume --threads 1 -o "$T/h.vt" "$T/p8.vt"
 check_grep "... said" "8 values, the model takes 4" "$T/err"

@@ -1,8 +1,16 @@
-"""vtstream.py - helpers of the patchify tests on top of vtread, the
-NumPy reader printed in vitpipe(5), extracted by the test into
-$T/man5_vtread.py (tests/sh/vtread.py is another, command-line reader)."""
+"""vtstream.py - helpers of the shell tests on top of vtread, the NumPy
+reader printed in vitpipe(5) (lib.sh extracts it into $T/vtread.py).
+
+As a command, for shell tests:
+  vtstream.py FILE KEY              the header value(s) of KEY
+  vtstream.py FILE --field NAME     record 0's field NAME, one value a line
+  vtstream.py FILE --maxdiff OTHER  largest |a - b| over the f32 fields both
+                                    single-record files share
+  vtstream.py FILE --labels         the label of every record, one a line"""
+import sys
+
 import numpy as np
-from man5_vtread import vtread
+from vtread import vtread
 
 
 def read(path):
@@ -29,3 +37,24 @@ def patches(img, pt, ph, pw):
     x = img.reshape(T // pt, pt, H // ph, ph, W // pw, pw, C)
     x = x.transpose(0, 2, 4, 1, 3, 5, 6)
     return x.reshape((T // pt) * (H // ph) * (W // pw), pt * ph * pw * C)
+
+
+def main(path, what, arg=None):
+    head, recs = vtread(open(path, "rb"))
+    if what == "--field":
+        for v in next(recs)[arg].ravel():
+            print(v)
+    elif what == "--maxdiff":
+        a, b = next(recs), next(vtread(open(arg, "rb"))[1])
+        print(max([float(np.max(np.abs(v - b[k]), initial=0)) for k, v in a.items()
+                   if v.dtype == np.float32 and k in b], default=0.0))
+    elif what == "--labels":
+        for r in recs:
+            print(int(r["label"]))
+    else:
+        for v in head.get(what, []):
+            print(v)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

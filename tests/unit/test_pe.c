@@ -266,7 +266,7 @@ test_init(void)
 /* One method: forward against the reference, orthogonality, relative
  * position identity, gradient against central differences, determinism. */
 static void
-test_method(const char *spec, int axes, const char *share, int init)
+test_method(const char *spec, int axes, const char *share, int init, int grid)
 {
 	struct pe pe;
 	struct pe_work w;
@@ -291,6 +291,10 @@ test_method(const char *spec, int axes, const char *share, int init)
 	for (int t = 0; t < T; t++)
 		for (int i = 0; i < axes; i++) {
 			float x = (float)(2 * rng_uniform(&r) - 0.5), y = (float)(2 * rng_uniform(&r) - 0.5);
+			if (grid) {	/* exact multiples and repeats: rays */
+				x = 0.375f * (float)rng_below(&r, 4);
+				y = 0.375f * (float)rng_below(&r, 4);
+			}
 			pos[t * axes + i] = x;
 			pos[(T + t) * axes + i] = y;
 			pos[(2 * T + t) * axes + i] = y - x;
@@ -317,7 +321,8 @@ test_method(const char *spec, int axes, const char *share, int init)
 				dethi = fmax(dethi, d);
 			}
 		}
-	CHECK(eref < 1e-6, "%s %dD share %s: R agrees with the long-double reference (%.2g)", spec, axes, share, eref);
+	CHECK(eref < 1e-6, "%s %dD share %s%s: R agrees with the long-double reference (%.2g)", spec, axes, share,
+	    grid ? " on a grid" : "", eref);
 	if (pe.orthogonal) {
 		CHECK(eorth < 1e-6, "%s %dD: |R^T R - I| = %.2g", spec, axes, eorth);
 		CHECK(fabs(detlo - 1) < 1e-5 && fabs(dethi - 1) < 1e-5, "%s %dD: det in [%.7f, %.7f]", spec, axes, detlo, dethi);
@@ -360,8 +365,8 @@ test_method(const char *spec, int axes, const char *share, int init)
 		gmax = fmax(gmax, fabs(fd));
 	}
 	if (pe.nparam)
-		CHECK(gerr < 1e-5, "%s %dD share %s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
-		    spec, axes, share, (long long)pe.nparam, gerr, gmax);
+		CHECK(gerr < 1e-5, "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
+		    spec, axes, share, grid ? " on a grid" : "", (long long)pe.nparam, gerr, gmax);
 
 	/* determinism: one thread and two give the same bytes */
 	struct pe_work w1;
@@ -554,9 +559,14 @@ main(void)
 	test_init();
 	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
 		for (int axes = 2; axes <= 3; axes++)
-			test_method(methods[i].spec, axes, axes == 2 ? "none" : "heads", methods[i].init);
-	test_method("liere:8", 2, "layers", PE_INIT_ZEROS);
-	test_method("comrope-ld:4", 2, "all", PE_INIT_DEFAULT);
+			test_method(methods[i].spec, axes, axes == 2 ? "none" : "heads", methods[i].init, 0);
+	test_method("liere:8", 2, "layers", PE_INIT_ZEROS, 0);
+	test_method("comrope-ld:4", 2, "all", PE_INIT_DEFAULT, 0);
+	/* grid positions: tokens at multiples of others share an exponential */
+	test_method("liere:8", 2, "none", PE_INIT_DEFAULT, 1);
+	test_method("liere:16", 3, "heads", PE_INIT_NORMAL, 1);
+	test_method("comrope-ld:4", 2, "none", PE_INIT_NORMAL, 1);
+	test_method("comrope-ap:8", 3, "none", PE_INIT_DEFAULT, 1);
 	test_closed_form();
 	test_apply("liere:8");
 	test_apply("liere:16");

@@ -1,0 +1,61 @@
+/*
+ * test_cli.c - cli_init sets up the libraries' environment: run with
+ * OPENBLAS_CORETYPE and OMP_WAIT_POLICY unset, it re-execs itself with
+ * OMP_WAIT_POLICY=passive and, on AVX-512 CPUs, OpenBLAS's SkylakeX kernels;
+ * a value the user set is kept.  Also the number parsers.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "cli.h"
+#include "test.h"
+
+int
+main(int argc, char *argv[])
+{
+	if (argc == 1) {	/* the parent: run the two children and report */
+		int st;
+		pid_t p;
+
+		fflush(stdout);
+		if ((p = fork()) == 0) {
+			unsetenv("OPENBLAS_CORETYPE");
+			unsetenv("OMP_WAIT_POLICY");
+			execl("/proc/self/exe", argv[0], "default", (char *)NULL);
+			_exit(99);
+		}
+		waitpid(p, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child with a clean environment");
+		fflush(stdout);
+		if ((p = fork()) == 0) {
+			setenv("OMP_WAIT_POLICY", "active", 1);
+			setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+			execl("/proc/self/exe", argv[0], "user", (char *)NULL);
+			_exit(99);
+		}
+		waitpid(p, &st, 0);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child with the user's settings");
+		CHECK(cli_int("--n", "12", 0, 20) == 12, "cli_int");
+		CHECK_CLOSE(cli_num("--x", "2.5e-1", 0, 1), 0.25, 1e-12, "cli_num");
+		return test_done();
+	}
+	cli_init(argc, argv);
+	if (strcmp(argv[1], "default") == 0) {
+		CHECK(getenv("OMP_WAIT_POLICY") && strcmp(getenv("OMP_WAIT_POLICY"), "passive") == 0,
+		    "OMP_WAIT_POLICY=passive after cli_init");
+		if (__builtin_cpu_supports("avx512f"))
+			CHECK(strcmp(openblas_get_corename(), "SkylakeX") == 0,
+			    "AVX-512 CPU: OpenBLAS runs SkylakeX kernels (%s)", openblas_get_corename());
+		else
+			CHECK(getenv("OPENBLAS_CORETYPE") == NULL, "no AVX-512: OpenBLAS left alone");
+	} else {
+		CHECK(strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0, "the user's OMP_WAIT_POLICY kept");
+		CHECK(strcmp(openblas_get_corename(), "Haswell") == 0,
+		    "the user's OPENBLAS_CORETYPE kept (%s)", openblas_get_corename());
+	}
+	return test_done();
+}

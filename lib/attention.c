@@ -60,7 +60,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 	float scale = 1.0f / sqrtf((float)hd);
 	int blas = openblas_get_num_threads();
 	openblas_set_num_threads(1);
-	#pragma omp parallel for num_threads(a->nthr) schedule(static)
+	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
 	for (int bh = 0; bh < B * H; bh++) {
 		int b = bh / H, h = bh % H;
 		const float *qb = q + (size_t)b * T * a->ldqk + h * hd;
@@ -98,7 +98,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 	float scale = 1.0f / sqrtf((float)hd);
 	int blas = openblas_get_num_threads();
 	openblas_set_num_threads(1);
-	#pragma omp parallel for num_threads(a->nthr) schedule(static)
+	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
 	for (int bh = 0; bh < B * H; bh++) {
 		int b = bh / H, h = bh % H;
 		size_t oqk = (size_t)b * T * a->ldqk + h * hd;

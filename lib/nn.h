@@ -35,7 +35,7 @@ void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
  * chunk a single-threaded cblas_sgemm.
  */
 typedef void rows_fn(void *arg, int r0, int n);
-#define GEMM_CHUNK	512	/* rows per chunk: fc1's outputs fit in L2; fewer re-packings of w */
+#define GEMM_CHUNK	256	/* rows per chunk: outputs L2-resident */
 
 /* C[M][N] = A[M][K] op(B) (+ bias[N] on every row when bias is not NULL),
  * in chunks of chunk rows, ep (may be NULL) on each as above. */

@@ -1,7 +1,7 @@
 /*
- * layernorm.c - LayerNorm over the last dimension; row statistics in
- * float, two passes (mean, then the centred sum of squares: no
- * cancellation), vectorized across the row.
+ * layernorm.c - LayerNorm over the last dimension, statistics in double
+ * per row (rows are short, and it keeps forward and finite differences
+ * consistent).
  */
 #include <math.h>
 
@@ -16,16 +16,15 @@ layernorm_forward(float *y /* [N][D] */, float *mean /* [N] */,
 	for (int n = 0; n < N; n++) {
 		const float *xr = x + (size_t)n * D;
 		float *yr = y + (size_t)n * D;
-		float s = 0, ss = 0;
-		#pragma omp simd reduction(+:s)
+		double s = 0, ss = 0;
 		for (int i = 0; i < D; i++)
 			s += xr[i];
-		float m = s / D;
-		#pragma omp simd reduction(+:ss)
-		for (int i = 0; i < D; i++)
-			ss += (xr[i] - m) * (xr[i] - m);
-		float r = 1.0f / sqrtf(ss / D + LN_EPS);
-		#pragma omp simd
+		double mu = s / D;
+		for (int i = 0; i < D; i++) {
+			double d = xr[i] - mu;
+			ss += d * d;
+		}
+		float m = (float)mu, r = (float)(1.0 / sqrt(ss / D + LN_EPS));
 		for (int i = 0; i < D; i++)
 			yr[i] = (xr[i] - m) * r * g[i] + b[i];
 		mean[n] = m;

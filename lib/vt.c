@@ -540,6 +540,17 @@ skip_pad(struct vt *s, size_t n, const char *what)
 	return 0;
 }
 
+/* Bytes of a record whose fields are all fixed (ndyn == 0). */
+static size_t
+fixed_bytes(const struct vt *s)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < s->nfield; i++)
+		n += s->field[i].nbytes;
+	return n;
+}
+
 int
 vt_read_record(struct vt *s)
 {
@@ -552,16 +563,21 @@ vt_read_record(struct vt *s)
 			    (long long)s->records);
 		return 0;
 	}
-	/* A clean end is EOF exactly at a record boundary. */
-	if ((c = getc(s->fp)) == EOF) {
+	/* A clean end is EOF exactly at a record boundary.  A record of no
+	 * bytes at all (only empty fields) cannot be told from the end: it
+	 * exists only where RECORDS says so. */
+	if (s->ndyn == 0 && fixed_bytes(s) == 0) {
+		if (s->records < 0)
+			return 0;
+	} else if ((c = getc(s->fp)) == EOF) {
 		if (ferror(s->fp))
 			return fail(s, "record %lld: read error: %s", rec, strerror(errno));
 		if (s->records >= 0)
 			return fail(s, "stream ended after %lld of %lld records",
 			    (long long)s->recno, (long long)s->records);
 		return 0;
-	}
-	ungetc(c, s->fp);
+	} else
+		ungetc(c, s->fp);
 	if (s->ndyn > 0) {
 		int64_t dyn[VT_MAXDYN], shape[VT_MAXRANK];
 		size_t got, want = (size_t)s->ndyn * 8;

@@ -402,6 +402,21 @@ test_save_load(void)
 	CHECK(system(path) == 0, "clean up");
 }
 
+/* Records of no bytes exist where RECORDS declares them, and only there. */
+static void
+test_empty_records(void)
+{
+	const char *declared = "VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 3\n"
+	    "FIELD e f32 0\nENDHDR\n";
+	const char *open_ended = "VITPIPE 1\nBYTEORDER little\nALIGN 1\nFIELD e f32 0 4\nENDHDR\n";
+	char err[512];
+
+	CHECK(read_all(declared, strlen(declared), 0, err, sizeof(err)) == 3,
+	    "3 declared records of no bytes read as 3 (%s)", err);
+	CHECK(read_all(open_ended, strlen(open_ended), 0, err, sizeof(err)) == 0,
+	    "without RECORDS, empty records end the stream (no endless loop)");
+}
+
 static void
 test_parse_dims(void)
 {
@@ -425,6 +440,7 @@ main(void)
 	test_malformed();
 	test_garbage();
 	test_save_load();
+	test_empty_records();
 	test_parse_dims();
 	return test_done();
 }

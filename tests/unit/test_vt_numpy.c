@@ -13,7 +13,7 @@
 int
 main(void)
 {
-	char dir[] = "/tmp/vtnp-XXXXXX", path[128], cmd[1024];
+	char dir[] = "/tmp/vtnp-XXXXXX", path[128], cmd[4096];
 	int aligns[] = { 1, 16, 64, 4096 };
 	FILE *want;
 
@@ -83,9 +83,12 @@ main(void)
 	    "bad = [(w, g) for w, g in zip(want, got) if w != g]\n"
 	    "assert len(want) == len(got) and not bad, (len(want), len(got), bad[:2])\n"
 	    "print(f'{len(got)} field payloads match')\n"
+	    "import io\n"
+	    "e = b'VITPIPE 1\\nBYTEORDER little\\nALIGN 1\\nRECORDS 3\\nFIELD e f32 0\\nENDHDR\\n'\n"
+	    "assert len(list(vtread(io.BufferedReader(io.BytesIO(e)))[1])) == 3, 'empty records'\n"
 	    "PY", dir, dir);
 	CHECK(system(cmd) == 0, "the NumPy reader in vitpipe(5) reads C-written streams "
-	    "(every dtype, '*' dims, ALIGN 1/16/64/4096)");
+	    "(every dtype, '*' dims, ALIGN 1/16/64/4096, declared empty records)");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) || test_done();
 }

@@ -6,8 +6,6 @@
 # bad input.
 . tests/sh/lib.sh
 . tests/sh/examples.inc
-# Spinning OpenMP threads make these tiny models 50x slower on a loaded
-# 2-core machine; the examples below run with the default thread count.
 cd "$T" || exit 1
 gen() { $PY "$TOP/tests/sh/posclass.py" "$@"; }
 L="--dim 32 --depth 2 --heads 4 --mlp 64 --batch 32 --lr 3e-3 --warmup 20 --threads 1"
@@ -15,7 +13,9 @@ L="--dim 32 --depth 2 --heads 4 --mlp 64 --batch 32 --lr 3e-3 --warmup 20 --thre
 # Only the relative position of two markers tells the class (posclass.py).
 gen --records 3000 --epoch-records 1000 --seed 11 >task.vt
 gen --records 300 --seed 12 >test.vt
-vit-train $L --pe abs --epochs 10 -o model.vt task.vt 2>/dev/null
+# rope-axial learns this task to 1.0 for every data seed tried (2..5, 11);
+# abs, at 10 epochs, only for some: its accuracy hung on rounding.
+vit-train $L --pe rope-axial --epochs 12 -o model.vt task.vt 2>/dev/null
 vit-train $L --pe none --epochs 2 -o blind.vt task.vt 2>/dev/null
 
 # Video: 2 frames of 3x3 tokens; the class is which frame holds the bright
@@ -46,13 +46,13 @@ mv vtest.vt video-test.vt
 vit-train $L --pe abs --epochs 16 -o video-model.vt vtrain.vt 2>/dev/null
 
 check "shuffle-eval --json on the position task" shuffle-eval --threads 1 -k 4 --json model.vt test.vt
-cp "$T/out" abs.json
+cp "$T/out" pos.json
 check "before high, after at chance, drop and sd as defined" $PY -c '
 import json, statistics as st
-j = json.load(open("abs.json"))
+j = json.load(open("pos.json"))
 a = j["after"]
 assert j["records"] == 300 and j["trials"] == 4 and len(a["trials"]) == 4, j
-assert j["before"] >= 0.7, j["before"]
+assert j["before"] >= 0.95, j["before"]
 assert 0.38 <= a["mean"] <= 0.62, a
 assert abs(a["mean"] - st.mean(a["trials"])) < 1e-5 and abs(a["sd"] - st.stdev(a["trials"])) < 1e-5
 assert a["min"] == min(a["trials"]) and a["max"] == max(a["trials"])
@@ -72,7 +72,7 @@ check "--emit 2" sh -c 'shuffle-eval --emit 2 test.vt >e2.vt'
 vit-eval --json --resamples 0 --threads 1 model.vt e2.vt >e2.json
 check "vit-eval on the emitted stream = trial 2" $PY -c '
 import json
-j = json.load(open("abs.json"))
+j = json.load(open("pos.json"))
 acc = json.load(open("e2.json"))["top1"]
 assert abs(acc - j["after"]["trials"][2]) < 1e-6, (acc, j["after"]["trials"])'
 # ... and is a permutation of each record's patches, positions and labels kept.
@@ -97,7 +97,7 @@ assert not np.array_equal(np.load("e3/patch.npy"), np.load("shuf/patch.npy"))'
 shuffle-eval --threads 1 -k 4 --json model.vt test.vt >r1
 shuffle-eval --threads 1 -k 4 --json --batch 7 model.vt <test.vt >r2
 cat test.vt | shuffle-eval --threads 1 -k 4 --json --batch 50 model.vt >r3
-check "same seed: same result, whatever the batch, file or pipe" sh -c 'cmp r1 abs.json && cmp r1 r2 && cmp r1 r3'
+check "same seed: same result, whatever the batch, file or pipe" sh -c 'cmp r1 pos.json && cmp r1 r2 && cmp r1 r3'
 shuffle-eval --threads 1 -k 4 --json --seed 2 model.vt test.vt >r4
 check "another seed: other permutations" sh -c '! cmp -s r1 r4'
 

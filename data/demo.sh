@@ -2,7 +2,7 @@
 # demo.sh - what 'make demo' runs: a LieRE ViT trained on a fifth of
 # Fashion-MNIST (Debian's dataset-fashion-mnist) for 3 epochs, evaluated on
 # the whole test set, then the patch-shuffling test (LieRE Table 3) and the
-# cost of its position encoding.  A few minutes on 2 cores.  Results go to
+# cost of its position encoding.  Under a minute on 2 cores.  Results go to
 # $DEMO_OUT (default demo-out/).
 set -eu
 PATH="$(cd "${BIN:-bin}" && pwd):$PATH"

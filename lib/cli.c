@@ -175,8 +175,8 @@ cli_num(const char *opt, const char *arg, double lo, double hi)
 int
 cli_threads(int n)
 {
-	if (n <= 0)
-		n = omp_get_num_procs();
+	if (n <= 0)		/* OMP_NUM_THREADS, else every core */
+		n = omp_get_max_threads();
 	omp_set_num_threads(n);
 	openblas_set_num_threads(n);
 	return n;

@@ -42,7 +42,8 @@ long long cli_int(const char *opt, const char *arg, long long lo, long long hi);
 /* Parse a finite float in [lo, hi] for option opt, or usage_error. */
 double	 cli_num(const char *opt, const char *arg, double lo, double hi);
 
-/* Use n threads (0: the cores) for OpenMP and OpenBLAS, never both at once. */
+/* Use n threads (0: OMP_NUM_THREADS, else the cores) for OpenMP and OpenBLAS;
+ * returns n. */
 int	 cli_threads(int n);
 
 /* Progress line on stderr, drawn only when stderr is a terminal. */

@@ -18,6 +18,7 @@ PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev
 DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc
+DEBS_BENCH = python3-torch
 
 CC	?= cc
 OPT	?= -O2 -march=native
@@ -96,7 +97,12 @@ test: deps
 	@$(MAKE) --no-print-directory build-all
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/run.sh
 
+# The benchmarks measure PyTorch side by side.
 bench: deps
+	@/usr/bin/python3 -c 'import torch' 2>/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then echo "vitpipe: installing Debian packages: $(DEBS_BENCH)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBS_BENCH) >/dev/null || exit 1; \
+	  else echo "vitpipe: missing packages; run as root: apt-get install $(DEBS_BENCH)" >&2; exit 1; fi; }
 	@$(MAKE) -s --no-print-directory $(PROGS) $(BENCHES)
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/bench/run.sh
 

@@ -2,7 +2,6 @@
 # flops: the man page's examples, the paper's Table 5 through the command,
 # output forms, usage and input errors.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 
 # The EXAMPLES of flops(1).
 run_examples flops

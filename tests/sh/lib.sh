@@ -23,4 +23,50 @@ check_exit() {
 }
 # check_grep "what" pattern file: file must contain pattern (grep -E).
 check_grep() { if grep -Eq -- "$2" "$3"; then ok "$1"; else nok "$1 ('$2' not in $3: $(head -c 300 "$3"))"; fi; }
+# man_blocks PAGE PREFIX: each literal block of the EXAMPLES section of the
+# man page file PAGE into its own file PREFIX01.sh, PREFIX02.sh, ... (in
+# order), with roff's \e turned back into a backslash.
+man_blocks() {
+	sed -n '/^\.Sh EXAMPLES/,/^\.Sh /p' "$1" |
+	    awk -v p="$2" '/^\.Bd -literal/ { on = 1; n++; next } /^\.Ed/ { on = 0; next }
+		on { gsub(/\\e/, "\\"); print > sprintf("%s%02d.sh", p, n) }'
+}
+# run_examples PAGE: run the EXAMPLES blocks of man/man1/PAGE.1 in order in
+# one scratch directory (a block may use what an earlier one wrote); each
+# block must succeed.
+run_examples() {
+	exdir="$T/ex-$1"; mkdir -p "$exdir"
+	man_blocks "man/man1/$1.1" "$exdir/block"
+	set -- "$1" "$exdir"/block*.sh
+	[ -f "$2" ] || { nok "$1(1) has no EXAMPLES blocks"; return; }
+	page=$1; shift
+	for b; do
+		check "$page(1) EXAMPLES $(basename "$b" .sh)" sh -ec "cd '$exdir' && . '$b'"
+	done
+}
+# vtpy SCRIPT: run Python with vtread (from vitpipe(5)) and numpy as np.
+vtpy() {
+	(cd "$T" && $PY -c "import numpy as np; from vtread import vtread
+$1")
+}
+# Examples name Debian's Fashion-MNIST as D=$FM; small_fmnist DIR NTRAIN
+# NTEST writes the first images of each set to DIR in the same IDX gzip
+# format, and at_small_fmnist FILE DIR points an example's D= line there,
+# so the examples run as printed in seconds.
+FM=/usr/share/datasets/fashion-mnist
+small_fmnist() {
+	mkdir -p "$1"
+	$PY - "$FM" "$@" <<'PY' || nok "making a small Fashion-MNIST"
+import gzip, sys
+src, dst, ntrain, ntest = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+for name, n in (("train", ntrain), ("t10k", ntest)):
+    img = gzip.open(f"{src}/{name}-images-idx3-ubyte.gz").read()
+    lab = gzip.open(f"{src}/{name}-labels-idx1-ubyte.gz").read()
+    gzip.open(f"{dst}/{name}-images-idx3-ubyte.gz", "wb").write(
+        img[:4] + n.to_bytes(4, "big") + img[8:16] + img[16:16 + 784 * n])
+    gzip.open(f"{dst}/{name}-labels-idx1-ubyte.gz", "wb").write(
+        lab[:4] + n.to_bytes(4, "big") + lab[8:8 + n])
+PY
+}
+at_small_fmnist() { sed -i "s|^D=$FM\$|D=$2|" "$1"; }
 finish() { exit $FAILED; }

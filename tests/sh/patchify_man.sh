@@ -29,11 +29,9 @@ ffmpeg -v error -f lavfi -i testsrc=size=160x120:rate=10:duration=1.6 -c:v mjpeg
 ffmpeg -v error -f lavfi -i testsrc2=size=160x120:rate=10:duration=1.6 -c:v mpeg4 ucf101/ApplyLipstick/v_2.mp4
 cp ucf101/ApplyLipstick/v_2.mp4 clip.mp4
 
-sed -n '/^\.Sh EXAMPLES/,/^\.Sh SEE ALSO/p' "$TOP/man/man1/patchify.1" |
-	awk '/^\.Bd -literal/ { n++; f = sprintf("ex%d.sh", n); next } /^\.Ed/ { f = ""; next } f { print > f }'
+man_blocks "$TOP/man/man1/patchify.1" ex
 n=0
 for ex in ex*.sh; do
-	sed -i 's/\\e/\\/g' "$ex"
 	n=$((n + 1))
 	if sh -e "$ex" >"$T/out" 2>"$T/err"; then ok "example $n runs: $(head -c 60 "$ex")"
 	else nok "example $n fails: $(head -c 300 "$T/err")"; fi

@@ -1,7 +1,6 @@
 # posgen.sh - positions under every convention, CLS, augmentations,
 # filtering a patch stream, bad input and usage errors, man page examples.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 P=posgen
 
 check "$P --help" $P --help

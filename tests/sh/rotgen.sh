@@ -2,7 +2,6 @@
 # check on both sides of ComRoPE's claim, CLS, determinism, errors, man
 # page examples.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 R=rotgen
 
 check "$R --help" $R --help

@@ -5,7 +5,6 @@
 # frames move whole with --axis t; determinism; the man page's examples;
 # bad input.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 cd "$T" || exit 1
 gen() { $PY "$TOP/tests/sh/posclass.py" "$@"; }
 L="--dim 32 --depth 2 --heads 4 --mlp 64 --batch 32 --lr 3e-3 --warmup 20 --threads 1"

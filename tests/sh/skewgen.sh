@@ -1,7 +1,6 @@
 # skewgen.sh - parameter counts and layouts of every method, inits, seeds,
 # sharing, --expand, --from, errors, man page examples.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 S=skewgen
 
 check "$S --help" $S --help

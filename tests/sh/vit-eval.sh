@@ -103,27 +103,16 @@ check_exit 2 "three operands" vit-eval a b c
 check_exit 2 "--predict with --per-class" vit-eval --predict --per-class "$T/m.vt"
 
 # The EXAMPLES of both man pages, run in a directory with train.vt and
-# test.vt; blocks that need commands not built yet, or the Fashion-MNIST
-# data set (minutes of training), are skipped.
+# test.vt; the Fashion-MNIST ones on its first 100 images of each set.
 mkdir "$T/ex"; cp "$T/train.vt" "$T/test.vt" "$T/ex/"
+small_fmnist "$T/ex/fm" 100 100
 for page in vit-train vit-eval; do
-	awk '/^\.Sh EXAMPLES/ { on = 1; next } /^\.Sh/ { on = 0 }
-	    on && /^\.Bd -literal/ { n++; in_bd = 1; next } /^\.Ed/ { in_bd = 0 }
-	    on && in_bd { gsub(/\\e/, "\\"); print > (dir "/" n ".sh") }' \
-	    dir="$T/ex" "man/man1/$page.1"
-	for f in "$T"/ex/[0-9]*.sh; do
+	man_blocks "man/man1/$page.1" "$T/ex/$page"
+	for f in "$T/ex/$page"[0-9]*.sh; do
 		what="$page EXAMPLES block $(basename "$f" .sh)"
-		need=$(grep -oE '(patchify|posgen|skewgen|shuffle-eval|flops|vtool)' "$f" | sort -u)
-		skip=""
-		for c in $need; do [ -x "$BIN/$c" ] || skip="needs $c"; done
-		grep -q fashion-mnist "$f" && skip="trains on Fashion-MNIST"
-		if [ -n "$skip" ]; then
-			ok "$what # skip: $skip"
-		else
-			(cd "$T/ex" && sh -e "$f") >"$T/exout" 2>&1 &&
-				ok "$what" || nok "$what: $(tail -c 300 "$T/exout")"
-		fi
-		rm -f "$f"
+		at_small_fmnist "$f" "$T/ex/fm"
+		(cd "$T/ex" && sh -e "$f") >"$T/exout" 2>&1 &&
+			ok "$what" || nok "$what: $(tail -c 300 "$T/exout")"
 	done
 done
 finish

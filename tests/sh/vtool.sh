@@ -4,7 +4,6 @@
 # streams written by the C writer ('*' dims, ALIGN values); info, head, cat;
 # bad input.
 . tests/sh/lib.sh
-. tests/sh/examples.inc
 REF="$T"	# where lib.sh put the vitpipe(5) reader
 
 # The EXAMPLES of vtool(1), python3 being Debian's.

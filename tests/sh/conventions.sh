@@ -2,10 +2,10 @@
 # usage errors with exit 2, a man page, no binary to a terminal, and a quiet
 # end on a closed pipe.
 . tests/sh/lib.sh
-n=0
+ncmd=0
 for p in "$BIN"/*; do
 	[ -x "$p" ] || continue
-	c=$(basename "$p"); n=$((n + 1))
+	c=$(basename "$p"); ncmd=$((ncmd + 1))
 	check "$c --help exits 0" "$p" --help
 	check_grep "$c --help prints usage to stdout" "^(Usage|usage): $c" "$T/out"
 	check "$c --version exits 0" "$p" --version
@@ -19,7 +19,7 @@ for p in "$BIN"/*; do
 	[ ! -s "$T/err" ] && ok "$c: quiet on a closed pipe" || nok "$c: wrote on a closed pipe: $(head -c 200 "$T/err")"
 done
 # Every cmd/*.c was built and checked above.
-[ "$n" -eq "$(ls cmd/*.c | wc -l)" ] && ok "all $n commands checked" || nok "$n of $(ls cmd/*.c | wc -l) commands built"
+[ "$ncmd" -eq "$(ls cmd/*.c | wc -l)" ] && ok "all $ncmd commands checked" || nok "$ncmd of $(ls cmd/*.c | wc -l) commands built"
 # Binary output to a terminal is refused, with exit 1 (script gives us a
 # pseudo-terminal), and a reader that goes away early ends a long stream
 # quietly: no message, no hang, not a success.

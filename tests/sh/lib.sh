@@ -1,4 +1,5 @@
-# lib.sh - helpers for the shell tests; sourced, never run.  Each check
+# lib.sh - helpers for the shell tests; sourced, never run (by sh: dash,
+# whose 'local' keeps the helpers' names out of the tests').  Each check
 # prints "ok - what" or "not ok - what" (read by tests/run.sh).
 set -u
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
@@ -11,11 +12,11 @@ export PYTHONPATH="$T:${TOP:-.}/tests/sh"
 ok()   { echo "ok - $*"; }
 nok()  { echo "not ok - $*"; FAILED=1; }
 # check "what" command...: the command must succeed.
-check() { d=$1; shift; if "$@" >"$T/out" 2>"$T/err"; then ok "$d"; else nok "$d (exit $?: $(head -c 300 "$T/err"))"; fi; }
+check() { local d=$1; shift; if "$@" >"$T/out" 2>"$T/err"; then ok "$d"; else nok "$d (exit $?: $(head -c 300 "$T/err"))"; fi; }
 # check_exit N "what" command...: the command must exit N and, when N is not 0,
 # say something on stderr that starts with the program's name.
 check_exit() {
-	n=$1 d=$2; shift 2
+	local n=$1 d=$2 rc; shift 2
 	"$@" >"$T/out" 2>"$T/err"; rc=$?
 	if [ "$rc" -ne "$n" ]; then nok "$d (exit $rc, wanted $n: $(head -c 300 "$T/err"))"; return; fi
 	if [ "$n" -ne 0 ] && ! grep -q "^$(basename "$1"): " "$T/err"; then nok "$d (no 'prog: ' message: $(head -c 300 "$T/err"))"; return; fi

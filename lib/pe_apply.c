@@ -5,9 +5,22 @@
  *
  * One image's rows read each R once, so a lone image is bound by memory
  * (a 64 x 64 block is 16 KB per token); a batch of images applies each
- * block to every image while it sits in L1.  Blocks up to 64 wide run in
- * kernels whose width is a compile-time constant, so the accumulators live
- * in registers.
+ * block to every image while it sits in L1.  Blocks of 8, 16, 32 and 64
+ * run in register kernels (GCC vector types, one 8- or 16-float vector
+ * per 8 or 16 columns): a tile of images (6 to 16) is packed side by side
+ * and its outputs stay in registers, so each row of R loaded serves the
+ * whole tile and the FMAs of different images overlap; the backward pass
+ * keeps a few rows of dR in registers while the tile's images stream by.
+ * Other widths take plain loops.
+ *
+ * The images of a batch are far apart (the engine's records are ~150 KB
+ * apart), which hardware prefetch cannot follow and which leaves the
+ * kernels waiting on memory, so they prefetch a later tile's rows as
+ * they go (struct ahead).
+ *
+ * Sums run in one order whatever the tiling: y[c] over k in order, and
+ * dR[t] over the images in order (each element's partial sum is stored
+ * and reloaded exactly between groups of images).
  */
 #pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
 #include <string.h>
@@ -15,84 +28,363 @@
 #include "pe.h"
 
 #define KMAX	64	/* widest block of the register kernels */
+#define QTMAX	4096	/* floats of transposed R held at a time (16 KB) */
+#define AHEAD	2	/* tiles between a tile and the one it prefetches */
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
+typedef float v8 __attribute__((vector_size(32), aligned(4)));
+typedef int v16i __attribute__((vector_size(64)));
 
-/* Vector kernels for B = 16 NV (NV = 1, 2, 4): accumulators in registers. */
 #define LD(p)		(*(const v16 *)(p))
 #define ST(p, v)	(*(v16 *)(p) = (v))
+#define LD8(p)		(*(const v8 *)(p))
+#define ST8(p, v)	(*(v8 *)(p) = (v))
 
-/* out_i = M^T in_i for the images, M[B][B] row-major: two images at a
- * time, so that each row of M loaded serves both. */
+/*
+ * Prefetch.  The kernels call ahead_step often (per k, per image); every
+ * so many calls it fetches a line of each array of the rows that a tile
+ * of images AHEAD tiles later will read or write, spread evenly over the
+ * calls that the current tile makes: a burst of fetches would wait on
+ * the core's few line fill buffers, stalling the arithmetic, and then
+ * leave memory idle for the rest of the tile.
+ */
+struct ahead {
+	const float *p[3];	/* the arrays' rows: p + t ld + i s */
+	int64_t	 s[3];
+	int	 ld[3];
+	int	 w[3];		/* the array will be written */
+	int	 na;		/* arrays */
+	int	 nimg, T, lines;	/* images, tokens, lines per row */
+	int	 calls;		/* ahead_step calls a tile makes */
+	int64_t	 o[3];		/* walk: rows of image i at p + o */
+	int	 n, img, line;	/* images to walk, where it is */
+	int	 acc;		/* calls * lines fetched - n * lines * calls made */
+};
+
+/* Start a over the rows of images i .. i+n-1 of token t (running on into
+ * token t+1's first ones, none after the last token). */
 static inline __attribute__((always_inline)) void
-mtv_vec(int NV, const float *M, int nimg, const float *in, int64_t is, float *out, int64_t os)
+ahead_at(struct ahead *a, int t, int i, int n)
 {
-	const int B = 16 * NV;
-	int i = 0;
+	t += i / a->nimg;
+	i %= a->nimg;
+	a->n = t < a->T ? (a->nimg - i < n ? a->nimg - i : n) : 0;
+	a->img = a->line = a->acc = 0;
+#pragma GCC unroll 3
+	for (int j = 0; j < a->na; j++)
+		a->o[j] = (int64_t)t * a->ld[j] + i * a->s[j];
+}
 
-	for (; i + 1 < nimg; i += 2) {
-		const float *p = in + i * is, *p2 = p + is;
-		v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0}, b0 = {0}, b1 = {0}, b2 = {0}, b3 = {0};
-		for (int k = 0; k < B; k++) {
-			const float *m = M + k * B;
-			float u = p[k], w = p2[k];
-			v16 m0 = LD(m);
-			a0 += u * m0; b0 += w * m0;
-			if (NV > 1) { v16 m1 = LD(m + 16); a1 += u * m1; b1 += w * m1; }
-			if (NV > 2) {
-				v16 m2 = LD(m + 32), m3 = LD(m + 48);
-				a2 += u * m2; b2 += w * m2; a3 += u * m3; b3 += w * m3;
-			}
-		}
-		float *o = out + i * os, *o2 = o + os;
-		ST(o, a0); ST(o2, b0);
-		if (NV > 1) { ST(o + 16, a1); ST(o2 + 16, b1); }
-		if (NV > 2) { ST(o + 32, a2); ST(o2 + 32, b2); ST(o + 48, a3); ST(o2 + 48, b3); }
+static inline __attribute__((always_inline)) void
+ahead_step(struct ahead *a)
+{
+	if (a->img >= a->n || (a->acc += a->n * a->lines) < a->calls)
+		return;
+	a->acc -= a->calls;
+#pragma GCC unroll 3
+	for (int j = 0; j < a->na; j++) {
+		const float *p = a->p[j] + a->o[j] + a->img * a->s[j] + a->line * 16;
+		if (a->w[j])
+			__builtin_prefetch(p, 1, 3);
+		else
+			__builtin_prefetch(p, 0, 3);
 	}
-	for (; i < nimg; i++) {
-		const float *p = in + i * is;
-		v16 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-		for (int k = 0; k < B; k++) {
-			const float *m = M + k * B;
-			float u = p[k];
-			a0 += u * LD(m);
-			if (NV > 1) a1 += u * LD(m + 16);
-			if (NV > 2) { a2 += u * LD(m + 32); a3 += u * LD(m + 48); }
-		}
-		float *o = out + i * os;
-		ST(o, a0);
-		if (NV > 1) ST(o + 16, a1);
-		if (NV > 2) { ST(o + 32, a2); ST(o + 48, a3); }
+	if (++a->line == a->lines) {
+		a->line = 0;
+		a->img++;
 	}
 }
 
-/* G += sum_i dy_i x_i^T four rows at a time, then dx_i = Q^T dy_i (in
- * that order: dx may be dy). */
-static inline __attribute__((always_inline)) void
-bwd_vec(int NV, const float *Q, int nimg, const float *x, int64_t xs,
-    const float *dy, int64_t dys, float *dx, int64_t dxs, float *G)
-{
-	const int B = 16 * NV;
+/* Images per tile of the 16-column kernels, V vectors wide: about 24
+ * accumulators, the most the 32 vector registers leave room for. */
+#define TILE(V)	((V) == 1 ? 16 : (V) == 2 ? 12 : 6)
 
-	for (int r = 0; r < B; r += 4) {
-		v16 g[4][4];
-		for (int u = 0; u < 4; u++)
-			for (int v = 0; v < NV; v++)
-				g[u][v] = LD(G + (r + u) * B + 16 * v);
-		for (int i = 0; i < nimg; i++) {
-			const float *xi = x + i * xs, *di = dy + i * dys + r;
-			v16 x0 = LD(xi), x1 = NV > 1 ? LD(xi + 16) : x0;
-			v16 x2 = NV > 2 ? LD(xi + 32) : x0, x3 = NV > 2 ? LD(xi + 48) : x0;
-#define ROW(u) { float d = di[u]; g[u][0] += d * x0; if (NV > 1) g[u][1] += d * x1; \
-		if (NV > 2) { g[u][2] += d * x2; g[u][3] += d * x3; } }
-			ROW(0) ROW(1) ROW(2) ROW(3)
-#undef ROW
+/* out_i = M^T in_i for n images (n <= TILE(V)), M[B][B] row-major,
+ * B = 16 V, in[n][B]: each row of M loaded once serves the n images. */
+static inline __attribute__((always_inline)) void
+mtv_tile(int V, int n, const float *M, const float *in, float *out, int64_t os,
+    struct ahead *a)
+{
+	const int B = 16 * V;
+	v16 acc[16][4] = { 0 };
+
+	for (int k = 0; k < B; k++) {
+		ahead_step(a);
+		v16 m[4];
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			m[v] = LD(M + k * B + 16 * v);
+#pragma GCC unroll 16
+		for (int i = 0; i < n; i++) {
+			float u = in[i * B + k];
+#pragma GCC unroll 4
+			for (int v = 0; v < V; v++)
+				acc[i][v] += u * m[v];
 		}
-		for (int u = 0; u < 4; u++)
-			for (int v = 0; v < NV; v++)
-				ST(G + (r + u) * B + 16 * v, g[u][v]);
 	}
-	mtv_vec(NV, Q, nimg, dy, dys, dx, dxs);
+#pragma GCC unroll 16
+	for (int i = 0; i < n; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			ST(out + i * os + 16 * v, acc[i][v]);
+}
+
+/* mtv_tile for any m images: full tiles, then tiles of 8, 4, 2, 1 (sizes
+ * fixed at compile time keep the accumulators in registers). */
+static inline __attribute__((always_inline)) void
+mtv(int V, int m, const float *M, const float *in, float *out, int64_t os,
+    struct ahead *a)
+{
+	const int B = 16 * V, n = TILE(V);
+
+	for (; m >= n; m -= n, in += n * B, out += n * os)
+		mtv_tile(V, n, M, in, out, os, a);
+	for (int r = 8; r; r /= 2)
+		if (r < n && m & r) {
+			mtv_tile(V, r, M, in, out, os, a);
+			in += r * B;
+			out += r * os;
+		}
+}
+
+/* G[RT][B] += sum_i dy_i[0 .. RT) x_i^T for n images, x[n][B] and rows of
+ * dy B floats apart: RT rows of a block's gradient (row stride B = 16 V)
+ * stay in registers.  Each element sums the images in order. */
+static inline __attribute__((always_inline)) void
+outer_tile(int V, int RT, int n, const float *x, const float *dy, float *G,
+    struct ahead *a)
+{
+	const int B = 16 * V;
+	v16 g[16][4];
+
+#pragma GCC unroll 16
+	for (int r = 0; r < RT; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			g[r][v] = LD(G + r * B + 16 * v);
+	for (int i = 0; i < n; i++) {
+		const float *xi = x + i * B, *di = dy + i * B;
+		v16 xv[4];
+		ahead_step(a);
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			xv[v] = LD(xi + 16 * v);
+#pragma GCC unroll 16
+		for (int r = 0; r < RT; r++) {
+			float d = di[r];
+#pragma GCC unroll 4
+			for (int v = 0; v < V; v++)
+				g[r][v] += d * xv[v];
+		}
+	}
+#pragma GCC unroll 16
+	for (int r = 0; r < RT; r++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			ST(G + r * B + 16 * v, g[r][v]);
+}
+
+/* The same for 8-wide blocks (8-float vectors): out_i = M^T in_i for
+ * n <= 8 images, in[n][8], M[8][8] in registers. */
+static inline __attribute__((always_inline)) void
+mtv8_tile(int n, const float *M, const float *in, float *out, int64_t os,
+    struct ahead *a)
+{
+	v8 m[8], acc[8] = { 0 };
+
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++)
+		m[k] = LD8(M + 8 * k);
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++) {
+		ahead_step(a);
+#pragma GCC unroll 8
+		for (int i = 0; i < n; i++)
+			acc[i] += in[i * 8 + k] * m[k];
+	}
+#pragma GCC unroll 8
+	for (int i = 0; i < n; i++)
+		ST8(out + i * os, acc[i]);
+}
+
+static inline __attribute__((always_inline)) void
+mtv8(int m, const float *M, const float *in, float *out, int64_t os,
+    struct ahead *a)
+{
+	for (; m >= 8; m -= 8, in += 64, out += 8 * os)
+		mtv8_tile(8, M, in, out, os, a);
+	for (int r = 4; r; r /= 2)
+		if (m & r) {
+			mtv8_tile(r, M, in, out, os, a);
+			in += 8 * r;
+			out += r * os;
+		}
+}
+
+/* G[8][8] += sum_i dy_i x_i^T for n images, x[n][8], dy[n][8]. */
+static inline __attribute__((always_inline)) void
+outer8(int n, const float *x, const float *dy, float *G, struct ahead *a)
+{
+	v8 g[8];
+
+#pragma GCC unroll 8
+	for (int r = 0; r < 8; r++)
+		g[r] = LD8(G + 8 * r);
+	for (int i = 0; i < n; i++) {
+		const float *di = dy + i * 8;
+		v8 xv = LD8(x + i * 8);
+		ahead_step(a);
+#pragma GCC unroll 8
+		for (int r = 0; r < 8; r++)
+			g[r] += di[r] * xv;
+	}
+#pragma GCC unroll 8
+	for (int r = 0; r < 8; r++)
+		ST8(G + 8 * r, g[r]);
+}
+
+/* The b floats at x + i xs for n images, side by side in buf[n][b]: the
+ * kernels then address every image from one pointer (n image pointers
+ * would not fit in registers). */
+static inline __attribute__((always_inline)) void
+pack(int b, int n, const float *x, int64_t xs, float *buf)
+{
+	for (int i = 0; i < n; i++)
+		memcpy(buf + i * b, x + i * xs, sizeof(float) * b);
+}
+
+/* dst[16][16] (row stride ds) = src[16][16]^T (row stride ss): 2 x 2
+ * blocks of d x d entries swap their off-diagonal blocks for d = 1, 2,
+ * 4, 8, two-input shuffles of whole rows (a scalar loop costs as much as
+ * applying a 64 x 64 block to a dozen images). */
+static void
+transpose16(const float *src, int ss, float *dst, int ds)
+{
+	static const v16i lo[4] = {
+		{ 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
+		{ 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
+		{ 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
+		{ 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 },
+	}, hi[4] = {
+		{ 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
+		{ 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
+		{ 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
+		{ 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 },
+	};
+	v16 r[16];
+
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i++)
+		r[i] = LD(src + i * ss);
+#pragma GCC unroll 4
+	for (int s = 0; s < 4; s++) {
+		int d = 1 << s;
+#pragma GCC unroll 16
+		for (int i = 0; i < 16; i++)
+			if (!(i & d)) {
+				v16 a = r[i], b = r[i + d];
+				r[i] = __builtin_shuffle(a, b, lo[s]);
+				r[i + d] = __builtin_shuffle(a, b, hi[s]);
+			}
+	}
+#pragma GCC unroll 16
+	for (int i = 0; i < 16; i++)
+		ST(dst + i * ds, r[i]);
+}
+
+/* nj consecutive b x b blocks of R, each transposed into qt: the forward
+ * kernels read R^T's rows. */
+static void
+transpose_blocks(int b, int nj, const float *q, float *qt)
+{
+	for (int j = 0; j < nj; j++, q += b * b, qt += b * b) {
+		if (b % 16 == 0) {
+			for (int r = 0; r < b; r += 16)
+				for (int c = 0; c < b; c += 16)
+					transpose16(q + r * b + c, b, qt + c * b + r, b);
+			continue;
+		}
+		for (int k = 0; k < b; k++)
+			for (int c = 0; c < b; c++)
+				qt[k * b + c] = q[c * b + k];
+	}
+}
+
+/* pe_apply_batch for blocks of B = 16 V (V = 1, 2, 4) or 8 (V = 0): per
+ * token, the images in tiles, each tile packed and taken through every
+ * block while a later tile's rows are fetched. */
+static inline __attribute__((always_inline)) void
+fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
+    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy)
+{
+	const int b = V ? 16 * V : 8, n = V ? TILE(V) : 8, bb = b * b;
+	const int nb = pe->nblock, jn = QTMAX / bb;
+	float QT[QTMAX], in[16 * KMAX];
+	struct ahead a = { .p = { x, y }, .s = { xs, ys }, .ld = { ldx, ldy },
+	    .w = { 0, 1 }, .na = 2, .nimg = nimg, .T = T,
+	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b };
+
+	for (int t = 0; t < T; t++)
+		for (int j0 = 0; j0 < nb; j0 += jn) {
+			int nj = nb - j0 < jn ? nb - j0 : jn;
+			transpose_blocks(b, nj, R + t * pe->rsize + (int64_t)j0 * bb, QT);
+			for (int i = 0; i < nimg; i += n) {
+				int m = nimg - i < n ? nimg - i : n;
+				const float *xi = x + (int64_t)t * ldx + i * xs + j0 * b;
+				float *yi = y + (int64_t)t * ldy + i * ys + j0 * b;
+				ahead_at(&a, t, i + AHEAD * n, n);
+				for (int j = 0; j < nj; j++) {
+					pack(b, m, xi + j * b, xs, in);
+					if (V)
+						mtv(V, m, QT + j * bb, in, yi + j * b, ys, &a);
+					else
+						mtv8(m, QT + j * bb, in, yi + j * b, ys, &a);
+				}
+			}
+		}
+}
+
+/* pe_apply_batch_backward for the same block sizes: per token, groups of
+ * two tiles of images, packed (their rows stay in L1), pass over each
+ * block of dR in tiles of rows, then take dx, while a later group's rows
+ * are fetched. */
+static inline __attribute__((always_inline)) void
+bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
+    const float *x, int64_t xs, int ldx, const float *dy, int64_t dys, int lddy,
+    float *dx, int64_t dxs, int lddx, float *dR)
+{
+	const int b = V ? 16 * V : 8, bb = b * b, grp = 2 * (V ? TILE(V) : 8);
+	const int RT = V ? 16 / V : 8, nb = pe->nblock;
+	float xp[32 * KMAX], dp[32 * KMAX];
+	struct ahead a = { .p = { x, dy, dx }, .s = { xs, dys, dxs },
+	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = 3, .nimg = nimg,
+	    .T = T, .lines = (pe->head_dim + 15) / 16,
+	    .calls = nb * ((V ? b / RT : 1) * grp + 2 * b) };
+
+	for (int t = 0; t < T; t++) {
+		const float *q = R + t * pe->rsize;
+		float *G = dR + t * pe->rsize;
+		for (int i0 = 0; i0 < nimg; i0 += grp) {
+			int m = nimg - i0 < grp ? nimg - i0 : grp;
+			const float *xi = x + (int64_t)t * ldx + i0 * xs;
+			const float *di = dy + (int64_t)t * lddy + i0 * dys;
+			float *oi = dx + (int64_t)t * lddx + i0 * dxs;
+			ahead_at(&a, t, i0 + grp, grp);
+			for (int j = 0; j < nb; j++) {
+				pack(b, m, xi + j * b, xs, xp);
+				pack(b, m, di + j * b, dys, dp);
+				/* dR first: dx may be dy */
+				if (V) {
+					for (int r0 = 0; r0 < b; r0 += RT)
+						outer_tile(V, RT, m, xp, dp + r0, G + j * bb + r0 * b, &a);
+					mtv(V, m, q + j * bb, dp, oi + j * b, dxs, &a);
+				} else {
+					outer8(m, xp, dp, G + j * bb, &a);
+					mtv8(m, q + j * bb, dp, oi + j * b, dxs, &a);
+				}
+			}
+		}
+	}
 }
 
 /* y_i = Q x_i for the images of one token and block: Q^T is QT[B][B]. */
@@ -172,6 +464,12 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 	int b = pe->block, nb = pe->nblock;
 	float QT[KMAX * KMAX], tmp[PE_MAXDIM];
 
+	switch (pe->identity ? 0 : b) {
+	case 8:  fwd_tiles(0, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
+	case 16: fwd_tiles(1, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
+	case 32: fwd_tiles(2, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
+	case 64: fwd_tiles(4, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
+	}
 	for (int t = 0; t < T; t++) {
 		const float *xt = x + (int64_t)t * ldx, *r = R + t * pe->rsize;
 		float *yt = y + (int64_t)t * ldy;
@@ -201,17 +499,11 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 				fwd_wide(b, q, nimg, xb, xs, yb, ys, tmp);
 				continue;
 			}
-			for (int k = 0; k < b; k++)
-				for (int c = 0; c < b; c++)
-					QT[k * b + c] = q[c * b + k];
-			switch (b) {
-			case 4:  fwd_block(4, QT, nimg, xb, xs, yb, ys); break;
-			case 8:  fwd_block(8, QT, nimg, xb, xs, yb, ys); break;
-			case 16: mtv_vec(1, QT, nimg, xb, xs, yb, ys); break;
-			case 32: mtv_vec(2, QT, nimg, xb, xs, yb, ys); break;
-			case 64: mtv_vec(4, QT, nimg, xb, xs, yb, ys); break;
-			default: fwd_block(b, QT, nimg, xb, xs, yb, ys); break;
-			}
+			transpose_blocks(b, 1, q, QT);
+			if (b == 4)
+				fwd_block(4, QT, nimg, xb, xs, yb, ys);
+			else
+				fwd_block(b, QT, nimg, xb, xs, yb, ys);
 		}
 	}
 }
@@ -224,6 +516,12 @@ pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
 	int b = pe->block, nb = pe->nblock;
 	float tmp[PE_MAXDIM];
 
+	switch (b) {
+	case 8:  bwd_tiles(0, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
+	case 16: bwd_tiles(1, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
+	case 32: bwd_tiles(2, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
+	case 64: bwd_tiles(4, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
+	}
 	for (int t = 0; t < T; t++) {
 		const float *xt = x + (int64_t)t * ldx, *r = R + t * pe->rsize;
 		const float *dyt = dy + (int64_t)t * lddy;
@@ -250,10 +548,6 @@ pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
 			switch (b) {
 			case 1:  bwd_block(1, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
 			case 4:  bwd_block(4, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
-			case 8:  bwd_block(8, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
-			case 16: bwd_vec(1, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
-			case 32: bwd_vec(2, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
-			case 64: bwd_vec(4, q, nimg, xb, xs, db, dys, dxb, dxs, gb); break;
 			default:
 				if (b <= KMAX)
 					bwd_block(b, q, nimg, xb, xs, db, dys, dxb, dxs, gb);

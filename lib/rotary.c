@@ -4,13 +4,19 @@
  * are serial; the loops here are the parallel ones.
  *
  * With positions shared by the batch, every record's row t meets the same
- * R[t]: pe_apply_batch rotates all records' rows t while R[t] is in cache
- * (a work item is a head and a range of tokens), and its backward sums
- * dR[t] over the records inside the call, each token range owned by one
- * work item (the same bits on any thread count).  Per-record rotations
- * go through pe_apply, record by record.  (Tried and dropped: the dense
- * head_dim x head_dim sgemm per token and head over the records, which
- * the strided rows of 128 records made no faster on liere:8 or liere:64.)
+ * R[t]: pe_apply_batch rotates all records' rows t while R[t] is in cache.
+ * A work item is a range of tokens, every head, q and k: it reads the
+ * q and k columns of those rows whole, so the lines the hardware fetches
+ * next to the ones asked for (the other heads') are used while they are
+ * still in L2 (items of one head at a time were a third slower with
+ * liere:64 on 2 threads).  The backward sums dR[t] over the records
+ * inside the call, each token range owned by one work item (the same bits
+ * on any thread count).  Per-record rotations go through pe_apply, record
+ * by record.  (Tried and dropped: the dense head_dim x head_dim sgemm per
+ * token and head over the records, no faster on liere:8 or liere:64; and
+ * copying the records' rows into a contiguous buffer first, which made
+ * every encoding slower, rope-axial's forward by half: the time goes to
+ * memory, and the copy only adds to it.)
  */
 #include <string.h>
 
@@ -43,17 +49,18 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 	if (!r->per_record) {
 		int nchunk = (r->Tn + CHUNK - 1) / CHUNK;
 		#pragma omp parallel for schedule(dynamic, 1)
-		for (int hc = 0; hc < r->H * nchunk; hc++) {
-			int h = hc / nchunk, t0 = hc % nchunk * CHUNK;
-			int n = r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK;
-			const float *Rs = rot_rows(r, R, pe_set(r->pe, l, h), 0) +
-			    (size_t)t0 * r->pe->rsize;
+		for (int c = 0; c < nchunk; c++) {
+			int t0 = c * CHUNK, n = r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK;
 			size_t row = (size_t)skip + t0;
-			const float *src = qkv + row * 3 * D + h * r->hd;
-			float *dst = qkr + row * 2 * D + h * r->hd;
-			pe_apply_batch(r->pe, r->B, n, Rs, src, s3, 3 * D, dst, s2, 2 * D);
-			pe_apply_batch(r->pe, r->B, n, Rs, src + D, s3, 3 * D, dst + D,
-			    s2, 2 * D);
+			for (int h = 0; h < r->H; h++) {
+				const float *Rs = rot_rows(r, R, pe_set(r->pe, l, h), 0) +
+				    (size_t)t0 * r->pe->rsize;
+				const float *src = qkv + row * 3 * D + h * r->hd;
+				float *dst = qkr + row * 2 * D + h * r->hd;
+				pe_apply_batch(r->pe, r->B, n, Rs, src, s3, 3 * D, dst, s2, 2 * D);
+				pe_apply_batch(r->pe, r->B, n, Rs, src + D, s3, 3 * D, dst + D,
+				    s2, 2 * D);
+			}
 		}
 		return;
 	}

@@ -502,6 +502,96 @@ test_apply(const char *spec)
 	free(params); free(R); free(dR);
 }
 
+/* pe_apply_batch and its backward on many images of several tokens, rows
+ * with gaps between them: every kernel's full tiles, remainders and
+ * groups, heads of several blocks.  Against double sums; in place; and
+ * bit for bit against one image at a time, since the sums must run in
+ * one order however the images are tiled. */
+static void
+test_apply_batch(const char *spec, int hd, int nimg)
+{
+	struct pe pe;
+	struct pe_work w;
+	struct rng r;
+	const int T = 3, ld = hd + 5;	/* rows [nimg][T][ld], gaps untouched */
+	const size_t n = (size_t)nimg * T * ld;
+	struct pe_init ini = { .kind = PE_INIT_NORMAL, .std = 0.5, .seed = 7 };
+	float pos[2 * 3] = { 0.3f, -1.2f, 2.0f, 0.5f, -0.7f, 1.1f };
+
+	if (pe_parse(&pe, spec, hd, 2, 1, 1, NULL) == -1) {
+		CHECK(0, "pe_parse %s: %s", spec, pe.err);
+		return;
+	}
+	pe_work_init(&w, &pe, T);
+	int64_t nr = T * pe.rsize;
+	float *params = malloc(sizeof(float) * (pe.nparam + 1));
+	float *R = malloc(sizeof(float) * nr);
+	float *dR = calloc(nr, sizeof(float)), *dR1 = calloc(nr, sizeof(float));
+	float *x = malloc(sizeof(float) * n), *dy = malloc(sizeof(float) * n);
+	float *y = malloc(sizeof(float) * n), *yin = malloc(sizeof(float) * n);
+	float *dx = malloc(sizeof(float) * n), *y1 = malloc(sizeof(float) * n);
+	float *dx1 = malloc(sizeof(float) * n);
+	double *gref = calloc(nr, sizeof(double));
+	pe_init_params(&pe, &ini, params);
+	pe_rotations(&pe, &w, params, T, pos, R);
+	rng_seed(&r, 11, 0);
+	for (size_t i = 0; i < n; i++) {
+		x[i] = (float)rng_normal(&r);
+		dy[i] = (float)rng_normal(&r);
+	}
+	memcpy(y, x, sizeof(float) * n);	/* gaps: x's values, dy's in dx */
+	memcpy(yin, x, sizeof(float) * n);
+	memcpy(dx, dy, sizeof(float) * n);
+	memcpy(y1, y, sizeof(float) * n);
+	memcpy(dx1, dy, sizeof(float) * n);
+	int64_t is = (int64_t)T * ld;
+	pe_apply_batch(&pe, nimg, T, R, x, is, ld, y, is, ld);
+	pe_apply_batch(&pe, nimg, T, R, yin, is, ld, yin, is, ld);
+	pe_apply_batch_backward(&pe, nimg, T, R, x, is, ld, dx, is, ld, dx, is, ld, dR);
+	for (int i = 0; i < nimg; i++) {
+		pe_apply(&pe, T, R, x + i * is, ld, y1 + i * is, ld);
+		pe_apply_backward(&pe, T, R, x + i * is, ld, dy + i * is, ld,
+		    dx1 + i * is, ld, dR1);
+	}
+
+	double ey = 0, edx = 0, eg = 0;
+	int b = pe.block, gaps = 1;
+	for (int i = 0; i < nimg; i++)
+		for (int t = 0; t < T; t++) {
+			const float *xr = x + i * is + t * ld, *dr = dy + i * is + t * ld;
+			for (int c = hd; c < ld; c++)
+				gaps &= y[i * is + t * ld + c] == xr[c] && dx[i * is + t * ld + c] == dr[c];
+			for (int j = 0; j < pe.nblock; j++) {
+				const float *q = R + t * pe.rsize + (int64_t)j * b * b;
+				double *g = gref + t * pe.rsize + (int64_t)j * b * b;
+				for (int u = 0; u < b; u++) {
+					double v = 0, e = 0;
+					for (int k = 0; k < b; k++) {
+						v += (double)q[u * b + k] * xr[j * b + k];
+						e += (double)q[k * b + u] * dr[j * b + k];
+						g[u * b + k] += (double)dr[j * b + u] * xr[j * b + k];
+					}
+					ey = fmax(ey, fabs(y[i * is + t * ld + j * b + u] - v));
+					edx = fmax(edx, fabs(dx[i * is + t * ld + j * b + u] - e));
+				}
+			}
+		}
+	for (int64_t e = 0; e < nr; e++)
+		eg = fmax(eg, fabs(dR[e] - gref[e]) / sqrt(nimg));
+	CHECK(ey < 1e-5 && edx < 1e-5 && eg < 1e-5 && gaps,
+	    "%s, head %d, %d images: batch apply and backward equal double sums"
+	    " (%.2g %.2g %.2g), gaps untouched", spec, hd, nimg, ey, edx, eg);
+	CHECK(!memcmp(y, yin, sizeof(float) * n),
+	    "%s, head %d, %d images: batch apply in place", spec, hd, nimg);
+	CHECK(!memcmp(y, y1, sizeof(float) * n) && !memcmp(dx, dx1, sizeof(float) * n) &&
+	    !memcmp(dR, dR1, sizeof(float) * nr),
+	    "%s, head %d, %d images: batch equals one image at a time, bit for bit",
+	    spec, hd, nimg);
+	pe_work_free(&w);
+	free(params); free(R); free(dR); free(dR1); free(x); free(dy); free(y);
+	free(yin); free(dx); free(y1); free(dx1); free(gref);
+}
+
 /* blocks wider than the register kernels (b = 80) */
 static void
 test_apply_wide(void)
@@ -575,5 +665,14 @@ main(void)
 	test_apply("riemann");
 	test_apply("none");
 	test_apply_wide();
+	/* tiles: 16 images at b = 16, 12 at 32, 6 at 64, 8 at 8; groups twice that */
+	static const struct { const char *spec; int hd, nimg; } batches[] = {
+		{ "liere:8", 64, 37 }, { "comrope-ld:8", 64, 16 }, { "liere:16", 64, 37 },
+		{ "liere:16", 64, 1 }, { "liere:32", 64, 29 }, { "liere:64", 64, 13 },
+		{ "liere:64", 128, 7 }, { "liere:4", 16, 9 }, { "liere:3", 12, 5 },
+		{ "liere:48", 96, 5 }, { "riemann", 64, 9 }, { "none", 64, 3 },
+	};
+	for (size_t i = 0; i < sizeof batches / sizeof *batches; i++)
+		test_apply_batch(batches[i].spec, batches[i].hd, batches[i].nimg);
 	return test_done();
 }

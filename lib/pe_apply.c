@@ -99,6 +99,34 @@ ahead_step(struct ahead *a)
  * accumulators, the most the 32 vector registers leave room for. */
 #define TILE(V)	((V) == 1 ? 16 : (V) == 2 ? 12 : 6)
 
+/* acc[i][v] += s[i ss] u[v] for the i < n rows of a register tile of
+ * V-vector rows: a rank-1 update, what both directions are made of. */
+static inline __attribute__((always_inline)) void
+rank1(int V, int n, v16 acc[][4], const float *s, int ss, const v16 *u)
+{
+#pragma GCC unroll 16
+	for (int i = 0; i < n; i++) {
+		float c = s[i * ss];
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			acc[i][v] += c * u[v];
+	}
+}
+
+/* Rows i < n of a register tile to p + i ps (st = 1) or from there. */
+static inline __attribute__((always_inline)) void
+move_tile(int V, int n, v16 acc[][4], float *p, int64_t ps, int st)
+{
+#pragma GCC unroll 16
+	for (int i = 0; i < n; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			if (st)
+				ST(p + i * ps + 16 * v, acc[i][v]);
+			else
+				acc[i][v] = LD(p + i * ps + 16 * v);
+}
+
 /* out_i = M^T in_i for n images (n <= TILE(V)), M[B][B] row-major,
  * B = 16 V, in[n][B]: each row of M loaded once serves the n images. */
 static inline __attribute__((always_inline)) void
@@ -114,19 +142,9 @@ mtv_tile(int V, int n, const float *M, const float *in, float *out, int64_t os,
 #pragma GCC unroll 4
 		for (int v = 0; v < V; v++)
 			m[v] = LD(M + k * B + 16 * v);
-#pragma GCC unroll 16
-		for (int i = 0; i < n; i++) {
-			float u = in[i * B + k];
-#pragma GCC unroll 4
-			for (int v = 0; v < V; v++)
-				acc[i][v] += u * m[v];
-		}
+		rank1(V, n, acc, in + k, B, m);
 	}
-#pragma GCC unroll 16
-	for (int i = 0; i < n; i++)
-#pragma GCC unroll 4
-		for (int v = 0; v < V; v++)
-			ST(out + i * os + 16 * v, acc[i][v]);
+	move_tile(V, n, acc, out, os, 1);
 }
 
 /* mtv_tile for any m images: full tiles, then tiles of 8, 4, 2, 1 (sizes
@@ -157,31 +175,16 @@ outer_tile(int V, int RT, int n, const float *x, const float *dy, float *G,
 	const int B = 16 * V;
 	v16 g[16][4];
 
-#pragma GCC unroll 16
-	for (int r = 0; r < RT; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < V; v++)
-			g[r][v] = LD(G + r * B + 16 * v);
+	move_tile(V, RT, g, G, B, 0);
 	for (int i = 0; i < n; i++) {
-		const float *xi = x + i * B, *di = dy + i * B;
 		v16 xv[4];
 		ahead_step(a);
 #pragma GCC unroll 4
 		for (int v = 0; v < V; v++)
-			xv[v] = LD(xi + 16 * v);
-#pragma GCC unroll 16
-		for (int r = 0; r < RT; r++) {
-			float d = di[r];
-#pragma GCC unroll 4
-			for (int v = 0; v < V; v++)
-				g[r][v] += d * xv[v];
-		}
+			xv[v] = LD(x + i * B + 16 * v);
+		rank1(V, RT, g, dy + i * B, 1, xv);
 	}
-#pragma GCC unroll 16
-	for (int r = 0; r < RT; r++)
-#pragma GCC unroll 4
-		for (int v = 0; v < V; v++)
-			ST(G + r * B + 16 * v, g[r][v]);
+	move_tile(V, RT, g, G, B, 1);
 }
 
 /* The same for 8-wide blocks (8-float vectors): out_i = M^T in_i for

@@ -8,8 +8,8 @@
  * A work item is a range of tokens, every head, q and k: it reads the
  * q and k columns of those rows whole, so the lines the hardware fetches
  * next to the ones asked for (the other heads') are used while they are
- * still in L2 (items of one head at a time were a third slower with
- * liere:64 on 2 threads).  The backward sums dR[t] over the records
+ * still in L2 (items of one head at a time were ~15% slower with
+ * liere:8 to liere:64 on 2 threads).  The backward sums dR[t] over the records
  * inside the call, each token range owned by one work item (the same bits
  * on any thread count).  Per-record rotations go through pe_apply, record
  * by record.  (Tried and dropped: the dense head_dim x head_dim sgemm per

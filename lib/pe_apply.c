@@ -16,7 +16,9 @@
  * The images of a batch are far apart (the engine's records are ~150 KB
  * apart), which hardware prefetch cannot follow and which leaves the
  * kernels waiting on memory, so they prefetch a later tile's rows as
- * they go (struct ahead).
+ * they go, and the next token's R (and dR) over a token (struct ahead;
+ * with few images per token, as in bench_expm, R and dR are most of the
+ * memory traffic).
  *
  * Sums run in one order whatever the tiling: y[c] over k in order, and
  * dR[t] over the images in order (each element's partial sum is stored
@@ -59,6 +61,11 @@ struct ahead {
 	int64_t	 o[3];		/* walk: rows of image i at p + o */
 	int	 n, img, line;	/* images to walk, where it is */
 	int	 acc;		/* calls * lines fetched - n * lines * calls made */
+	/* and, over the calls of a token, the next token's R and dR */
+	const float *r;		/* NULL: none */
+	float	*dr;		/* NULL: none */
+	int	 rcalls;	/* ahead_step calls a token makes */
+	int	 rlines, rline, racc;
 };
 
 /* Start a over the rows of images i .. i+n-1 of token t (running on into
@@ -75,9 +82,27 @@ ahead_at(struct ahead *a, int t, int i, int n)
 		a->o[j] = (int64_t)t * a->ld[j] + i * a->s[j];
 }
 
+/* Start a over the rsize floats of r and dr (either may be NULL). */
+static inline __attribute__((always_inline)) void
+ahead_token(struct ahead *a, const float *r, float *dr, int64_t rsize)
+{
+	a->r = r;
+	a->dr = dr;
+	a->rlines = r || dr ? (int)((rsize + 15) / 16) : 0;
+	a->rline = a->racc = 0;
+}
+
 static inline __attribute__((always_inline)) void
 ahead_step(struct ahead *a)
 {
+	if (a->rline < a->rlines && (a->racc += a->rlines) >= a->rcalls) {
+		a->racc -= a->rcalls;
+		if (a->r)
+			__builtin_prefetch(a->r + a->rline * 16, 0, 3);
+		if (a->dr)
+			__builtin_prefetch(a->dr + a->rline * 16, 1, 3);
+		a->rline++;
+	}
 	if (a->img >= a->n || (a->acc += a->n * a->lines) < a->calls)
 		return;
 	a->acc -= a->calls;
@@ -325,11 +350,15 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 	float QT[QTMAX], in[16 * KMAX];
 	struct ahead a = { .p = { x, y }, .s = { xs, ys }, .ld = { ldx, ldy },
 	    .w = { 0, 1 }, .na = 2, .nimg = nimg, .T = T,
-	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b };
+	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b,
+	    .rcalls = (nimg + n - 1) / n * nb * b };
 
 	for (int t = 0; t < T; t++)
 		for (int j0 = 0; j0 < nb; j0 += jn) {
 			int nj = nb - j0 < jn ? nb - j0 : jn;
+			if (j0 == 0)
+				ahead_token(&a, t + 1 < T ? R + (t + 1) * pe->rsize : NULL,
+				    NULL, pe->rsize);
 			transpose_blocks(b, nj, R + t * pe->rsize + (int64_t)j0 * bb, QT);
 			for (int i = 0; i < nimg; i += n) {
 				int m = nimg - i < n ? nimg - i : n;
@@ -363,10 +392,15 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = 3, .nimg = nimg,
 	    .T = T, .lines = (pe->head_dim + 15) / 16,
 	    .calls = nb * ((V ? b / RT : 1) * grp + 2 * b) };
+	a.rcalls = (nimg + grp - 1) / grp * a.calls;
 
 	for (int t = 0; t < T; t++) {
 		const float *q = R + t * pe->rsize;
 		float *G = dR + t * pe->rsize;
+		if (t + 1 < T)
+			ahead_token(&a, q + pe->rsize, G + pe->rsize, pe->rsize);
+		else
+			ahead_token(&a, NULL, NULL, 0);
 		for (int i0 = 0; i0 < nimg; i0 += grp) {
 			int m = nimg - i0 < grp ? nimg - i0 : grp;
 			const float *xi = x + (int64_t)t * ldx + i0 * xs;

@@ -190,11 +190,11 @@ position_generator(const struct pe *pe, const double *G, int j, const double *p,
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
 
-	for (int64_t e = 0; e < bb; e++) {
-		double v = 0;
-		for (int i = 0; i < pe->axes; i++)
-			v += p[i] * G[((int64_t)i * pe->nblock + j) * bb + e];
-		X[e] = v;
+	memset(X, 0, sizeof *X * bb);
+	for (int i = 0; i < pe->axes; i++) {	/* axis by axis: runs of bb */
+		const double *g = G + ((int64_t)i * pe->nblock + j) * bb;
+		for (int64_t e = 0; e < bb; e++)
+			X[e] += p[i] * g[e];
 	}
 }
 

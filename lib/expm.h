@@ -42,4 +42,15 @@ void	 expm_mul(int n, const double *A, const double *B, double *C, int acc);
 /* Squarings s that expm_skew uses for X (for tests and benchmarks). */
 int	 expm_squarings(int n, const double *X /* [n][n] */, double *ws);
 
+/* The same five in float (lib/expm_f32.c): scratch in floats, 64-byte
+ * aligned; n a multiple of 8 takes the vectorized kernels. */
+int64_t	 expm_scratch_f32(int n);
+void	 expm_skew_f32(int n, const float *X /* [n][n] */,
+	    float *R /* [n][n] */, float *ws);
+void	 expm_skew_adjoint_f32(int n, const float *X /* [n][n] */,
+	    const float *G /* [n][n] */, float *dX /* [n][n] */,
+	    float *R /* [n][n] or NULL */, float *ws);
+void	 expm_mul_f32(int n, const float *A, const float *B, float *C, int acc);
+int	 expm_squarings_f32(int n, const float *X /* [n][n] */, float *ws);
+
 #endif

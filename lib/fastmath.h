@@ -31,16 +31,23 @@ fast_expf(float x)
 	return x == x ? p * s : x;
 }
 
-/* erf(x), Abramowitz & Stegun 7.1.26, absolute error < 4e-7 in float. */
+/* erf(x) given e = exp(-x * x), for callers that need that exponential
+ * too (GELU's derivative). */
 static inline float
-fast_erff(float x)
+fast_erff_exp(float x, float e)
 {
 	float a = x < 0 ? -x : x;
 	float t = 1.0f / (1.0f + 0.3275911f * a);
 	float y = 1.0f - t * (0.254829592f + t * (-0.284496736f +
-	    t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f)))) *
-	    fast_expf(-a * a);
+	    t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f)))) * e;
 	return x < 0 ? -y : y;
+}
+
+/* erf(x), Abramowitz & Stegun 7.1.26, absolute error < 4e-7 in float. */
+static inline float
+fast_erff(float x)
+{
+	return fast_erff_exp(x, fast_expf(-x * x));
 }
 
 #endif

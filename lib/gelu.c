@@ -24,9 +24,9 @@ gelu_backward(float *dx /* [n] */, const float *dy /* [n] */,
 {
 	#pragma omp parallel for simd schedule(static)
 	for (size_t i = 0; i < n; i++) {
-		float v = x[i];
-		float cdf = 0.5f * (1.0f + fast_erff(v * SQRT1_2));
-		float pdf = INV_SQRT_2PI * fast_expf(-0.5f * v * v);
+		float v = x[i], u = v * SQRT1_2, e = fast_expf(-u * u);
+		float cdf = 0.5f * (1.0f + fast_erff_exp(u, e));
+		float pdf = INV_SQRT_2PI * e;	/* the same exponential */
 		dx[i] = dy[i] * (cdf + v * pdf);
 	}
 }

@@ -152,16 +152,16 @@ struct pe_init {
 int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
 	    float *params /* [nparam] */);
 
-/* Per-call scratch, sized once.  The backward pass recomputes what it
- * needs from params and pos (caching every token's exponential would cost
- * nset * T * rsize doubles), so calls need no state between them.  Tokens
- * at exact multiples of another token's position (grids) share one
- * exponential: R(m p) = R(p)^m. */
+/* Per-call scratch, sized once; calls keep no state between them (the
+ * backward pass is given the forward's R).  Tokens at exact multiples of
+ * another token's position (grids) share one exponential:
+ * R(m p) = R(p)^m. */
 struct pe_work {
 	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */
 	int64_t	 thread_doubles;
-	double	*scratch;	/* [nthread][thread_doubles] */
+	double	*scratch;	/* [nthread][thread_doubles]: double, or a
+				   double block and floats (backward) */
 	double	*gen;		/* [nset][axes][nblock][b][b]: generators */
 	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
 				   (upper-triangle form) */
@@ -179,12 +179,13 @@ void	 pe_work_free(struct pe_work *w);
 void	 pe_rotations(const struct pe *pe, struct pe_work *w,
 	    const float *params /* [nparam] */, int T,
 	    const float *pos /* [T][axes] */, float *R /* [nset][T][rsize] */);
-/* dparams += dL/dparams given dR = dL/dR for the R that pe_rotations
- * makes from the same params and pos.  Deterministic: the sum over
- * tokens runs in token order whatever the thread count. */
+/* dparams += dL/dparams given R, what pe_rotations made from the same
+ * params and pos, and dR = dL/dR.  Blocks wider than 2 in float (the
+ * forward's R stands in for the powers along rays).  Deterministic: the
+ * sum over tokens runs in token order whatever the thread count. */
 void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	    const float *params /* [nparam] */, int T,
-	    const float *pos /* [T][axes] */,
+	    const float *pos /* [T][axes] */, const float *R /* [nset][T][rsize] */,
 	    const float *dR /* [nset][T][rsize] */,
 	    float *dparams /* [nparam], accumulated */);
 /* The generator matrices A_i of one set, G[axes][nblock][b][b]: block j

@@ -3,11 +3,15 @@
  * and token, and the gradient of the parameters from dL/dR (see pe.h).
  *
  * 2 x 2 blocks take the closed form (cos, sin); larger blocks go through
- * expm.c in double, one exponential per ray of tokens (rays.h): a token at
- * m times another's position is R^m of that one's.  The forward pass is
- * parallel over (set, ray); the backward pass sums over tokens, so it is
- * parallel over (set, block) with the rays in order inside, which makes
- * it deterministic for any thread count.
+ * expm.c, one exponential per ray of tokens (rays.h): a token at m times
+ * another's position is R^m of that one's.  The forward pass works in
+ * double (R is exact to float rounding) and is parallel over (set, ray).
+ * The backward pass works in float (expm_f32.c, twice the lanes; its
+ * gradients are within a few float ulps x 2^squarings of the double
+ * ones, like any float32 autograd) and reads the powers along each ray
+ * from the forward's R; it sums over tokens, so it is parallel over
+ * (set, block) with the rays in order inside, which makes it
+ * deterministic for any thread count.
  */
 #pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
 #include <math.h>
@@ -26,6 +30,12 @@ round8(int64_t n)
 	return (n + 7) / 8 * 8;
 }
 
+static int64_t
+round16(int64_t n)
+{
+	return (n + 15) / 16 * 16;
+}
+
 /* Upper-triangle entries of a b x b block: b(b-1)/2. */
 static int64_t
 tri(int b)
@@ -39,6 +49,24 @@ dgen_per_set(const struct pe *pe)
 {
 	int64_t n = (int64_t)pe->axes * pe->nblock * tri(pe->block);
 	return n > pe->set_params ? n : pe->set_params;
+}
+
+/* Scratch slots of b x b elements in a thread's workspace (double in the
+ * forward pass, float in the backward); expm's scratch follows them. */
+enum { S_X, S_P, S_PT, S_BBAR, S_PBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
+
+static double *
+slot(const struct pe *pe, double *ws, int k)
+{
+	return ws + k * round8((int64_t)pe->block * pe->block);
+}
+
+/* The backward pass's float slots, after one double slot. */
+static float *
+fslot(const struct pe *pe, double *ws, int k)
+{
+	int64_t bb = (int64_t)pe->block * pe->block;
+	return (float *)(ws + round8(bb)) + k * round16(bb);
 }
 
 int
@@ -55,7 +83,12 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	}
 	w->maxT = maxT;
 	w->nthread = omp_get_max_threads();
-	w->thread_doubles = round8(expm_scratch(b)) + (8 + RAYS_MAXMULT) * round8((int64_t)b * b);
+	/* forward: S_END double slots and expm's scratch; backward: one
+	 * double slot, then S_END float slots and expm_f32's scratch */
+	int64_t fwd = S_END * round8((int64_t)b * b) + round8(expm_scratch(b));
+	int64_t bwd = round8((int64_t)b * b) + (S_END * round16((int64_t)b * b) +
+	    round16(expm_scratch_f32(b)) + 1) / 2;
+	w->thread_doubles = round8(fwd > bwd ? fwd : bwd);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));
 	w->dgen = aligned_alloc(64, sizeof(double) * round8(dgen + 1));
@@ -157,11 +190,11 @@ position_generator(const struct pe *pe, const double *G, int j, const double *p,
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
 
-	for (int64_t e = 0; e < bb; e++) {
-		double v = 0;
-		for (int i = 0; i < pe->axes; i++)
-			v += p[i] * G[((int64_t)i * pe->nblock + j) * bb + e];
-		X[e] = v;
+	memset(X, 0, sizeof *X * bb);
+	for (int i = 0; i < pe->axes; i++) {	/* axis by axis: runs of bb */
+		const double *g = G + ((int64_t)i * pe->nblock + j) * bb;
+		for (int64_t e = 0; e < bb; e++)
+			X[e] += p[i] * g[e];
 	}
 }
 
@@ -198,15 +231,6 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
-/* Scratch slots of b x b doubles in a thread's workspace; expm's scratch
- * follows them. */
-enum { S_X, S_P, S_PT, S_BBAR, S_PBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
-
-static double *
-slot(const struct pe *pe, double *ws, int k)
-{
-	return ws + k * round8((int64_t)pe->block * pe->block);
-}
 
 /* One ray's rotations in one set: R(m p) = R(p)^m, block by block. */
 static void
@@ -336,16 +360,16 @@ pairs_backward(const struct pe *pe, const double *G, const float *par, int T,
 }
 
 static void
-transpose(int b, const double *A, double *AT)
+transpose(int b, const float *A, float *AT)
 {
 	for (int i = 0; i < b; i++)
 		for (int j = 0; j < b; j++)
 			AT[j * b + i] = A[i * b + j];
 }
 
-/* acc += the float block dR of token t, block j. */
+/* acc += the block dR of token t, block j. */
 static void
-add_block(const struct pe *pe, const float *dR, int t, int j, double *acc)
+add_block(const struct pe *pe, const float *dR, int t, int j, float *acc)
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
 	const float *d = dR + (int64_t)t * pe->rsize + j * bb;
@@ -355,22 +379,26 @@ add_block(const struct pe *pe, const float *dR, int t, int j, double *acc)
 }
 
 /*
- * Backward of block j of one set through expm, ray by ray in order:
- * dg[axes][nblock][b(b-1)/2] for this j.  Along a ray B_k = B_(k-1) P,
- * so the adjoints run down it (Bbar_(k-1) = Bbar_k P^T + dR of the token
- * at k-1, Pbar += B_(k-1)^T Bbar_k) and one adjoint Frechet derivative at
- * the base finishes the ray.
+ * Backward of block j of one set through expm, ray by ray in order, in
+ * float: dg[axes][nblock][b(b-1)/2] for this j.  Along a ray B_k = R(k p)
+ * = B_(k-1) P with P = R(p), so the adjoints run down it (Bbar_(k-1) =
+ * Bbar_k P^T + dR of the token at k-1, Pbar += B_(k-1)^T Bbar_k) and one
+ * adjoint Frechet derivative at the base finishes the ray.  The B_k are
+ * the forward's R of the ray's tokens; a multiple with no token on it is
+ * made by a product.
  */
 static void
 block_backward(const struct pe *pe, const double *G, int j, const struct rays *ry,
-    const float *pos, const float *dR, double *dg, double *ws)
+    const float *pos, const float *R, const float *dR, double *dg, double *ws)
 {
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
 	int64_t bb = (int64_t)b * b, k3 = tri(b);
-	double *X = slot(pe, ws, S_X), *P = slot(pe, ws, S_P), *PT = slot(pe, ws, S_PT);
-	double *Bbar = slot(pe, ws, S_BBAR), *Pbar = slot(pe, ws, S_PBAR);
-	double *tmp = slot(pe, ws, S_TMP), *T1 = slot(pe, ws, S_T1), *dX = slot(pe, ws, S_DX);
-	double *ews = slot(pe, ws, S_END);
+	double *Xd = ws;
+	float *X = fslot(pe, ws, S_X), *PT = fslot(pe, ws, S_PT);
+	float *Bbar = fslot(pe, ws, S_BBAR), *Pbar = fslot(pe, ws, S_PBAR);
+	float *tmp = fslot(pe, ws, S_TMP), *T1 = fslot(pe, ws, S_T1), *dX = fslot(pe, ws, S_DX);
+	float *ews = fslot(pe, ws, S_END);
+	const float *B[RAYS_MAXMULT + 1];	/* B[k] = R(k p), k < M */
 
 	for (int r = 0; r < ry->nray; r++) {
 		int first = ry->start[r], last = ry->start[r + 1] - 1, base = ry->tok[first];
@@ -379,25 +407,35 @@ block_backward(const struct pe *pe, const double *G, int j, const struct rays *r
 
 		for (int i = 0; i < N; i++)
 			p[i] = pos[(int64_t)base * N + i];
-		position_generator(pe, G, j, p, X);
+		position_generator(pe, G, j, p, Xd);
+		for (int64_t e = 0; e < bb; e++)
+			X[e] = (float)Xd[e];
 		memset(Pbar, 0, sizeof *Pbar * bb);
 		if (M > 1) {
-			/* B_1 = P, B_k = B_(k-1) P at slot S_POW + k - 2 */
-			expm_skew(b, X, P, ews);
+			const float *P = R + (int64_t)base * pe->rsize + j * bb;
+			B[1] = P;
+			for (int k = 2, q = first + 1; k < M; k++) {
+				while (ry->mult[ry->tok[q]] < k)
+					q++;
+				if (ry->mult[ry->tok[q]] == k) {
+					B[k] = R + (int64_t)ry->tok[q] * pe->rsize + j * bb;
+				} else {
+					float *o = fslot(pe, ws, S_POW + k - 2);
+					expm_mul_f32(b, B[k - 1], P, o, 0);
+					B[k] = o;
+				}
+			}
 			transpose(b, P, PT);
-			for (int k = 2; k < M; k++)
-				expm_mul(b, k == 2 ? P : slot(pe, ws, S_POW + k - 3), P,
-				    slot(pe, ws, S_POW + k - 2), 0);
 			memset(Bbar, 0, sizeof *Bbar * bb);
 			for (int k = M, q = last; k >= 1; k--) {
 				for (; q >= first && ry->mult[ry->tok[q]] == k; q--)
 					add_block(pe, dR, ry->tok[q], j, Bbar);
 				if (k == 1)
 					break;
-				transpose(b, k == 2 ? P : slot(pe, ws, S_POW + k - 3), T1);
-				expm_mul(b, T1, Bbar, Pbar, 1);
-				expm_mul(b, Bbar, PT, tmp, 0);
-				double *sw = Bbar; Bbar = tmp; tmp = sw;
+				transpose(b, B[k - 1], T1);
+				expm_mul_f32(b, T1, Bbar, Pbar, 1);
+				expm_mul_f32(b, Bbar, PT, tmp, 0);
+				float *sw = Bbar; Bbar = tmp; tmp = sw;
 			}
 			for (int64_t e = 0; e < bb; e++)
 				Pbar[e] += Bbar[e];
@@ -405,11 +443,11 @@ block_backward(const struct pe *pe, const double *G, int j, const struct rays *r
 			for (int q = first; q <= last; q++)
 				add_block(pe, dR, ry->tok[q], j, Pbar);
 		}
-		expm_skew_adjoint(b, X, Pbar, dX, NULL, ews);
+		expm_skew_adjoint_f32(b, X, Pbar, dX, NULL, ews);
 		int64_t q = 0;
 		for (int rr = 0; rr < b; rr++)
 			for (int c = rr + 1; c < b; c++, q++) {
-				double g = dX[rr * b + c] - dX[c * b + rr];
+				double g = (double)dX[rr * b + c] - dX[c * b + rr];
 				for (int i = 0; i < N; i++)
 					dg[((int64_t)i * nb + j) * k3 + q] += p[i] * g;
 			}
@@ -454,8 +492,8 @@ to_params(const struct pe *pe, const float *par, const double *dg, float *dpar)
 
 void
 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
-    const float *params, int T, const float *pos, const float *dR,
-    float *dparams)
+    const float *params, int T, const float *pos, const float *R,
+    const float *dR, float *dparams)
 {
 	int b = pe->block, nb = pe->nblock, N = pe->axes;
 	int64_t per = (int64_t)N * nb * b * b, dper = dgen_per_set(pe);
@@ -471,14 +509,15 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 #pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 1)
 	for (int64_t it = 0; it < items; it++) {
 		int set = (int)(pairwise ? it : it / nb);
+		const float *Rs = R + (int64_t)set * T * pe->rsize;
 		const float *dRs = dR + (int64_t)set * T * pe->rsize;
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
 		if (pairwise)
 			pairs_backward(pe, w->gen + set * per, params + set * pe->set_params,
 			    T, pos, dRs, w->dgen + set * dper);
 		else
-			block_backward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos, dRs,
-			    w->dgen + set * dper, ws);
+			block_backward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos, Rs,
+			    dRs, w->dgen + set * dper, ws);
 	}
 #pragma omp parallel for num_threads(w->nthread) schedule(static)
 	for (int s = 0; s < pe->nset; s++)

@@ -926,7 +926,7 @@ vit_backward(struct vit *m)
 	}
 
 	if (s->rotary)
-		pe_rotations_backward(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr,
+		pe_rotations_backward(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R,
 		    s->dR, GRAD(m, s->pe_params));
 	if (pemb > 0)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);

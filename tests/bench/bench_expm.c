@@ -38,8 +38,8 @@ timeit(const struct pe *pe, struct pe_work *w, const float *params,
 	double t0 = now_seconds(), t;
 
 	do {
-		if (back)
-			pe_rotations_backward(pe, w, params, T, pos, R, dparams);
+		if (back)	/* R itself as dL/dR: any values time the same */
+			pe_rotations_backward(pe, w, params, T, pos, R, R, dparams);
 		else
 			pe_rotations(pe, w, params, T, pos, R);
 		reps++;

@@ -91,7 +91,7 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 	double t0 = now_seconds();
 	for (int r = 0; r < 2; r++) {
 		pe_rotations(&pe, &w, m->param + t->off, T, pos, R);
-		pe_rotations_backward(&pe, &w, m->param + t->off, T, pos, dR, dp);
+		pe_rotations_backward(&pe, &w, m->param + t->off, T, pos, R, dR, dp);
 	}
 	double ms = (now_seconds() - t0) / 2 * 1e3;
 	pe_work_free(&w);

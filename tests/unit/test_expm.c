@@ -49,6 +49,9 @@ main(void)
 		double *Rf = malloc(sizeof *Rf * nn), *ref = malloc(sizeof *ref * nn);
 		double *G = malloc(sizeof *G * nn), *dX = malloc(sizeof *dX * nn);
 		double *D = malloc(sizeof *D * nn), *Xh = malloc(sizeof *Xh * nn);
+		float *wsf = aligned_alloc(64, sizeof(float) * ((expm_scratch_f32(n) + 15) / 16 * 16));
+		float *Xf = malloc(sizeof *Xf * nn), *Gf = malloc(sizeof *Gf * nn);
+		float *dXf = malloc(sizeof *dXf * nn), *Rff = malloc(sizeof *Rff * nn);
 
 		for (size_t b = 0; b < sizeof scales / sizeof *scales; b++) {
 			/* entries up to scale: 2-norm up to about scale * n / 2 */
@@ -85,12 +88,37 @@ main(void)
 			double fd = (fp - fm) / (2 * h), an = dot(nn, dX, D);
 			CHECK_CLOSE(an, fd, 1e-6 * fmax(1, sqrt((double)nn)),
 			    "n=%d scale %g: adjoint Frechet derivative matches central differences", n, scales[b]);
+
+			/* float: what the rotations' backward pass uses, against
+			 * the double results (errors grow with the squarings) */
+			int sq = expm_squarings(n, X, ws);
+			for (int64_t k = 0; k < nn; k++) {
+				Xf[k] = (float)X[k];
+				Gf[k] = (float)G[k];
+			}
+			expm_skew_adjoint_f32(n, Xf, Gf, dXf, Rff, wsf);
+			double ef = 0, gf = 0, gmax = 0;
+			for (int64_t k = 0; k < nn; k++) {
+				ef = fmax(ef, fabs(Rff[k] - ref[k]));
+				gf = fmax(gf, fabs(dXf[k] - dX[k]));
+				gmax = fmax(gmax, fabs(dX[k]));
+			}
+			CHECK(ef < 2e-6 * (1 << sq), "n=%d scale %g (s=%d): float exp agrees with the long-double reference (%.2g)",
+			    n, scales[b], sq, ef);
+			CHECK(gf < 2e-6 * (1 << sq) * fmax(1, gmax), "n=%d scale %g: float adjoint agrees with double (%.2g of max %.3g)",
+			    n, scales[b], gf, gmax);
+			expm_skew_f32(n, Xf, Rff, wsf);
+			ef = 0;
+			for (int64_t k = 0; k < nn; k++)
+				ef = fmax(ef, fabs(Rff[k] - ref[k]));
+			CHECK(ef < 2e-6 * (1 << sq), "n=%d scale %g: float exp alone agrees too (%.2g)", n, scales[b], ef);
 		}
 		/* determinism: the same input gives the same bits */
 		rand_skew(&r, n, 3, X);
 		expm_skew(n, X, R, ws);
 		expm_skew(n, X, Rf, ws);
 		CHECK(memcmp(R, Rf, sizeof *R * nn) == 0, "n=%d: exp is deterministic", n);
+		free(wsf); free(Xf); free(Gf); free(dXf); free(Rff);
 		free(ws); free(X); free(R); free(Rf); free(ref); free(G); free(dX); free(D); free(Xh);
 	}
 	/* exp(0) = I exactly */

@@ -342,10 +342,12 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		CHECK(defect > 1e-2, "%s %dD: R(x)^T R(y) != R(y - x) (defect %.2g)", spec, axes, defect);
 
 	/* gradient: L = sum W o R; dL/dparams against central differences
-	 * of the double reference */
+	 * of the double reference.  Blocks wider than 2 run the backward in
+	 * float: 1e-4 relative leaves room for float rounding summed over
+	 * 3T tokens (measured up to 1.3e-5) and none for a wrong term. */
 	for (int64_t e = 0; e < nR; e++)
 		W[e] = (float)(2 * rng_uniform(&r) - 1);
-	pe_rotations_backward(&pe, &w, params, 3 * T, pos, W, dp);
+	pe_rotations_backward(&pe, &w, params, 3 * T, pos, R, W, dp);
 	double gerr = 0, gmax = 0;
 	int64_t nsample = pe.nparam < 24 ? pe.nparam : 24;
 	for (int64_t q = 0; q < nsample; q++) {
@@ -365,7 +367,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		gmax = fmax(gmax, fabs(fd));
 	}
 	if (pe.nparam)
-		CHECK(gerr < 1e-5, "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
+		CHECK(gerr < (pe.block > 2 && pe.kind != PE_RIEMANN ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
 		    spec, axes, share, grid ? " on a grid" : "", (long long)pe.nparam, gerr, gmax);
 
 	/* determinism: one thread and two give the same bytes */
@@ -374,7 +376,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	omp_set_num_threads(1);
 	pe_work_init(&w1, &pe, 3 * T);
 	pe_rotations(&pe, &w1, params, 3 * T, pos, R2);
-	pe_rotations_backward(&pe, &w1, params, 3 * T, pos, W, dp2);
+	pe_rotations_backward(&pe, &w1, params, 3 * T, pos, R2, W, dp2);
 	omp_set_num_threads(nt);
 	CHECK(memcmp(R, R2, sizeof(float) * nR) == 0 && memcmp(dp, dp2, sizeof(float) * pe.nparam) == 0,
 	    "%s %dD: same bytes on 1 and %d threads", spec, axes, nt);

@@ -1,0 +1,371 @@
+/*
+ * expm_impl.h - the algorithm of expm.h, written once for a scalar type:
+ * expm.c includes it with REAL double, expm_f32.c with REAL float (where
+ * a 64-byte vector holds 16 lanes, so the same kernels do twice the work
+ * per instruction).  Before including, define REAL, VL (lanes of a 64-byte
+ * vector), HALF (1 when a 32-byte half vector kernel is wanted for n a
+ * multiple of 8 but not of VL) and NAME(x) (the public name of x).
+ */
+#include <math.h>
+#include <string.h>
+
+typedef REAL vec __attribute__((vector_size(64), aligned(sizeof(REAL))));
+typedef REAL hvec __attribute__((vector_size(32), aligned(sizeof(REAL))));
+
+/* The T18 coefficients: B_i = sum_j c[i][j] {I, Z, Z^2, Z^3, Z^6}[j],
+ * A9 = B0 B4 + B3, T18(Z) = B1 + (B2 + A9) A9 (Bader, Blanes, Casas 2019,
+ * double precision table). */
+static const REAL c18[5][5] = {
+	{ 0., -1.00365581030144618291e-01, -8.02924648241156932449e-03,
+	  -8.92138498045729985177e-04, 0. },
+	{ 0., 3.97849749499645077844e-01, 1.36783778460411720168e+00,
+	  4.98289622525382669416e-01, -6.37898194594723280150e-04 },
+	{ -1.09676396052962061844e+01, 1.68015813878906206114e+00,
+	  5.71779846478865511061e-02, -6.98210122488052056106e-03,
+	  3.34975017086070470649e-05 },
+	{ -9.04316832390810593223e-02, -6.76404519071381882256e-02,
+	  6.75961301770459654925e-02, 2.95552570429315521194e-02,
+	  -1.39180257516060693404e-05 },
+	{ 0., 0., -9.23364619367118555360e-02, -1.69364939002081722752e-02,
+	  -1.40086798182036094347e-05 },
+};
+
+/* C[8][2 VL] (+)= A[8][n] B[n][2 VL], rows at stride n. */
+static inline void
+kern_2v(int n, const REAL *A, const REAL *B, REAL *C, int acc)
+{
+	vec c00 = {0}, c01 = {0}, c10 = {0}, c11 = {0}, c20 = {0}, c21 = {0};
+	vec c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
+	vec c60 = {0}, c61 = {0}, c70 = {0}, c71 = {0};
+
+	for (int k = 0; k < n; k++, A++, B += n) {
+		vec b0 = *(const vec *)B, b1 = *(const vec *)(B + VL);
+#define ROW(r) { REAL x = A[r * n]; c##r##0 += x * b0; c##r##1 += x * b1; }
+		ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
+#undef ROW
+	}
+#define OUT(r) { vec *o0 = (vec *)(C + r * n), *o1 = (vec *)(C + r * n + VL); \
+	if (acc) { *o0 += c##r##0; *o1 += c##r##1; } \
+	else { *o0 = c##r##0; *o1 = c##r##1; } }
+	OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5) OUT(6) OUT(7)
+#undef OUT
+}
+
+/* C[8][w] (+)= A[8][n] B[n][w] with a w-lane vector type V. */
+#define KERN_1V(name, V)						\
+static inline void							\
+name(int n, const REAL *A, const REAL *B, REAL *C, int acc)		\
+{									\
+	V c0 = {0}, c1 = {0}, c2 = {0}, c3 = {0}, c4 = {0}, c5 = {0};	\
+	V c6 = {0}, c7 = {0};						\
+									\
+	for (int k = 0; k < n; k++, A++, B += n) {			\
+		V b = *(const V *)B;					\
+		c0 += A[0] * b; c1 += A[n] * b; c2 += A[2 * n] * b;	\
+		c3 += A[3 * n] * b; c4 += A[4 * n] * b;			\
+		c5 += A[5 * n] * b; c6 += A[6 * n] * b;			\
+		c7 += A[7 * n] * b;					\
+	}								\
+	V *o[8];							\
+	for (int r = 0; r < 8; r++)					\
+		o[r] = (V *)(C + r * n);				\
+	if (acc) {							\
+		*o[0] += c0; *o[1] += c1; *o[2] += c2; *o[3] += c3;	\
+		*o[4] += c4; *o[5] += c5; *o[6] += c6; *o[7] += c7;	\
+	} else {							\
+		*o[0] = c0; *o[1] = c1; *o[2] = c2; *o[3] = c3;		\
+		*o[4] = c4; *o[5] = c5; *o[6] = c6; *o[7] = c7;		\
+	}								\
+}
+KERN_1V(kern_1v, vec)
+#if HALF
+KERN_1V(kern_h, hvec)
+#endif
+#undef KERN_1V
+
+/*
+ * C (+)= A B for n x n row-major matrices: tiles of 8 rows by the widest
+ * vector width that divides n.  half: only the tiles that meet the upper
+ * triangle (i <= j); the caller mirrors the rest.
+ */
+static void
+mm(int n, const REAL *A, const REAL *B, REAL *C, int acc, int half)
+{
+	int w = n % (2 * VL) == 0 ? 2 * VL : n % VL == 0 ? VL :
+	    HALF && n % 8 == 0 ? 8 : 0;
+
+	if (w != 0) {
+		for (int j0 = 0; j0 < n; j0 += w) {
+			int iend = half && j0 + w < n ? j0 + w : n;
+			for (int i0 = 0; i0 < iend; i0 += 8) {
+				const REAL *a = A + i0 * n, *b = B + j0;
+				REAL *c = C + i0 * n + j0;
+				if (w == 2 * VL)
+					kern_2v(n, a, b, c, acc);
+				else if (w == VL)
+					kern_1v(n, a, b, c, acc);
+#if HALF
+				else
+					kern_h(n, a, b, c, acc);
+#endif
+			}
+		}
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		REAL *c = C + i * n;
+		if (!acc)
+			memset(c, 0, sizeof *c * n);
+		for (int k = 0; k < n; k++) {
+			REAL a = A[i * n + k];
+			const REAL *b = B + k * n;
+			for (int j = 0; j < n; j++)
+				c[j] += a * b[j];
+		}
+	}
+}
+
+/* C = A B where the product is known symmetric (sign 1) or skew (-1). */
+static void
+mm_sym(int n, const REAL *A, const REAL *B, REAL *C, REAL sign)
+{
+	mm(n, A, B, C, 0, 1);
+	for (int i = 0; i < n; i++) {
+		if (sign < 0)
+			C[i * n + i] = 0;
+		for (int j = 0; j < i; j++)
+			C[i * n + j] = sign * C[j * n + i];
+	}
+}
+
+void
+NAME(expm_mul)(int n, const REAL *A, const REAL *B, REAL *C, int acc)
+{
+	mm(n, A, B, C, acc, 0);
+}
+
+/* Elements of one n x n slot, rounded up to whole 64-byte lines. */
+static int64_t
+slot(int n)
+{
+	return ((int64_t)n * n + VL - 1) / VL * VL;
+}
+
+int64_t
+NAME(expm_scratch)(int n)
+{
+	return 24 * slot(n) + 2 * (((int64_t)n + VL - 1) / VL * VL);
+}
+
+/* Estimate ||X||_2 by power iteration on X^T X (a lower bound that is
+ * sharp after a few steps), scaled up 10% and capped by ||X||_1. */
+static double
+norm2_est(int n, const REAL *X, REAL *v, REAL *w)
+{
+	double norm1 = 0, r = 0;
+
+	for (int j = 0; j < n; j++)	/* column sums, row by row */
+		v[j] = 0;
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++)
+			v[j] += fabs(X[i * n + j]);
+	for (int j = 0; j < n; j++)
+		norm1 = fmax(norm1, v[j]);
+	if (norm1 == 0)
+		return 0;
+	for (int i = 0; i < n; i++)
+		v[i] = 1 + (REAL)((i * 7919) % 13) / 13;
+	for (int it = 0; it < 6; it++) {
+		double vv = 0, ww = 0;
+		/* w = X v = -X^T v, row by row so that it vectorizes */
+		for (int i = 0; i < n; i++)
+			w[i] = 0;
+		for (int j = 0; j < n; j++)
+			for (int i = 0; i < n; i++)
+				w[i] -= v[j] * X[j * n + i];
+		for (int i = 0; i < n; i++) {
+			ww += w[i] * w[i];
+			vv += v[i] * v[i];
+		}
+		r = fmax(r, sqrt(ww / vv));
+		if (ww == 0)
+			break;
+		for (int j = 0; j < n; j++)	/* v = X^T w */
+			v[j] = 0;
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				v[j] += w[i] * X[i * n + j];
+	}
+	return fmin(1.1 * r, norm1);
+}
+
+static int
+squarings(int n, const REAL *X, REAL *ws)
+{
+	REAL *v = ws + 24 * slot(n), *w = v + (n + VL - 1) / VL * VL;
+	double rho = norm2_est(n, X, v, w);
+
+	return rho > EXPM_THETA ? (int)ceil(log2(rho / EXPM_THETA)) : 0;
+}
+
+int
+NAME(expm_squarings)(int n, const REAL *X, REAL *ws)
+{
+	return squarings(n, X, ws);
+}
+
+/* out[i] = sum_j c18[i][j] m[j] over {I, Z, Z2, Z3, Z6} for the five B_i
+ * in one pass (or their E parts, with no identity term when eye is 0). */
+static void
+combine(int n, REAL *const m[5], REAL *const out[5], int eye)
+{
+	int64_t nn = (int64_t)n * n, k = 0;
+	const REAL *m1 = m[1], *m2 = m[2], *m3 = m[3], *m4 = m[4];
+	REAL *o0 = out[0], *o1 = out[1], *o2 = out[2], *o3 = out[3], *o4 = out[4];
+
+	/* whole vectors by hand: GCC leaves this loop of nine streams scalar */
+#define B(i) c18[i][1] * z1 + c18[i][2] * z2 + c18[i][3] * z3 + c18[i][4] * z4
+	for (; k + VL <= nn; k += VL) {
+		vec z1 = *(const vec *)(m1 + k), z2 = *(const vec *)(m2 + k);
+		vec z3 = *(const vec *)(m3 + k), z4 = *(const vec *)(m4 + k);
+		*(vec *)(o0 + k) = B(0); *(vec *)(o1 + k) = B(1);
+		*(vec *)(o2 + k) = B(2); *(vec *)(o3 + k) = B(3);
+		*(vec *)(o4 + k) = B(4);
+	}
+	for (; k < nn; k++) {
+		REAL z1 = m1[k], z2 = m2[k], z3 = m3[k], z4 = m4[k];
+		o0[k] = B(0); o1[k] = B(1); o2[k] = B(2); o3[k] = B(3); o4[k] = B(4);
+	}
+#undef B
+	if (eye)
+		for (int i = 0; i < 5; i++)
+			for (int d = 0; d < n; d++)
+				out[i][d * n + d] += c18[i][0];
+}
+
+/*
+ * The algorithm on the pair (Z, E) standing for [[Z, E], [0, Z]] with Z
+ * skew; E is NULL for the plain exponential.  On return P holds exp(Z)
+ * and, with E, Q holds L(Z, E).  Z and E are scaled in place.
+ */
+static void
+expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
+{
+	int64_t sz = slot(n), nn = (int64_t)n * n;
+	REAL *a[12], *e[12];
+	int pair = *Q != NULL;
+
+	for (int k = 0; k < 12; k++) {
+		a[k] = ws + k * sz;
+		e[k] = ws + (12 + k) * sz;
+	}
+	/* a[0] = Z, a[1] = Z^2, a[2] = Z^3, a[3] = Z^6; a[4..8] = B0..B4;
+	 * a[9] = A9, a[10] scratch, a[11] a squaring buffer. */
+	mm_sym(n, a[0], a[0], a[1], 1);
+	mm_sym(n, a[1], a[0], a[2], -1);
+	mm_sym(n, a[2], a[2], a[3], 1);
+	if (pair) {
+		mm(n, a[0], e[0], e[1], 0, 0);
+		mm(n, e[0], a[0], e[1], 1, 0);
+		mm(n, a[1], e[0], e[2], 0, 0);
+		mm(n, e[1], a[0], e[2], 1, 0);
+		mm(n, a[2], e[2], e[3], 0, 0);
+		mm(n, e[2], a[2], e[3], 1, 0);
+	}
+	REAL *am[5] = { NULL, a[0], a[1], a[2], a[3] };
+	REAL *em[5] = { NULL, e[0], e[1], e[2], e[3] };
+	combine(n, am, a + 4, 1);
+	if (pair)
+		combine(n, em, e + 4, 0);
+	/* A9 = B0 B4 + B3 */
+	memcpy(a[9], a[7], sizeof(REAL) * nn);
+	mm(n, a[4], a[8], a[9], 1, 0);
+	if (pair) {
+		memcpy(e[9], e[7], sizeof(REAL) * nn);
+		mm(n, a[4], e[8], e[9], 1, 0);
+		mm(n, e[4], a[8], e[9], 1, 0);
+	}
+	/* T18 = B1 + (B2 + A9) A9 */
+	for (int64_t k = 0; k < nn; k++)
+		a[10][k] = a[6][k] + a[9][k];
+	REAL *p = a[11], *q = e[11];
+	memcpy(p, a[5], sizeof(REAL) * nn);
+	mm(n, a[10], a[9], p, 1, 0);
+	if (pair) {
+		for (int64_t k = 0; k < nn; k++)
+			e[10][k] = e[6][k] + e[9][k];
+		memcpy(q, e[5], sizeof(REAL) * nn);
+		mm(n, a[10], e[9], q, 1, 0);
+		mm(n, e[10], a[9], q, 1, 0);
+	}
+	/* (P, Q)^2 = (P P, P Q + Q P), ping-pong with slots 0 and 1 */
+	REAL *p2 = a[0], *q2 = e[0];
+	for (int k = 0; k < s; k++) {
+		mm(n, p, p, p2, 0, 0);
+		if (pair) {
+			mm(n, p, q, q2, 0, 0);
+			mm(n, q, p, q2, 1, 0);
+			REAL *t = q; q = q2; q2 = t;
+		}
+		REAL *t = p; p = p2; p2 = t;
+	}
+	*P = p;
+	*Q = pair ? q : NULL;
+}
+
+static int
+is_zero(int64_t nn, const REAL *X)
+{
+	for (int64_t k = 0; k < nn; k++)
+		if (X[k] != 0)
+			return 0;
+	return 1;
+}
+
+void
+NAME(expm_skew)(int n, const REAL *X, REAL *R, REAL *ws)
+{
+	int64_t nn = (int64_t)n * n;
+	int s = squarings(n, X, ws);
+	REAL scale = (REAL)ldexp(1.0, -s), *P, *Q = NULL;
+
+	if (is_zero(nn, X)) {
+		for (int64_t k = 0; k < nn; k++)
+			R[k] = k % (n + 1) == 0;
+		return;
+	}
+	for (int64_t k = 0; k < nn; k++)
+		ws[k] = X[k] * scale;
+	expm_pair(n, s, ws, &P, &Q);
+	memcpy(R, P, sizeof(REAL) * nn);
+}
+
+void
+NAME(expm_skew_adjoint)(int n, const REAL *X, const REAL *G, REAL *dX,
+    REAL *R, REAL *ws)
+{
+	int64_t nn = (int64_t)n * n, sz = slot(n);
+	int s = squarings(n, X, ws);
+	REAL scale = (REAL)ldexp(1.0, -s), *P, *Q;
+
+	if (is_zero(nn, X)) {		/* L(0, G) = G */
+		memcpy(dX, G, sizeof(REAL) * nn);
+		if (R)
+			for (int64_t k = 0; k < nn; k++)
+				R[k] = k % (n + 1) == 0;
+		return;
+	}
+	/* [[X^T, G], [0, X^T]] / 2^s, X^T = -X */
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			ws[i * n + j] = X[j * n + i] * scale;
+			ws[12 * sz + i * n + j] = G[i * n + j] * scale;
+		}
+	Q = ws + 12 * sz;
+	expm_pair(n, s, ws, &P, &Q);
+	memcpy(dX, Q, sizeof(REAL) * nn);
+	if (R)		/* exp(X) = exp(X^T)^T */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j < n; j++)
+				R[i * n + j] = P[j * n + i];
+}

@@ -414,7 +414,7 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 			goto nomem;
 		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
 	}
-	if ((s->pe.kind == PE_ABS || s->pe.kind == PE_SINCOS) && grid_size(c->grid, c->axes) <= maxT)
+	if (vit_has_table(m) && grid_size(c->grid, c->axes) <= maxT)
 		vit_set_grid(m, c->grid);
 	return m;
 nomem:
@@ -470,6 +470,12 @@ vit_set_grid(struct vit *m, const int *grid)
 	memcpy(s->grid, grid, sizeof(int) * A);
 	posemb_grid(s->pidx, s->pw, m->c.grid, grid, A);
 	return 0;
+}
+
+int
+vit_has_table(const struct vit *m)
+{
+	return m->st->pe.kind == PE_ABS || m->st->pe.kind == PE_SINCOS;
 }
 
 void
@@ -680,7 +686,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "model holds %d x %d", B, T, m->maxB, m->maxT);
 		return NAN;
 	}
-	int table = s->pe.kind == PE_ABS || s->pe.kind == PE_SINCOS;
+	int table = vit_has_table(m);
 	if (table && T != grid_size(s->grid, c->axes)) {
 		snprintf(m->err, sizeof m->err, "%d tokens do not fill the grid "
 		    "of the position table (vit_set_grid)", T);

@@ -7,13 +7,15 @@
 #include "vitfit.h"
 
 int
-vit_reserve(struct vit **m, int B, int T, char *err, size_t errlen)
+vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 {
 	struct vit *old = *m, *new;
+	struct vit_config c = old->c;
 
-	if (B <= old->maxB && T <= old->maxT)
+	if (B <= old->maxB && T <= old->maxT && (!varied || c.pos_per_record))
 		return 0;
-	new = vit_create(&old->c, B > old->maxB ? B : old->maxB,
+	c.pos_per_record |= varied;
+	new = vit_create(&c, B > old->maxB ? B : old->maxB,
 	    T > old->maxT ? T : old->maxT, 0, err, errlen);
 	if (new == NULL)
 		return -1;
@@ -32,14 +34,19 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 {
 	int grid[VIT_MAXAXES];
 
-	if (vit_reserve(m, b->n, b->T, err, errlen) < 0)
+	if (vit_reserve(m, b->n, b->T, batch_varied(b), err, errlen) < 0)
 		return -1;
-	if (batch_grid(b, grid) == 0) {
-		if (vit_set_grid(*m, grid) == 0)
-			return 0;
-	} else if (strcmp((*m)->c.pe, "none") == 0)
+	if (batch_grid(b, grid) == 0 && vit_set_grid(*m, grid) == 0)
 		return 0;
+	if (!vit_has_table(*m))
+		return 0;	/* rotations and locality take any positions */
+	const struct vit_config *c = &(*m)->c;
+	int64_t cells = 1;
+	for (int a = 0; a < c->axes; a++)
+		cells *= c->grid[a];
+	if (cells == b->T && vit_set_grid(*m, c->grid) == 0)
+		return 0;	/* augmented positions of the training grid */
 	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
-	    "not a grid the model can take", (long long)b->first + 1, b->T);
+	    "not a grid the model's position table can take", (long long)b->first + 1, b->T);
 	return -1;
 }

@@ -11,13 +11,17 @@
 #include "batch.h"
 #include "vit.h"
 
-/* Make *m take batches of B records of T tokens, rebuilding it with the
- * same config, parameters, gradients and moments when it is too small.
- * 0, or -1 with err (*m unchanged). */
-int	 vit_reserve(struct vit **m, int B, int T, char *err, size_t errlen);
-/* vit_reserve for b, then set the grid of b's positions (batch_grid); a
- * batch whose positions are no full grid keeps the model's grid, which must
- * then hold its tokens (pe none needs no grid).  0, or -1 with err. */
+/* Make *m take batches of B records of T tokens (and of positions that
+ * differ between records when varied is 1), rebuilding it with the same
+ * config, parameters, gradients and moments when it is too small (or
+ * keeps one set of rotations for all records).  0, or -1 with err (*m
+ * unchanged). */
+int	 vit_reserve(struct vit **m, int B, int T, int varied, char *err,
+	    size_t errlen);
+/* vit_reserve for b, then set the grid of b's positions (batch_grid).  A
+ * batch whose positions are no full grid (augmented, or of any layout)
+ * suits every encoding; a position table (abs, sincos) then takes the
+ * training grid, which must hold the batch's tokens.  0, or -1 with err. */
 int	 vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen);
 
 #endif

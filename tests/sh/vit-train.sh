@@ -177,6 +177,26 @@ check_grep "... said" "8 values, the model takes 4" "$T/err"
 gen --records 8 --axes 3 > "$T/a3.vt"
 check_exit 1 "resume: positions of another rank" vit-train --resume --threads 1 -o "$T/h.vt" "$T/a3.vt"
 
+# Augmented positions (ComRoPE's perturbation, posgen --perturb): each
+# record has its own positions, which are no grid; rotary models keep the
+# rotations per record, a position table takes the training grid.
+patchify --patch 7 --idx "$FM/t10k-images-idx3-ubyte.gz" \
+    --labels "$FM/t10k-labels-idx1-ubyte.gz" | vtool head -n 64 > "$T/fm.vt"
+posgen "$T/fm.vt" > "$T/grid.vt"
+posgen --perturb 0.5 --seed 2 "$T/fm.vt" > "$T/pert.vt"
+for pe in liere:8 comrope-ld:4 abs; do
+	check "augmented positions: trains --pe $pe" vit-train $M --pe $pe \
+	    --batch 32 --epochs 1 -o "$T/pert-$pe.vt" "$T/pert.vt"
+done
+[ "$(key "$T/pert-liere:8.vt" VIT_POS_PER_RECORD)" = 1 ] &&
+	ok "... the rotary model keeps rotations per record" ||
+	nok "VIT_POS_PER_RECORD: $(key "$T/pert-liere:8.vt" VIT_POS_PER_RECORD)"
+check "... vit-eval takes them" vit-eval --resamples 0 --threads 1 \
+    "$T/pert-liere:8.vt" "$T/pert.vt"
+vit-train $M --pe liere:8 --batch 32 --epochs 1 -o "$T/grid-liere.vt" "$T/grid.vt"
+check "... also with a model trained on the grid" \
+    vit-eval --resamples 0 --threads 1 "$T/grid-liere.vt" "$T/pert.vt"
+
 # Learning: only the relative position of two markers tells the class.  A
 # LieRE model learns it in 6 passes over 2000 records (seconds); without
 # positions the model stays at chance.

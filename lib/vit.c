@@ -251,7 +251,8 @@ init_params(struct vit *m, uint64_t seed)
 /* bytes in 2 MB pages where the kernel grants them (transparent huge
  * pages in "madvise" mode need the advice): the layers stride across
  * hundreds of MB of activations, and on 4 KB pages TLB misses cost the
- * rotary and attention loops about a third of their time. */
+ * rotary loops about a third of their time (liere:64, measured).  The
+ * price: the first touch may wait for the kernel to compact memory. */
 static void *
 huge_alloc(size_t bytes)
 {
@@ -259,7 +260,9 @@ huge_alloc(size_t bytes)
 	void *p = aligned_alloc(HUGE_PAGE, bytes);
 	if (p == NULL)
 		return NULL;
+#ifdef MADV_HUGEPAGE
 	madvise(p, bytes, MADV_HUGEPAGE);	/* advice: refusal is harmless */
+#endif
 	return p;
 }
 

@@ -231,7 +231,6 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
-
 /* One ray's rotations in one set: R(m p) = R(p)^m, block by block. */
 static void
 ray_forward(const struct pe *pe, const double *G, const struct rays *ry, int r,

@@ -96,6 +96,8 @@ main(void)
 				Xf[k] = (float)X[k];
 				Gf[k] = (float)G[k];
 			}
+			CHECK(expm_squarings_f32(n, Xf, wsf) == sq, "n=%d scale %g: float scales by the same 2^%d",
+			    n, scales[b], sq);
 			expm_skew_adjoint_f32(n, Xf, Gf, dXf, Rff, wsf);
 			double ef = 0, gf = 0, gmax = 0;
 			for (int64_t k = 0; k < nn; k++) {

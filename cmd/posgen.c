@@ -349,16 +349,8 @@ main(int argc, char *argv[])
 			o.records = cli_int("--records", optarg, 1, 1LL << 40);
 			nrecords = 1;
 			break;
-		case 'h':
-			usage(stdout);
-			cli_close_out(stdout, "stdout");
-			return 0;
-		case 'V':
-			cli_version();
-		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			cli_option_rest(c, argv, usage);
 		}
 	}
 	if (o.n0 && o.conv != CONV_LINSPACE)

@@ -239,16 +239,8 @@ main(int argc, char *argv[])
 		case 'g': o.gen = optarg; break;
 		case 'c': o.check = 1; break;
 		case 'P': o.pairs = cli_int("--pairs", optarg, 1, 1 << 20); break;
-		case 'h':
-			usage(stdout);
-			cli_close_out(stdout, "stdout");
-			return 0;
-		case 'V':
-			cli_version();
-		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			cli_option_rest(c, argv, usage);
 		}
 	}
 	if (!o.gen)

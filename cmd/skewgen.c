@@ -222,16 +222,8 @@ main(int argc, char *argv[])
 		case 'E': o.expand = 1; shaped = 1; break;
 		case 'F': o.from = optarg; break;
 		case 'o': o.out = optarg; break;
-		case 'h':
-			usage(stdout);
-			cli_close_out(stdout, "stdout");
-			return 0;
-		case 'V':
-			cli_version();
-		case ':':
-			usage_error("option '%s' needs an argument", argv[optind - 1]);
 		default:
-			usage_error("unknown option '%s'", argv[optind - 1]);
+			cli_option_rest(c, argv, usage);
 		}
 	}
 	if (optind < argc)

@@ -22,13 +22,19 @@ dist_of(const struct attn *a, int b)
 	return a->dist2 + (a->dist_per_record ? (size_t)b * a->T * a->T : 0);
 }
 
-/* Omega = exp(-dist2 * c) into om[T*T]. */
+/* Locality focusing of record b with scale sigma: Omega = exp(-dist2 /
+ * (2 sigma^2)) into om[n], the weights W = P o Omega into w[n]. */
 static void
-omega(float *om, const float *d2, float c, int n)
+locality(const struct attn *a, int b, float sigma, const float *P, float *om,
+    float *w, int n)
 {
+	const float *d2 = dist_of(a, b);
+	float c = 0.5f / (sigma * sigma);
 	#pragma omp simd
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		om[i] = fast_expf(-d2[i] * c);
+		w[i] = P[i] * om[i];
+	}
 }
 
 static void
@@ -72,13 +78,9 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		softmax_rows(pb, Tq, T);
 		const float *w = pb;
 		if (logsig != NULL) {
-			float *wb = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
-			float sg = expf(logsig[h]);
-			omega(wb, dist_of(a, b), 0.5f / (sg * sg), TT);
-			#pragma omp simd
-			for (int i = 0; i < TT; i++)
-				wb[i] *= pb[i];
-			w = wb;
+			float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
+			locality(a, b, expf(logsig[h]), pb, om, om + TT, TT);
+			w = om + TT;
 		}
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, hd, T,
 		    1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
@@ -110,10 +112,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 		float sg = 0;
 		if (logsig != NULL) {
 			sg = expf(logsig[h]);
-			omega(om, dist_of(a, b), 0.5f / (sg * sg), TT);
-			#pragma omp simd
-			for (int i = 0; i < TT; i++)
-				w[i] = pb[i] * om[i];
+			locality(a, b, sg, pb, om, w, TT);
 			wv = w;
 		}
 		/* dW = dout v^T; dv = W^T dout */

@@ -473,6 +473,18 @@ keep_subset(const struct source *s, const struct opts *o, int64_t *nkept)
 	return keep;
 }
 
+/* Header key "TxHxW" (video) or "HxW" (image): 0, or -1. */
+static int
+meta_dims(struct vt *out, const char *key, int d3, int t, int h, int w)
+{
+	char buf[64];
+	if (d3)
+		snprintf(buf, sizeof buf, "%dx%dx%d", t, h, w);
+	else
+		snprintf(buf, sizeof buf, "%dx%d", h, w);
+	return vt_meta_set(out, key, buf);
+}
+
 static void
 write_header(struct vt *out, const struct plan *p, const struct source *s,
     int64_t epoch_records, int argc, char **argv)
@@ -486,23 +498,11 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 	    vt_add_field(out, "label", VT_I32, 0, NULL) < 0)
 		die("%s", out->err);
 	int d3 = s->temporal;
-	if (d3)
-		snprintf(buf, sizeof buf, "%dx%dx%d", p->t / o->pt, p->oh / o->ph, p->ow / o->pw);
-	else
-		snprintf(buf, sizeof buf, "%dx%d", p->oh / o->ph, p->ow / o->pw);
-	rc |= vt_meta_set(out, "GRID", buf);
-	if (d3)
-		snprintf(buf, sizeof buf, "%dx%dx%d", o->pt, o->ph, o->pw);
-	else
-		snprintf(buf, sizeof buf, "%dx%d", o->ph, o->pw);
-	rc |= vt_meta_set(out, "PATCH", buf);
+	rc |= meta_dims(out, "GRID", d3, p->t / o->pt, p->oh / o->ph, p->ow / o->pw);
+	rc |= meta_dims(out, "PATCH", d3, o->pt, o->ph, o->pw);
 	snprintf(buf, sizeof buf, "%d", p->c);
 	rc |= vt_meta_set(out, "CHANNELS", buf);
-	if (d3)
-		snprintf(buf, sizeof buf, "%dx%dx%d", p->t, p->oh, p->ow);
-	else
-		snprintf(buf, sizeof buf, "%dx%d", p->oh, p->ow);
-	rc |= vt_meta_set(out, "SIZE", buf);
+	rc |= meta_dims(out, "SIZE", d3, p->t, p->oh, p->ow);
 	rc |= vt_meta_set(out, "SOURCE", s->what);
 	if (s->nclass > 0) {
 		snprintf(buf, sizeof buf, "%d", s->nclass);

@@ -296,17 +296,6 @@ batch_grid(struct batch *b, int *grid)
 }
 
 int
-batch_varied(const struct batch *b)
-{
-	size_t row = (size_t)b->T * b->A;
-
-	for (int i = 1; i < b->n; i++)
-		if (memcmp(b->pos, b->pos + i * row, sizeof(float) * row) != 0)
-			return 1;
-	return 0;
-}
-
-int
 batch_skip(struct batch_reader *br, int64_t n)
 {
 	for (; n > 0; n--) {

@@ -60,9 +60,6 @@ int	 batch_next(struct batch_reader *br, struct batch *b, int max);
  * distinct coordinates along each axis.  0, or -1 when their product is
  * not the token count (positions that are not a full grid). */
 int	 batch_grid(struct batch *b, int *grid);
-/* 1 when some record's positions differ from the first's (augmented
- * positions: posgen --perturb, --offset), else 0. */
-int	 batch_varied(const struct batch *b);
 /* Read past n records without converting them: 0, or -1 (also when the
  * stream ends first). */
 int	 batch_skip(struct batch_reader *br, int64_t n);

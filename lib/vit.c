@@ -528,9 +528,8 @@ distances(const struct vit_config *c, float *d2 /* [T1][T1] */,
 		}
 }
 
-/* 1 when every record's positions equal record 0's. */
-static int
-shared_positions(const float *pos, int B, int T, int A)
+int
+vit_shared_positions(const float *pos, int B, int T, int A)
 {
 	for (int b = 1; b < B; b++)
 		if (memcmp(pos, pos + (size_t)b * T * A, sizeof(float) * T * A) != 0)
@@ -699,7 +698,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		snprintf(m->err, sizeof m->err, "positions needed");
 		return NAN;
 	}
-	int shared = pos == NULL || shared_positions(pos, B, T, c->axes);
+	int shared = pos == NULL || vit_shared_positions(pos, B, T, c->axes);
 	if (s->rotary && !shared && !c->pos_per_record) {
 		snprintf(m->err, sizeof m->err, "records of a batch have "
 		    "different positions: the model needs pos_per_record");

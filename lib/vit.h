@@ -133,6 +133,10 @@ const struct vit_tensor *vit_find_tensor(const struct vit *m, const char *name);
  * are interpolated when it differs from c.grid); T must equal its product.
  * Default: c.grid.  0, or -1 if it does not fit. */
 int	 vit_set_grid(struct vit *m, const int *grid);
+/* 1 when every record's positions pos[B][T][A] equal the first's; 0 for
+ * augmented ones (posgen --perturb, --offset), which need pos_per_record
+ * in rotary models. */
+int	 vit_shared_positions(const float *pos, int B, int T, int A);
 /* 1 when the model adds a position table (abs, sincos), whose tokens must
  * fill a grid; 0 when it takes positions of any layout. */
 int	 vit_has_table(const struct vit *m);

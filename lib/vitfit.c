@@ -34,7 +34,8 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 {
 	int grid[VIT_MAXAXES];
 
-	if (vit_reserve(m, b->n, b->T, batch_varied(b), err, errlen) < 0)
+	if (vit_reserve(m, b->n, b->T, !vit_shared_positions(b->pos, b->n, b->T,
+	    b->A), err, errlen) < 0)
 		return -1;
 	if (batch_grid(b, grid) == 0 && vit_set_grid(*m, grid) == 0)
 		return 0;

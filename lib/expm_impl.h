@@ -157,46 +157,83 @@ NAME(expm_scratch)(int n)
 	return 24 * slot(n) + 2 * (((int64_t)n + VL - 1) / VL * VL);
 }
 
+/* y = X^T x, y[j] = sum_i x[i] X[i][j], for X[n][n]: whole vectors of
+ * columns with four rows per step (four independent sums), then what is
+ * left of the columns one by one. */
+#define XT_COLUMNS(V, W)						\
+	for (; j0 + W <= n; j0 += W) {					\
+		V a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};		\
+		int i = 0;						\
+		for (; i + 4 <= n; i += 4) {				\
+			const REAL *r = X + (int64_t)i * n + j0;	\
+			a0 += x[i] * *(const V *)r;			\
+			a1 += x[i + 1] * *(const V *)(r + n);		\
+			a2 += x[i + 2] * *(const V *)(r + 2 * n);	\
+			a3 += x[i + 3] * *(const V *)(r + 3 * n);	\
+		}							\
+		for (; i < n; i++)					\
+			a0 += x[i] * *(const V *)(X + (int64_t)i * n + j0); \
+		*(V *)(y + j0) = (a0 + a1) + (a2 + a3);			\
+	}
+static void
+xt_times(int n, const REAL *X, const REAL *x, REAL *y)
+{
+	int j0 = 0;
+
+	XT_COLUMNS(vec, VL)
+#if HALF
+	XT_COLUMNS(hvec, 8)
+#endif
+	for (; j0 < n; j0++) {
+		REAL a = 0;
+		for (int i = 0; i < n; i++)
+			a += x[i] * X[(int64_t)i * n + j0];
+		y[j0] = a;
+	}
+}
+#undef XT_COLUMNS
+
+/* sum of x[i]^2, in whole vectors (GCC keeps a float sum scalar) */
+static double
+sumsq(int64_t n, const REAL *x)
+{
+	vec a = {0};
+	REAL t = 0;
+	int64_t i = 0;
+
+	for (; i + VL <= n; i += VL) {
+		vec u = *(const vec *)(x + i);
+		a += u * u;
+	}
+	for (; i < n; i++)
+		t += x[i] * x[i];
+	for (int k = 0; k < VL; k++)
+		t += a[k];
+	return t;
+}
+
 /* Estimate ||X||_2 by power iteration on X^T X (a lower bound that is
- * sharp after a few steps), scaled up 10% and capped by ||X||_1. */
+ * sharp after a few steps), scaled up 10% and capped by ||X||_F.  For
+ * skew X, X v = -X^T v: both products are X^T times a vector, and the
+ * sign flip each step leaves the norms alone. */
 static double
 norm2_est(int n, const REAL *X, REAL *v, REAL *w)
 {
-	double norm1 = 0, r = 0;
+	double normf = sqrt(sumsq((int64_t)n * n, X)), r = 0;
 
-	for (int j = 0; j < n; j++)	/* column sums, row by row */
-		v[j] = 0;
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j < n; j++)
-			v[j] += fabs(X[i * n + j]);
-	for (int j = 0; j < n; j++)
-		norm1 = fmax(norm1, v[j]);
-	if (norm1 == 0)
+	if (normf == 0)
 		return 0;
 	for (int i = 0; i < n; i++)
 		v[i] = 1 + (REAL)((i * 7919) % 13) / 13;
 	for (int it = 0; it < 6; it++) {
-		double vv = 0, ww = 0;
-		/* w = X v = -X^T v, row by row so that it vectorizes */
-		for (int i = 0; i < n; i++)
-			w[i] = 0;
-		for (int j = 0; j < n; j++)
-			for (int i = 0; i < n; i++)
-				w[i] -= v[j] * X[j * n + i];
-		for (int i = 0; i < n; i++) {
-			ww += w[i] * w[i];
-			vv += v[i] * v[i];
-		}
+		xt_times(n, X, v, w);
+		double ww = sumsq(n, w), vv = sumsq(n, v);
 		r = fmax(r, sqrt(ww / vv));
 		if (ww == 0)
 			break;
-		for (int j = 0; j < n; j++)	/* v = X^T w */
-			v[j] = 0;
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j < n; j++)
-				v[j] += w[i] * X[i * n + j];
+		xt_times(n, X, w, v);
 	}
-	return fmin(1.1 * r, norm1);
+	return fmin(1.1 * r, normf);
 }
 
 static int

@@ -166,6 +166,10 @@ struct pe_work {
 	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
 				   (upper-triangle form) */
 	struct rays *rays;	/* tokens grouped by exact multiples (rays.h) */
+	int	 f32;		/* 0 (pe_work_init's): pe_rotations works in
+				   double, R exact to float rounding; 1: in
+				   float, like float32 autograd, twice as fast
+				   (the engine's choice) */
 	char	 err[256];
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).
@@ -175,7 +179,8 @@ int	 pe_work_init(struct pe_work *w, const struct pe *pe, int maxT);
 void	 pe_work_free(struct pe_work *w);
 
 /* R[set][t] for every set and token: R[nset][T][nblock][b][b], row-major
- * blocks, float (computed in double).  T <= w->maxT. */
+ * blocks, float (computed in double, or in float with w->f32).
+ * T <= w->maxT. */
 void	 pe_rotations(const struct pe *pe, struct pe_work *w,
 	    const float *params /* [nparam] */, int T,
 	    const float *pos /* [T][axes] */, float *R /* [nset][T][rsize] */);

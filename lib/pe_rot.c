@@ -5,7 +5,9 @@
  * 2 x 2 blocks take the closed form (cos, sin); larger blocks go through
  * expm.c, one exponential per ray of tokens (rays.h): a token at m times
  * another's position is R^m of that one's.  The forward pass works in
- * double (R is exact to float rounding) and is parallel over (set, ray).
+ * double (R is exact to float rounding: rotgen, the tests of the
+ * defining properties) or, with w->f32 (the engine), in float like
+ * float32 autograd, in half the time; it is parallel over (set, ray).
  * The backward pass works in float (expm_f32.c, twice the lanes; its
  * gradients are within a few float ulps x 2^squarings of the double
  * ones, like any float32 autograd) and reads the powers along each ray
@@ -231,34 +233,60 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
-/* One ray's rotations in one set: R(m p) = R(p)^m, block by block. */
+/* R of block j for every token of ray r from X = the base's generator,
+ * in double (f64) or in float (f32): the base's exponential P, then its
+ * powers in token order.  The workspace's layout is the forward's (double
+ * slots) or the backward's (float slots after one double one). */
+#define RAY_POWERS(name, REAL, SLOT, EXPM, MUL, XR)			\
+static void								\
+name(const struct pe *pe, const struct rays *ry, int r, int j,		\
+    const double *X, float *Rs, double *ws)				\
+{									\
+	int b = pe->block;						\
+	int64_t bb = (int64_t)b * b;					\
+	REAL *P = SLOT(pe, ws, S_P), *cur = SLOT(pe, ws, S_TMP);	\
+	REAL *tmp = SLOT(pe, ws, S_T1);					\
+									\
+	XR;								\
+	EXPM(b, Xr, P, (REAL *)SLOT(pe, ws, S_END));			\
+	memcpy(cur, P, sizeof *P * bb);					\
+	for (int q = ry->start[r], k = 1; q < ry->start[r + 1]; q++) {	\
+		int t = ry->tok[q];					\
+		for (; k < ry->mult[t]; k++) {				\
+			REAL *sw;					\
+			MUL(b, cur, P, tmp, 0);				\
+			sw = cur; cur = tmp; tmp = sw;			\
+		}							\
+		float *out = Rs + (int64_t)t * pe->rsize + j * bb;	\
+		for (int64_t e = 0; e < bb; e++)			\
+			out[e] = (float)cur[e];				\
+	}								\
+}
+RAY_POWERS(ray_powers_f64, double, slot, expm_skew, expm_mul,
+    const double *Xr = X)
+RAY_POWERS(ray_powers_f32, float, fslot, expm_skew_f32, expm_mul_f32,
+    float *Xr = fslot(pe, ws, S_X); for (int64_t e = 0; e < bb; e++)
+	Xr[e] = (float)X[e])
+#undef RAY_POWERS
+
+/* One ray's rotations in one set: R(m p) = R(p)^m, block by block, in
+ * double or (f32) in float. */
 static void
 ray_forward(const struct pe *pe, const double *G, const struct rays *ry, int r,
-    const float *pos, float *Rs /* [T][rsize] */, double *ws)
+    const float *pos, float *Rs /* [T][rsize] */, double *ws, int f32)
 {
-	int b = pe->block, N = pe->axes;
-	int64_t bb = (int64_t)b * b;
-	double *X = slot(pe, ws, S_X), *P = slot(pe, ws, S_P), *cur = slot(pe, ws, S_TMP);
-	double *tmp = slot(pe, ws, S_T1), *ews = slot(pe, ws, S_END), p[3];
+	int N = pe->axes;
+	double *X = slot(pe, ws, S_X), p[3];
 	int base = ry->tok[ry->start[r]];
 
 	for (int i = 0; i < N; i++)
 		p[i] = pos[(int64_t)base * N + i];
 	for (int j = 0; j < pe->nblock; j++) {
 		position_generator(pe, G, j, p, X);
-		expm_skew(b, X, P, ews);
-		memcpy(cur, P, sizeof *P * bb);
-		for (int q = ry->start[r], k = 1; q < ry->start[r + 1]; q++) {
-			int t = ry->tok[q];
-			for (; k < ry->mult[t]; k++) {
-				double *sw;
-				expm_mul(b, cur, P, tmp, 0);
-				sw = cur; cur = tmp; tmp = sw;
-			}
-			float *out = Rs + (int64_t)t * pe->rsize + j * bb;
-			for (int64_t e = 0; e < bb; e++)
-				out[e] = (float)cur[e];
-		}
+		if (f32)
+			ray_powers_f32(pe, ry, r, j, X, Rs, ws);
+		else
+			ray_powers_f64(pe, ry, r, j, X, Rs, ws);
 	}
 }
 
@@ -281,7 +309,7 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 		if (general) {
 			int set = (int)(it / w->rays->nray);
 			ray_forward(pe, w->gen + set * per, w->rays, (int)(it % w->rays->nray), pos,
-			    R + (int64_t)set * T * pe->rsize, ws);
+			    R + (int64_t)set * T * pe->rsize, ws, w->f32);
 			continue;
 		}
 		int set = (int)(it / T), t = (int)(it % T);

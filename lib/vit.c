@@ -374,6 +374,7 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 		snprintf(err, errlen, "%s", s->pwork.err);
 		goto fail;
 	}
+	s->pwork.f32 = 1;	/* see vit_exact_rotations */	/* float R, as float32 autograd: see pe.h */
 	s->L = calloc(c->depth, sizeof *s->L);
 	s->A = calloc(c->depth, sizeof *s->A);
 	if (s->L == NULL || s->A == NULL)
@@ -479,6 +480,12 @@ int
 vit_has_table(const struct vit *m)
 {
 	return m->st->pe.kind == PE_ABS || m->st->pe.kind == PE_SINCOS;
+}
+
+void
+vit_exact_rotations(struct vit *m, int exact)
+{
+	m->st->pwork.f32 = !exact;
 }
 
 void

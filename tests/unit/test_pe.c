@@ -263,6 +263,49 @@ test_init(void)
 	}
 }
 
+/* What test_method measures of R[nset][3T] for tokens x, y, y - x: the
+ * largest error against the long-double reference, |R^T R - I|, the
+ * range of det R, and the relative-position defect over the pairs. */
+struct props {
+	double	 eref, eorth, detlo, dethi, defect;
+};
+
+static struct props
+props(const struct pe *pe, const float *params, int T, int axes, const float *pos,
+    const float *R)
+{
+	struct props pr = { 0, 0, 1e9, -1e9, 0 };
+	int b = pe->block, bb = b * b;
+	double Rd[HD * HD], p[3];
+
+	for (int s = 0; s < pe->nset; s++)
+		for (int t = 0; t < 3 * T; t++) {
+			for (int i = 0; i < axes; i++)
+				p[i] = pos[t * axes + i];
+			for (int j = 0; j < pe->nblock; j++) {
+				const float *q = R + ((int64_t)s * 3 * T + t) * pe->rsize + j * bb;
+				double blk[HD * HD];
+				ref_block(pe, params + s * pe->set_params, p, j, Rd);
+				for (int e = 0; e < bb; e++) {
+					pr.eref = fmax(pr.eref, fabs(q[e] - Rd[e]));
+					blk[e] = q[e];
+				}
+				pr.eorth = fmax(pr.eorth, orth_err(b, blk));
+				double d = det(b, blk);
+				pr.detlo = fmin(pr.detlo, d);
+				pr.dethi = fmax(pr.dethi, d);
+			}
+		}
+	/* relative position: R(x)^T R(y) = R(y - x) */
+	for (int s = 0; s < pe->nset; s++)
+		for (int t = 0; t < T; t++) {
+			const float *Rs = R + (int64_t)s * 3 * T * pe->rsize;
+			pr.defect = fmax(pr.defect, rel_defect(pe, Rs + t * pe->rsize,
+			    Rs + (T + t) * pe->rsize, Rs + (2 * T + t) * pe->rsize));
+		}
+	return pr;
+}
+
 /* One method: forward against the reference, orthogonality, relative
  * position identity, gradient against central differences, determinism. */
 static void
@@ -300,46 +343,17 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 			pos[(2 * T + t) * axes + i] = y - x;
 		}
 	pe_rotations(&pe, &w, params, 3 * T, pos, R);
-
-	int b = pe.block, bb = b * b;
-	double eref = 0, eorth = 0, detlo = 1e9, dethi = -1e9, Rd[HD * HD], p[3];
-	for (int s = 0; s < pe.nset; s++)
-		for (int t = 0; t < 3 * T; t++) {
-			for (int i = 0; i < axes; i++)
-				p[i] = pos[t * axes + i];
-			for (int j = 0; j < pe.nblock; j++) {
-				const float *q = R + ((int64_t)s * 3 * T + t) * pe.rsize + j * bb;
-				double blk[HD * HD];
-				ref_block(&pe, params + s * pe.set_params, p, j, Rd);
-				for (int e = 0; e < bb; e++) {
-					eref = fmax(eref, fabs(q[e] - Rd[e]));
-					blk[e] = q[e];
-				}
-				eorth = fmax(eorth, orth_err(b, blk));
-				double d = det(b, blk);
-				detlo = fmin(detlo, d);
-				dethi = fmax(dethi, d);
-			}
-		}
-	CHECK(eref < 1e-6, "%s %dD share %s%s: R agrees with the long-double reference (%.2g)", spec, axes, share,
-	    grid ? " on a grid" : "", eref);
+	struct props pr = props(&pe, params, T, axes, pos, R);
+	CHECK(pr.eref < 1e-6, "%s %dD share %s%s: R agrees with the long-double reference (%.2g)", spec, axes, share,
+	    grid ? " on a grid" : "", pr.eref);
 	if (pe.orthogonal) {
-		CHECK(eorth < 1e-6, "%s %dD: |R^T R - I| = %.2g", spec, axes, eorth);
-		CHECK(fabs(detlo - 1) < 1e-5 && fabs(dethi - 1) < 1e-5, "%s %dD: det in [%.7f, %.7f]", spec, axes, detlo, dethi);
+		CHECK(pr.eorth < 1e-6, "%s %dD: |R^T R - I| = %.2g", spec, axes, pr.eorth);
+		CHECK(fabs(pr.detlo - 1) < 1e-5 && fabs(pr.dethi - 1) < 1e-5, "%s %dD: det in [%.7f, %.7f]", spec, axes, pr.detlo, pr.dethi);
 	}
-
-	/* relative position: R(x)^T R(y) = R(y - x) */
-	double defect = 0;
-	for (int s = 0; s < pe.nset; s++)
-		for (int t = 0; t < T; t++) {
-			const float *Rs = R + (int64_t)s * 3 * T * pe.rsize;
-			defect = fmax(defect, rel_defect(&pe, Rs + t * pe.rsize, Rs + (T + t) * pe.rsize,
-			    Rs + (2 * T + t) * pe.rsize));
-		}
 	if (pe.commutes)
-		CHECK(defect < 1e-5, "%s %dD: R(x)^T R(y) = R(y - x) (defect %.2g)", spec, axes, defect);
+		CHECK(pr.defect < 1e-5, "%s %dD: R(x)^T R(y) = R(y - x) (defect %.2g)", spec, axes, pr.defect);
 	else if (init != PE_INIT_ZEROS)
-		CHECK(defect > 1e-2, "%s %dD: R(x)^T R(y) != R(y - x) (defect %.2g)", spec, axes, defect);
+		CHECK(pr.defect > 1e-2, "%s %dD: R(x)^T R(y) != R(y - x) (defect %.2g)", spec, axes, pr.defect);
 
 	/* gradient: L = sum W o R; dL/dparams against central differences
 	 * of the double reference.  Blocks wider than 2 run the backward in
@@ -380,6 +394,32 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	omp_set_num_threads(nt);
 	CHECK(memcmp(R, R2, sizeof(float) * nR) == 0 && memcmp(dp, dp2, sizeof(float) * pe.nparam) == 0,
 	    "%s %dD: same bytes on 1 and %d threads", spec, axes, nt);
+	pe_work_free(&w1);
+
+	/* the engine's float forward (w.f32): the same properties within
+	 * float rounding grown by the squarings (measured up to 4e-6 at
+	 * LieRE's init), and the same gradient from its R */
+	if (pe.block > 2 && pe.kind != PE_RIEMANN && pe.nparam) {
+		w.f32 = 1;
+		pe_rotations(&pe, &w, params, 3 * T, pos, R2);
+		struct props pf = props(&pe, params, T, axes, pos, R2);
+		CHECK(pf.eref < 3e-5, "%s %dD share %s%s, float: R agrees with the long-double reference (%.2g)",
+		    spec, axes, share, grid ? " on a grid" : "", pf.eref);
+		if (pe.orthogonal) {
+			CHECK(pf.eorth < 3e-5, "%s %dD, float: |R^T R - I| = %.2g", spec, axes, pf.eorth);
+			CHECK(fabs(pf.detlo - 1) < 1e-4 && fabs(pf.dethi - 1) < 1e-4, "%s %dD, float: det in [%.7f, %.7f]",
+			    spec, axes, pf.detlo, pf.dethi);
+		}
+		if (pe.commutes)
+			CHECK(pf.defect < 3e-5, "%s %dD, float: R(x)^T R(y) = R(y - x) (defect %.2g)", spec, axes, pf.defect);
+		memset(dp2, 0, sizeof(float) * pe.nparam);
+		pe_rotations_backward(&pe, &w, params, 3 * T, pos, R2, W, dp2);
+		double derr = 0;
+		for (int64_t e = 0; e < pe.nparam; e++)
+			derr = fmax(derr, fabs(dp2[e] - dp[e]) / fmax(1, fabs(dp[e])));
+		CHECK(derr < 1e-4, "%s %dD%s, float: gradient from its R as from the exact one (rel %.2g)",
+		    spec, axes, grid ? " on a grid" : "", derr);
+	}
 	pe_work_free(&w1);
 	pe_work_free(&w);
 	free(params); free(pos); free(R); free(R2); free(W); free(dp); free(dp2);

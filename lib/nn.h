@@ -171,6 +171,10 @@ struct rot {
 	int	 Tn;		/* rotated rows per record */
 	int	 Tr;		/* rows of R per set: Tn, or B * Tn */
 	int	 per_record;	/* record b's rotations at row b * Tn of a set */
+	int	 qcls;		/* only the CLS rows' queries are read (the last
+				   block under CLS pooling): the others are not
+				   rotated, and their gradient in dqkv is left
+				   to the caller (zero) */
 };
 /* qkr = rotated q, k of qkv for layer l. */
 void	 rotary_forward(const struct rot *r, int l, const float *R, float *qkr,

@@ -33,6 +33,16 @@ rot_rows(const struct rot *r, const float *R, int s, int b)
 	    (r->per_record ? (int64_t)b * r->Tn * r->pe->rsize : 0);
 }
 
+/* Query rows to rotate among the n from rotated token t0: all, or with
+ * qcls the CLS row alone, when it is rotated (the first token). */
+static int
+qrows(const struct rot *r, int t0, int n)
+{
+	if (!r->qcls)
+		return n;
+	return r->T1 == r->Tn && t0 == 0 ? 1 : 0;
+}
+
 void
 rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] */,
     float *qkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
@@ -57,7 +67,10 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 				    (size_t)t0 * r->pe->rsize;
 				const float *src = qkv + row * 3 * D + h * r->hd;
 				float *dst = qkr + row * 2 * D + h * r->hd;
-				pe_apply_batch(r->pe, r->B, n, Rs, src, s3, 3 * D, dst, s2, 2 * D);
+				int nq = qrows(r, t0, n);
+				if (nq)
+					pe_apply_batch(r->pe, r->B, nq, Rs, src, s3, 3 * D,
+					    dst, s2, 2 * D);
 				pe_apply_batch(r->pe, r->B, n, Rs, src + D, s3, 3 * D, dst + D,
 				    s2, 2 * D);
 			}
@@ -72,7 +85,9 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 		float *dst = qkr + (size_t)b * r->T1 * 2 * D + h * r->hd;
 		src += (size_t)skip * 3 * D;
 		dst += (size_t)skip * 2 * D;
-		pe_apply(r->pe, r->Tn, Rs, src, 3 * D, dst, 2 * D);
+		int nq = qrows(r, 0, r->Tn);
+		if (nq)
+			pe_apply(r->pe, nq, Rs, src, 3 * D, dst, 2 * D);
 		pe_apply(r->pe, r->Tn, Rs, src + D, 3 * D, dst + D, 2 * D);
 	}
 }
@@ -108,8 +123,10 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
 				const float *Rs = pe_R(r->pe, (float *)R, s, r->Tr) + ro;
 				float *dRs = pe_R(r->pe, dR, s, r->Tr) + ro;
 				int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
-				pe_apply_batch_backward(r->pe, r->B, n, Rs, x, s3, 3 * D,
-				    dy, s2, 2 * D, dx, s3, 3 * D, dRs);
+				int nq = qrows(r, t0, n);
+				if (nq)
+					pe_apply_batch_backward(r->pe, r->B, nq, Rs, x, s3,
+					    3 * D, dy, s2, 2 * D, dx, s3, 3 * D, dRs);
 				pe_apply_batch_backward(r->pe, r->B, n, Rs, x + D, s3,
 				    3 * D, dy + D, s2, 2 * D, dx + D, s3, 3 * D, dRs);
 			}
@@ -130,8 +147,10 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
 				const float *x = qkv + row * 3 * D + h * r->hd;
 				const float *dy = dqkr + row * 2 * D + h * r->hd;
 				float *dx = dqkv + row * 3 * D + h * r->hd;
-				pe_apply_backward(r->pe, n, Rs, x, 3 * D, dy, 2 * D,
-				    dx, 3 * D, dRs);
+				int nq = qrows(r, t0, n);
+				if (nq)
+					pe_apply_backward(r->pe, nq, Rs, x, 3 * D, dy,
+					    2 * D, dx, 3 * D, dRs);
 				pe_apply_backward(r->pe, n, Rs, x + D, 3 * D, dy + D,
 				    2 * D, dx + D, 3 * D, dRs);
 			}

@@ -754,6 +754,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
+		rt.qcls = Tq < T1;
 		if (l == 0)	/* later layers': in the residual epilogue */
 			layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g,
 			    L->ln1b, N, D);
@@ -916,6 +917,7 @@ vit_backward(struct vit *m)
 		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
+		rt.qcls = Tq < T1;
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .d = s->dM, .pre = a->fc1, .mask = a->mgel,
@@ -932,16 +934,16 @@ vit_backward(struct vit *m)
 		    a->att, L->projw, Nq, D, D);
 		float *dq = s->rotary ? s->dqkr : s->dqkv;
 		const float *q = s->rotary ? a->qkr : a->qkv;
-		int ldq = s->rotary ? 2 * D : 3 * D;
 		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,
 		    L->logsig ? GRAD(m, L->logsig) : NULL, s->partial, s->tmp,
 		    a->P, q, q + D, a->qkv + 2 * D, L->logsig);
 		if (Tq < T1) {
-			/* queries other than CLS had no use: zero gradient */
+			/* queries other than CLS had no use: zero gradient
+			 * (rotary_backward passes them by: rt.qcls) */
 			#pragma omp parallel for
 			for (int r = 0; r < N; r++)
 				if (r % T1 != 0)
-					memset(dq + (size_t)r * ldq, 0, sizeof(float) * D);
+					memset(s->dqkv + (size_t)r * 3 * D, 0, sizeof(float) * D);
 			/* the residual reaches the CLS rows only: spread dh1 out
 			 * to rows b * T1 (descending, so no row is overwritten
 			 * before it is moved) */

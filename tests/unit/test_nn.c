@@ -351,8 +351,9 @@ ro_fwd(struct layer *L)
 	rotary_forward(&c->r, 0, c->R, L->y, c->qkv);
 }
 
+/* qcls: the last block's case, only CLS queries read (rotated when cls) */
 static void
-test_rotary(const char *spec, int cls, int per_record)
+test_rotary(const char *spec, int cls, int per_record, int qcls)
 {
 	struct pe pe;
 	int B = 3, T1 = 5, H = 2, hd = 16, D = H * hd, Tn = T1 - !cls;
@@ -368,23 +369,44 @@ test_rotary(const char *spec, int cls, int per_record)
 	struct pe_work w;
 	pe_work_init(&w, &pe, Tr);
 	pe_rotations(&pe, &w, params, Tr, pos, R);
-	struct ro c = { { &pe, B, T1, H, hd, Tn, Tr, per_record }, R,
+	struct ro c = { { &pe, B, T1, H, hd, Tn, Tr, per_record, qcls }, R,
 	    randv((size_t)B * T1 * 3 * D, 1) };
 	size_t ny = (size_t)B * T1 * 2 * D;
-	struct layer L = { ro_fwd, malloc(sizeof(float) * ny), ny, randv(ny, 1), &c };
+	struct layer L = { ro_fwd, calloc(ny, sizeof(float)), ny, randv(ny, 1), &c };
+	if (qcls)	/* the loss reads no query but CLS's */
+		for (size_t i = 0; i < (size_t)B * T1; i++)
+			if (i % T1 != 0)
+				memset(L.r + i * 2 * D, 0, sizeof(float) * D);
 	float *dqkv = calloc((size_t)B * T1 * 3 * D, sizeof(float));
+	if (qcls) {	/* the rows it writes are the full forward's */
+		struct rot all = c.r;
+		float *y = malloc(sizeof(float) * ny);
+		int same = 1;
+		all.qcls = 0;
+		rotary_forward(&all, 0, R, y, c.qkv);
+		rotary_forward(&c.r, 0, R, L.y, c.qkv);
+		for (size_t i = 0; i < (size_t)B * T1; i++)
+			for (int j = i % T1 ? D : 0; j < 2 * D; j++)
+				same &= y[i * 2 * D + j] == L.y[i * 2 * D + j];
+		CHECK(same, "rotary %s%s%s CLS query only: its q and k rows are the "
+		    "full forward's", spec, cls ? " CLS rotated" : "",
+		    per_record ? " per record" : "");
+		free(y);
+	}
 	loss(&L);
 	rotary_backward(&c.r, 0, R, dR, dqkv, L.r, c.qkv);
 	char what[96];
-	snprintf(what, sizeof what, "rotary %s%s%s dq, dk", spec,
-	    cls ? " CLS rotated" : "", per_record ? " per record" : "");
+	snprintf(what, sizeof what, "rotary %s%s%s%s dq, dk", spec,
+	    cls ? " CLS rotated" : "", per_record ? " per record" : "",
+	    qcls ? " CLS query only" : "");
 	/* v columns are not rotary's: compare q, k columns only */
 	for (size_t i = 0; i < (size_t)B * T1; i++)
 		for (int j = 2 * D; j < 3 * D; j++)
 			dqkv[i * 3 * D + j] = 0;
 	fd(&L, c.qkv, dqkv, (size_t)B * T1 * 3 * D, what);
-	snprintf(what, sizeof what, "rotary %s%s%s dR", spec,
-	    cls ? " CLS rotated" : "", per_record ? " per record" : "");
+	snprintf(what, sizeof what, "rotary %s%s%s%s dR", spec,
+	    cls ? " CLS rotated" : "", per_record ? " per record" : "",
+	    qcls ? " CLS query only" : "");
 	fd(&L, R, dR, (size_t)pe.nset * Tr * pe.rsize, what);
 	pe_work_free(&w);
 	free(params); free(pos); free(R); free(dR); free(c.qkv); free(L.y);
@@ -407,9 +429,13 @@ main(void)
 	test_xent();
 	test_posemb();
 	test_dropout();
-	test_rotary("liere:4", 0, 0);
-	test_rotary("liere:16", 1, 0);	/* pe_apply_batch vector kernels */
-	test_rotary("liere:16", 0, 1);	/* per record: pe_apply */
-	test_rotary("riemann", 1, 0);
+	test_rotary("liere:4", 0, 0, 0);
+	test_rotary("liere:16", 1, 0, 0);	/* pe_apply_batch vector kernels */
+	test_rotary("liere:16", 0, 1, 0);	/* per record: pe_apply */
+	test_rotary("riemann", 1, 0, 0);
+	test_rotary("liere:16", 1, 0, 1);	/* the last block */
+	test_rotary("liere:4", 0, 0, 1);
+	test_rotary("liere:16", 1, 1, 1);
+	test_rotary("liere:4", 0, 1, 1);
 	return test_done();
 }

@@ -4,7 +4,8 @@
  * a 64-byte vector holds 16 lanes, so the same kernels do twice the work
  * per instruction).  Before including, define REAL, VL (lanes of a 64-byte
  * vector), HALF (1 when a 32-byte half vector kernel is wanted for n a
- * multiple of 8 but not of VL) and NAME(x) (the public name of x).
+ * multiple of 8 but not of VL), THETA (the scaled norm bound, expm.h) and
+ * NAME(x) (the public name of x).
  */
 #include <math.h>
 #include <string.h>
@@ -231,6 +232,11 @@ norm2_est(int n, const REAL *X, REAL *v, REAL *w)
 		r = fmax(r, sqrt(ww / vv));
 		if (ww == 0)
 			break;
+		/* w to unit length: v would grow by ||X||^2 a step and
+		 * overflow float within six (||X|| ~ 100 at LieRE's init) */
+		REAL u = (REAL)(1 / sqrt(ww));
+		for (int i = 0; i < n; i++)
+			w[i] *= u;
 		xt_times(n, X, w, v);
 	}
 	return fmin(1.1 * r, normf);
@@ -242,7 +248,7 @@ squarings(int n, const REAL *X, REAL *ws)
 	REAL *v = ws + 24 * slot(n), *w = v + (n + VL - 1) / VL * VL;
 	double rho = norm2_est(n, X, v, w);
 
-	return rho > EXPM_THETA ? (int)ceil(log2(rho / EXPM_THETA)) : 0;
+	return rho > THETA ? (int)ceil(log2(rho / THETA)) : 0;
 }
 
 int

@@ -167,9 +167,9 @@ struct pe_work {
 				   (upper-triangle form) */
 	struct rays *rays;	/* tokens grouped by exact multiples (rays.h) */
 	int	 f32;		/* 0 (pe_work_init's): pe_rotations works in
-				   double, R exact to float rounding; 1: in
-				   float, like float32 autograd, twice as fast
-				   (the engine's choice) */
+				   double, R exact to float rounding; 1: blocks
+				   of a multiple of 16 in float, like float32
+				   autograd, twice as fast (the engine's) */
 	char	 err[256];
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).

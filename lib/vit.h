@@ -140,9 +140,9 @@ int	 vit_shared_positions(const float *pos, int B, int T, int A);
 /* 1 when the model adds a position table (abs, sincos), whose tokens must
  * fill a grid; 0 when it takes positions of any layout. */
 int	 vit_has_table(const struct vit *m);
-/* Rotation matrices in float (exact 0, the default: as float32 autograd,
- * twice as fast) or in double, exact to float rounding (exact 1: a loss
- * smooth enough for finite differences). */
+/* Rotation matrices of blocks of 16 and more in float (exact 0, the
+ * default: as float32 autograd, twice as fast) or in double, exact to
+ * float rounding (exact 1: a loss smooth enough for finite differences). */
 void	 vit_exact_rotations(struct vit *m, int exact);
 
 /* Run the model on x[B][T][P] with positions pos[B][T][A] (NULL only for

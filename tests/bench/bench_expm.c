@@ -5,7 +5,8 @@
  * centre) x 12 heads x 12 layers, head dimension 64, LieRE's init.  A
  * rotation is one token's 64 x 64 R for one (layer, head).  Also the
  * largest error against the long-double reference on a sample, and the
- * orthogonality error.  expm_torch.py times torch.matrix_exp on the same
+ * orthogonality error, for the double forward (rotgen) and the float one
+ * (the engine's).  expm_torch.py times torch.matrix_exp on the same
  * batch.
  */
 #include <omp.h>
@@ -48,6 +49,41 @@ timeit(const struct pe *pe, struct pe_work *w, const float *params,
 	return t / reps;
 }
 
+/* Largest error of R against the long-double reference and |R^T R - I|
+ * on a sample of rotations. */
+static void
+accuracy(const struct pe *pe, const float *params, const float *pos, const float *R,
+    double *err, double *orth)
+{
+	int b = pe->block, k = b * (b - 1) / 2;
+	double *X = malloc(sizeof(double) * b * b);
+	double *Rr = malloc(sizeof(double) * b * b), *Rf = malloc(sizeof(double) * b * b);
+
+	*err = *orth = 0;
+	for (int s = 0; s < pe->nset; s += 37)
+		for (int t = 0; t < T; t += 16) {
+			const float *U = params + s * pe->set_params;
+			for (int q = 0, r = 0; r < b; r++) {
+				X[r * b + r] = 0;
+				for (int c = r + 1; c < b; c++, q++) {
+					X[r * b + c] = pos[2 * t] * (double)U[q] +
+					    pos[2 * t + 1] * (double)U[pe->nblock * k + q];
+					X[c * b + r] = -X[r * b + c];
+				}
+			}
+			ref_expm(b, X, Rr);
+			const float *blk = R + ((int64_t)s * T + t) * pe->rsize;
+			for (int e = 0; e < b * b; e++) {
+				*err = fmax(*err, fabs(blk[e] - Rr[e]));
+				Rf[e] = blk[e];
+			}
+			*orth = fmax(*orth, orth_err(b, Rf));
+		}
+	free(X);
+	free(Rr);
+	free(Rf);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -73,34 +109,19 @@ main(int argc, char *argv[])
 		pe_init_params(&pe, &ini, params);
 		double tf = timeit(&pe, &w, params, pos, R, dp, 0);
 
-		/* accuracy on a sample of rotations, before R is reused */
-		int b = pe.block;
-		double err = 0, orth = 0, *X = malloc(sizeof(double) * b * b);
-		double *Rr = malloc(sizeof(double) * b * b), *Rf = malloc(sizeof(double) * b * b);
-		for (int s = 0; s < pe.nset; s += 37)
-			for (int t = 0; t < T; t += 16) {
-				const float *U = params + s * pe.set_params;
-				int k = b * (b - 1) / 2;
-				for (int q = 0, r = 0; r < b; r++) {
-					X[r * b + r] = 0;
-					for (int c = r + 1; c < b; c++, q++) {
-						X[r * b + c] = pos[2 * t] * (double)U[q] + pos[2 * t + 1] * (double)U[pe.nblock * k + q];
-						X[c * b + r] = -X[r * b + c];
-					}
-				}
-				ref_expm(b, X, Rr);
-				const float *blk = R + ((int64_t)s * T + t) * pe.rsize;
-				for (int e = 0; e < b * b; e++) {
-					err = fmax(err, fabs(blk[e] - Rr[e]));
-					Rf[e] = blk[e];
-				}
-				orth = fmax(orth, orth_err(b, Rf));
-			}
+		double err, orth, err32, orth32;
+		accuracy(&pe, params, pos, R, &err, &orth);
+		w.f32 = 1;	/* the engine's forward */
+		double tf32 = timeit(&pe, &w, params, pos, R, dp, 0);
+		accuracy(&pe, params, pos, R, &err32, &orth32);
+		w.f32 = 0;
 		double tb = timeit(&pe, &w, params, pos, R, dp, 1);
 		double nrot = (double)pe.nset * T;
 		printf("liere b=%-2d  forward %10.0f rotations/s (%.4f s)  backward %10.0f rotations/s (%.4f s)"
+		    "  max err vs long double %.1e  |R^T R - I| %.1e\n"
+		    "            forward in float (the engine's) %10.0f rotations/s (%.4f s)"
 		    "  max err vs long double %.1e  |R^T R - I| %.1e\n",
-		    b, nrot / tf, tf, nrot / tb, tb, err, orth);
+		    pe.block, nrot / tf, tf, nrot / tb, tb, err, orth, nrot / tf32, tf32, err32, orth32);
 
 		/* apply to q of a batch of 32 images, [32][T][768], every
 		 * (layer, head); one thread, as inside the engine's loops */
@@ -133,7 +154,7 @@ main(int argc, char *argv[])
 		    " (%.1f GFLOP/s); backward %.0f us (%.1f GFLOP/s)\n", NIMG, ta * 1e6,
 		    2.0 * T * pe.rsize * pe.nset / ta * 1e-9, tab * 1e6, 4.0 * T * pe.rsize * pe.nset / tab * 1e-9);
 		free(q); free(dq); free(dR);
-		free(X); free(Rr); free(Rf); free(params); free(R); free(dp);
+		free(params); free(R); free(dp);
 		pe_work_free(&w);
 	}
 	return 0;

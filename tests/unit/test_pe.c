@@ -697,6 +697,9 @@ main(void)
 	/* grid positions: tokens at multiples of others share an exponential */
 	test_method("liere:8", 2, "none", PE_INIT_DEFAULT, 1);
 	test_method("liere:16", 3, "heads", PE_INIT_NORMAL, 1);
+	/* blocks of 16: the engine's float forward, at LieRE's init too */
+	test_method("liere:16", 2, "none", PE_INIT_DEFAULT, 1);
+	test_method("comrope-ld:16", 2, "none", PE_INIT_DEFAULT, 1);
 	test_method("comrope-ld:4", 2, "none", PE_INIT_NORMAL, 1);
 	test_method("comrope-ap:8", 3, "none", PE_INIT_DEFAULT, 1);
 	test_closed_form();

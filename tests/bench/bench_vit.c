@@ -83,6 +83,7 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 	if (t == NULL || pe_parse(&pe, c->pe, c->dim / c->heads, c->axes,
 	    c->heads, c->depth, "none") == -1 || pe_work_init(&w, &pe, T) == -1)
 		return 0;
+	w.f32 = 1;	/* as the engine (vit_exact_rotations) */
 	size_t nr = (size_t)pe.nset * T * pe.rsize;
 	float *R = malloc(sizeof(float) * nr), *dR = malloc(sizeof(float) * nr);
 	float *dp = calloc(pe.nparam, sizeof(float));

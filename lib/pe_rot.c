@@ -64,12 +64,15 @@ slot(const struct pe *pe, double *ws, int k)
 	return ws + k * round8((int64_t)pe->block * pe->block);
 }
 
-/* The backward pass's float slots, after one double slot. */
+/* The float slots (the backward pass, the float forward) follow D_SLOTS
+ * double ones: X, and the backward's sums of p_i dX, one per axis. */
+enum { D_SLOTS = 4 };
+
 static float *
 fslot(const struct pe *pe, double *ws, int k)
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
-	return (float *)(ws + round8(bb)) + k * round16(bb);
+	return (float *)(ws + D_SLOTS * round8(bb)) + k * round16(bb);
 }
 
 int
@@ -86,10 +89,10 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	}
 	w->maxT = maxT;
 	w->nthread = omp_get_max_threads();
-	/* forward: S_END double slots and expm's scratch; backward: one
-	 * double slot, then S_END float slots and expm_f32's scratch */
+	/* forward: S_END double slots and expm's scratch; backward: D_SLOTS
+	 * double slots, then S_END float slots and expm_f32's scratch */
 	int64_t fwd = S_END * round8((int64_t)b * b) + round8(expm_scratch(b));
-	int64_t bwd = round8((int64_t)b * b) + (S_END * round16((int64_t)b * b) +
+	int64_t bwd = D_SLOTS * round8((int64_t)b * b) + (S_END * round16((int64_t)b * b) +
 	    round16(expm_scratch_f32(b)) + 1) / 2;
 	w->thread_doubles = round8(fwd > bwd ? fwd : bwd);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
@@ -425,12 +428,17 @@ block_backward(const struct pe *pe, const double *G, int j, const struct rays *r
 {
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
 	int64_t bb = (int64_t)b * b, k3 = tri(b);
-	double *Xd = ws;
+	double *Xd = slot(pe, ws, 0), *acc[3];	/* acc[i] = sum over rays of p_i dX */
 	float *X = fslot(pe, ws, S_X), *PT = fslot(pe, ws, S_PT);
 	float *Bbar = fslot(pe, ws, S_BBAR), *Pbar = fslot(pe, ws, S_PBAR);
 	float *tmp = fslot(pe, ws, S_TMP), *T1 = fslot(pe, ws, S_T1), *dX = fslot(pe, ws, S_DX);
 	float *ews = fslot(pe, ws, S_END);
 	const float *B[RAYS_MAXMULT + 1];	/* B[k] = R(k p), k < M */
+
+	for (int i = 0; i < N; i++) {
+		acc[i] = slot(pe, ws, 1 + i);
+		memset(acc[i], 0, sizeof(double) * bb);
+	}
 
 	for (int r = 0; r < ry->nray; r++) {
 		int first = ry->start[r], last = ry->start[r + 1] - 1, base = ry->tok[first];
@@ -476,13 +484,16 @@ block_backward(const struct pe *pe, const double *G, int j, const struct rays *r
 				add_block(pe, dR, ry->tok[q], j, Pbar);
 		}
 		expm_skew_adjoint_f32(b, X, Pbar, dX, NULL, ews);
-		int64_t q = 0;
-		for (int rr = 0; rr < b; rr++)
-			for (int c = rr + 1; c < b; c++, q++) {
-				double g = (double)dX[rr * b + c] - dX[c * b + rr];
-				for (int i = 0; i < N; i++)
-					dg[((int64_t)i * nb + j) * k3 + q] += p[i] * g;
-			}
+		for (int i = 0; i < N; i++)	/* whole rows: vectorized */
+			for (int64_t e = 0; e < bb; e++)
+				acc[i][e] += p[i] * dX[e];
+	}
+	/* the generators' upper entries: d/dU_rc of A = U - U^T */
+	for (int i = 0; i < N; i++) {
+		double *g = dg + ((int64_t)i * nb + j) * k3;
+		for (int rr = 0, q = 0; rr < b; rr++)
+			for (int c = rr + 1; c < b; c++, q++)
+				g[q] += acc[i][rr * b + c] - acc[i][c * b + rr];
 	}
 }
 

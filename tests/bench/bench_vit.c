@@ -157,8 +157,9 @@ show_load(void)
 	getloadavg(load, 3);
 	printf("# CPU shared with other users: load average %.2f %.2f %.2f, "
 	    "pressure %s", load[0], load[1], load[2], line[0] ? line : "n/a\n");
-	printf("# OMP_WAIT_POLICY=%s, OPENBLAS_CORETYPE=%s\n",
-	    getenv("OMP_WAIT_POLICY"), getenv("OPENBLAS_CORETYPE") ?
+	printf("# OMP_WAIT_POLICY=%s, GOMP_SPINCOUNT=%s, OPENBLAS_CORETYPE=%s\n",
+	    getenv("OMP_WAIT_POLICY"), getenv("GOMP_SPINCOUNT") ?
+	    getenv("GOMP_SPINCOUNT") : "(libgomp's)", getenv("OPENBLAS_CORETYPE") ?
 	    getenv("OPENBLAS_CORETYPE") : "(OpenBLAS's choice)");
 }
 

@@ -1,8 +1,8 @@
 /*
  * test_cli.c - cli_init sets up the libraries' environment: run with
  * OPENBLAS_CORETYPE and OMP_WAIT_POLICY unset, it re-execs itself with
- * OMP_WAIT_POLICY=passive and, on AVX-512 CPUs, OpenBLAS's SkylakeX kernels;
- * a value the user set is kept.  The thread count follows OMP_NUM_THREADS
+ * OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=30000 and, on AVX-512 CPUs,
+ * OpenBLAS's SkylakeX kernels; a value the user set is kept.  The thread count follows OMP_NUM_THREADS
  * unless given.  Also the number parsers.
  */
 #include <stdlib.h>
@@ -27,6 +27,7 @@ main(int argc, char *argv[])
 		if ((p = fork()) == 0) {
 			unsetenv("OPENBLAS_CORETYPE");
 			unsetenv("OMP_WAIT_POLICY");
+			unsetenv("GOMP_SPINCOUNT");
 			unsetenv("OMP_NUM_THREADS");
 			execl("/proc/self/exe", argv[0], "default", (char *)NULL);
 			_exit(99);
@@ -36,6 +37,7 @@ main(int argc, char *argv[])
 		fflush(stdout);
 		if ((p = fork()) == 0) {
 			setenv("OMP_WAIT_POLICY", "active", 1);
+			unsetenv("GOMP_SPINCOUNT");
 			setenv("OPENBLAS_CORETYPE", "Haswell", 1);
 			setenv("OMP_NUM_THREADS", "1", 1);
 			execl("/proc/self/exe", argv[0], "user", (char *)NULL);
@@ -51,6 +53,8 @@ main(int argc, char *argv[])
 	if (strcmp(argv[1], "default") == 0) {
 		CHECK(getenv("OMP_WAIT_POLICY") && strcmp(getenv("OMP_WAIT_POLICY"), "passive") == 0,
 		    "OMP_WAIT_POLICY=passive after cli_init");
+		CHECK(getenv("GOMP_SPINCOUNT") && strcmp(getenv("GOMP_SPINCOUNT"), "30000") == 0,
+		    "GOMP_SPINCOUNT=30000 after cli_init");
 		CHECK(cli_threads(0) == omp_get_num_procs(), "--threads 0: every core");
 		if (__builtin_cpu_supports("avx512f"))
 			CHECK(strcmp(openblas_get_corename(), "SkylakeX") == 0,
@@ -59,6 +63,7 @@ main(int argc, char *argv[])
 			CHECK(getenv("OPENBLAS_CORETYPE") == NULL, "no AVX-512: OpenBLAS left alone");
 	} else {
 		CHECK(strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0, "the user's OMP_WAIT_POLICY kept");
+		CHECK(getenv("GOMP_SPINCOUNT") == NULL, "a user's policy: no spin count of ours");
 		CHECK(cli_threads(0) == 1 && openblas_get_num_threads() == 1,
 		    "--threads 0 follows OMP_NUM_THREADS=1, OpenBLAS too");
 		CHECK(cli_threads(2) == 2, "--threads 2 wins over OMP_NUM_THREADS");

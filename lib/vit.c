@@ -374,7 +374,7 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 		snprintf(err, errlen, "%s", s->pwork.err);
 		goto fail;
 	}
-	s->pwork.f32 = 1;	/* see vit_exact_rotations */	/* float R, as float32 autograd: see pe.h */
+	s->pwork.f32 = 1;	/* float R, as float32 autograd: vit_exact_rotations */
 	s->L = calloc(c->depth, sizeof *s->L);
 	s->A = calloc(c->depth, sizeof *s->A);
 	if (s->L == NULL || s->A == NULL)

@@ -146,8 +146,8 @@ tensor(struct builder *b, const char *name, int decay,
 	return b->base + off;
 }
 
-static int
-grid_size(const int *g, int A)
+int
+vit_grid_size(const int *g, int A)
 {
 	int n = 1;
 	for (int a = 0; a < A; a++)
@@ -170,7 +170,7 @@ layout(struct builder *b)
 	s->cls = tensor(b, "cls", 0, 1, D);
 	if (s->pe.kind == PE_ABS)
 		s->posemb = tensor(b, "pos_embed", 0, 2,
-		    1 + grid_size(c->grid, c->axes), D);
+		    1 + vit_grid_size(c->grid, c->axes), D);
 	for (int l = 0; l < c->depth; l++) {
 		struct layer *L = &s->L[l];
 #define T(field, decay, name, ...) do {					\
@@ -412,13 +412,13 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	if (s->pidx == NULL || s->pw == NULL)
 		goto nomem;
 	if (s->pe.kind == PE_SINCOS) {
-		s->sincos = malloc(sizeof(float) * (size_t)(1 + grid_size(c->grid,
+		s->sincos = malloc(sizeof(float) * (size_t)(1 + vit_grid_size(c->grid,
 		    c->axes)) * c->dim);
 		if (s->sincos == NULL)
 			goto nomem;
 		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
 	}
-	if (vit_has_table(m) && grid_size(c->grid, c->axes) <= maxT)
+	if (vit_has_table(m) && vit_grid_size(c->grid, c->axes) <= maxT)
 		vit_set_grid(m, c->grid);
 	return m;
 nomem:
@@ -696,7 +696,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		return NAN;
 	}
 	int table = vit_has_table(m);
-	if (table && T != grid_size(s->grid, c->axes)) {
+	if (table && T != vit_grid_size(s->grid, c->axes)) {
 		snprintf(m->err, sizeof m->err, "%d tokens do not fill the grid "
 		    "of the position table (vit_set_grid)", T);
 		return NAN;

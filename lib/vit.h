@@ -133,6 +133,8 @@ const struct vit_tensor *vit_find_tensor(const struct vit *m, const char *name);
  * are interpolated when it differs from c.grid); T must equal its product.
  * Default: c.grid.  0, or -1 if it does not fit. */
 int	 vit_set_grid(struct vit *m, const int *grid);
+/* Tokens of a grid g[A]: the product of its sides. */
+int	 vit_grid_size(const int *g, int A);
 /* 1 when every record's positions pos[B][T][A] equal the first's; 0 for
  * augmented ones (posgen --perturb, --offset), which need pos_per_record
  * in rotary models. */

@@ -42,10 +42,7 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 	if (!vit_has_table(*m))
 		return 0;	/* rotations and locality take any positions */
 	const struct vit_config *c = &(*m)->c;
-	int64_t cells = 1;
-	for (int a = 0; a < c->axes; a++)
-		cells *= c->grid[a];
-	if (cells == b->T && vit_set_grid(*m, c->grid) == 0)
+	if (vit_grid_size(c->grid, c->axes) == b->T && vit_set_grid(*m, c->grid) == 0)
 		return 0;	/* augmented positions of the training grid */
 	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
 	    "not a grid the model's position table can take", (long long)b->first + 1, b->T);

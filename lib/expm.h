@@ -1,6 +1,7 @@
 /*
  * expm.h - exponential of skew-symmetric matrices and the adjoint of its
- * Frechet derivative, in double, for one n x n block at a time.
+ * Frechet derivative, in double (and in float: the _f32 names), for one
+ * n x n block at a time.
  *
  * Method: scaling and squaring around the degree-18 Taylor polynomial of
  * Bader, Blanes and Casas ("Computing the matrix exponential with an
@@ -10,7 +11,8 @@
  * capped by the Frobenius norm; X / 2^s is brought to 2-norm <= theta,
  * where the polynomial's error is below the type's rounding: 2.5 in
  * double (3e-10: R is exact to float rounding), 3.3 in float (6e-8, one
- * float ulp; on average 0.4 squarings fewer).
+ * float ulp; on average 0.4 squarings fewer).  The power iteration
+ * rescales its vector each step (||X||^2 a step overflows float).
  * Symmetric and skew powers (X^2, X^3, X^6) are formed half-size.
  *
  * The backward pass uses exp([[X^T, E], [0, X^T]]) = [[e^X^T, L(X^T, E)],

@@ -1,8 +1,8 @@
 /*
  * expm_f32.c - expm.h's algorithm in float (expm_impl.h with 16-lane
- * vectors): what the rotations' backward pass uses, whose gradients are
- * needed to float precision only and whose products then run at twice
- * the lanes per instruction.
+ * vectors): what the engine's rotations use, forward (pe_work.f32) and
+ * backward, needed to float precision only, whose products then run at
+ * twice the lanes per instruction.
  */
 #pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
 #include "expm.h"

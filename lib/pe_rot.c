@@ -54,8 +54,9 @@ dgen_per_set(const struct pe *pe)
 	return n > pe->set_params ? n : pe->set_params;
 }
 
-/* Scratch slots of b x b elements in a thread's workspace (double in the
- * forward pass, float in the backward); expm's scratch follows them. */
+/* Scratch slots of b x b elements in a thread's workspace: double for the
+ * double forward pass, float (fslot) for the float one and the backward;
+ * expm's scratch follows them. */
 enum { S_X, S_P, S_PT, S_BBAR, S_PBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
 
 static double *
@@ -239,8 +240,7 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 
 /* R of block j for every token of ray r from X = the base's generator,
  * in double (f64) or in float (f32): the base's exponential P, then its
- * powers in token order.  The workspace's layout is the forward's (double
- * slots) or the backward's (float slots after one double one). */
+ * powers in token order, in slot's or fslot's layout of the workspace. */
 #define RAY_POWERS(name, REAL, SLOT, EXPM, MUL, XR)			\
 static void								\
 name(const struct pe *pe, const struct rays *ry, int r, int j,		\

@@ -11,6 +11,7 @@
  *
  *	pe_parse(&pe, "liere:8", head_dim, axes, heads, layers, "none");
  *	pe_work_init(&w, &pe, T);                   once, allocates
+ *	w.f32 = 1;                                  float, as the engine
  *	pe_init_params(&pe, &ini, params);          once, seeded
  *	pe_rotations(&pe, &w, params, T, pos, R);   per step, all sets
  *	  per layer l, head h:  s = pe_set(&pe, l, h); for the batch q[B][T][dim]
@@ -18,11 +19,11 @@
  *	        q + h*hd, T*dim, dim)               (and k; or pe_apply per image)
  *	  backward, per layer/head:
  *	    pe_apply_batch_backward(... R_s, q_in, dq_rot, dq_in, dR_s)
- *	pe_rotations_backward(&pe, &w, params, T, pos, dR, dparams);  per step
+ *	pe_rotations_backward(&pe, &w, params, T, pos, R, dR, dparams);  per step
  *
  * R depends only on positions and parameters, not on the image, so it is
  * computed once per step and applied to every image; dL/dR is summed over
- * the images by pe_apply_backward and turned into dL/dparams once.
+ * the images by pe_apply_batch_backward and turned into dL/dparams once.
  *
  * Conventions.  A 2x2 generator block with upper entry u is [[0, u],
  * [-u, 0]], so exp of it is [[cos u, sin u], [-sin u, cos u]]; RoPE's

@@ -11,8 +11,8 @@
  * still in L2 (items of one head at a time were ~15% slower with liere:8
  * to liere:64 on 2 threads).  The backward sums dR[t] over the records
  * inside the call, each token range owned by one work item (the same bits
- * on any thread count).  Per-record rotations take the same loops with one
- * record per kernel call.  (Tried and dropped: the dense head_dim x
+ * on any thread count).  Per-record rotations take the same loops, a work
+ * item a record.  (Tried and dropped: the dense head_dim x
  * head_dim sgemm per token and head over the records, no faster on liere:8
  * or liere:64; and copying the records' rows into a contiguous buffer
  * first, which made every encoding slower, rope-axial's forward by half:
@@ -43,19 +43,33 @@ qrows(const struct rot *r, int t0, int n)
 	return r->T1 == r->Tn && t0 == 0 ? 1 : 0;
 }
 
-/* Records per call of the batch kernels: all of them when they share R,
- * else one (each record has its own rows of R). */
+/* Work items: with shared positions a range of CHUNK tokens of every
+ * record (one kernel call takes all records, R[t] in cache); per record
+ * one record's tokens, so each item owns its rows of dR too. */
+struct item {
+	int	 b0, nimg, t0, n;	/* records [b0, b0 + nimg), tokens [t0, t0 + n) */
+};
+
 static int
-per_call(const struct rot *r)
+nitems(const struct rot *r)
 {
-	return r->per_record ? 1 : r->B;
+	return r->per_record ? r->B : (r->Tn + CHUNK - 1) / CHUNK;
+}
+
+static struct item
+item(const struct rot *r, int i)
+{
+	if (r->per_record)
+		return (struct item){ i, 1, 0, r->Tn };
+	int t0 = i * CHUNK;
+	return (struct item){ 0, r->B, t0, r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK };
 }
 
 void
 rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] */,
     float *qkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
 {
-	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd, nimg = per_call(r);
+	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
 	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
 	if (skip)	/* CLS rows: q and k as they are */
 		for (int b = 0; b < r->B; b++)
@@ -64,24 +78,22 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 				memcpy(qkr + o2, qkv + o3, sizeof(float) * hd);
 				memcpy(qkr + o2 + D, qkv + o3 + D, sizeof(float) * hd);
 			}
-	int nchunk = (r->Tn + CHUNK - 1) / CHUNK;
 	#pragma omp parallel for schedule(dynamic, 1)
-	for (int c = 0; c < nchunk; c++) {
-		int t0 = c * CHUNK, n = r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK;
-		int nq = qrows(r, t0, n);
-		for (int h = 0; h < r->H; h++)
-			for (int b = 0; b < r->B; b += nimg) {
-				const float *Rs = rot_rows(r, R, pe_set(r->pe, l, h), b) +
-				    (size_t)t0 * r->pe->rsize;
-				size_t row = (size_t)b * r->T1 + skip + t0;
-				const float *src = qkv + row * 3 * D + h * hd;
-				float *dst = qkr + row * 2 * D + h * hd;
-				if (nq)
-					pe_apply_batch(r->pe, nimg, nq, Rs, src, s3, 3 * D,
-					    dst, s2, 2 * D);
-				pe_apply_batch(r->pe, nimg, n, Rs, src + D, s3, 3 * D,
-				    dst + D, s2, 2 * D);
-			}
+	for (int i = 0; i < nitems(r); i++) {
+		struct item it = item(r, i);
+		int nq = qrows(r, it.t0, it.n);
+		for (int h = 0; h < r->H; h++) {
+			const float *Rs = rot_rows(r, R, pe_set(r->pe, l, h), it.b0) +
+			    (size_t)it.t0 * r->pe->rsize;
+			size_t row = (size_t)it.b0 * r->T1 + skip + it.t0;
+			const float *src = qkv + row * 3 * D + h * hd;
+			float *dst = qkr + row * 2 * D + h * hd;
+			if (nq)
+				pe_apply_batch(r->pe, it.nimg, nq, Rs, src, s3, 3 * D,
+				    dst, s2, 2 * D);
+			pe_apply_batch(r->pe, it.nimg, it.n, Rs, src + D, s3, 3 * D,
+			    dst + D, s2, 2 * D);
+		}
 	}
 }
 
@@ -90,7 +102,7 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
     float *dR /* [nset][Tr][rsize] += */, float *dqkv /* [B][T1][3D] */,
     const float *dqkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
 {
-	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd, nimg = per_call(r);
+	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
 	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
 	if (skip)
 		for (int b = 0; b < r->B; b++)
@@ -99,29 +111,26 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
 				memcpy(dqkv + o3, dqkr + o2, sizeof(float) * hd);
 				memcpy(dqkv + o3 + D, dqkr + o2 + D, sizeof(float) * hd);
 			}
-	/* each work item owns a token range of every set's dR (and of every
-	 * record's, per record), so no two threads add into one row */
-	int nchunk = (r->Tn + CHUNK - 1) / CHUNK;
+	/* each work item owns a token range of every set's dR (per record,
+	 * a record's rows), so no two threads add into one row */
 	#pragma omp parallel for schedule(dynamic, 1)
-	for (int c = 0; c < nchunk; c++) {
-		int t0 = c * CHUNK, n = r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK;
-		int nq = qrows(r, t0, n);
+	for (int i = 0; i < nitems(r); i++) {
+		struct item it = item(r, i);
+		int nq = qrows(r, it.t0, it.n);
 		for (int h = 0; h < r->H; h++) {
 			int s = pe_set(r->pe, l, h);
-			for (int b = 0; b < r->B; b += nimg) {
-				size_t ro = (size_t)t0 * r->pe->rsize;
-				const float *Rs = rot_rows(r, R, s, b) + ro;
-				float *dRs = rot_rows(r, dR, s, b) + ro;
-				size_t row = (size_t)b * r->T1 + skip + t0;
-				const float *x = qkv + row * 3 * D + h * hd;
-				const float *dy = dqkr + row * 2 * D + h * hd;
-				float *dx = dqkv + row * 3 * D + h * hd;
-				if (nq)
-					pe_apply_batch_backward(r->pe, nimg, nq, Rs, x, s3,
-					    3 * D, dy, s2, 2 * D, dx, s3, 3 * D, dRs);
-				pe_apply_batch_backward(r->pe, nimg, n, Rs, x + D, s3,
-				    3 * D, dy + D, s2, 2 * D, dx + D, s3, 3 * D, dRs);
-			}
+			size_t ro = (size_t)it.t0 * r->pe->rsize;
+			const float *Rs = rot_rows(r, R, s, it.b0) + ro;
+			float *dRs = rot_rows(r, dR, s, it.b0) + ro;
+			size_t row = (size_t)it.b0 * r->T1 + skip + it.t0;
+			const float *x = qkv + row * 3 * D + h * hd;
+			const float *dy = dqkr + row * 2 * D + h * hd;
+			float *dx = dqkv + row * 3 * D + h * hd;
+			if (nq)
+				pe_apply_batch_backward(r->pe, it.nimg, nq, Rs, x, s3,
+				    3 * D, dy, s2, 2 * D, dx, s3, 3 * D, dRs);
+			pe_apply_batch_backward(r->pe, it.nimg, it.n, Rs, x + D, s3,
+			    3 * D, dy + D, s2, 2 * D, dx + D, s3, 3 * D, dRs);
 		}
 	}
 }

@@ -1,6 +1,8 @@
 """vit_torch.py - PyTorch baseline for bench_vit: the same ViT (tests/ref/
 vit_ref.py), the same reference config and a torch.optim.AdamW step,
-on 2 threads.  Prints one line like bench_vit's.
+on 2 threads.  Prints one line like bench_vit's, ending with the
+environment variables that set PyTorch's threading and BLAS kernels
+(bench_vit runs it with PyTorch's defaults and with vitpipe's).
 
 usage: /usr/bin/python3 tests/bench/vit_torch.py [--pe SPEC] [--steps N]
 """
@@ -10,11 +12,7 @@ import resource
 import sys
 import time
 
-# Same BLAS kernels as the C side (cli_init): OpenBLAS 0.3.21
-# misdetects this AVX-512 CPU and would run PyTorch's matmuls at half speed.
-if "avx512f" in open("/proc/cpuinfo").read():
-    os.environ.setdefault("OPENBLAS_CORETYPE", "SKYLAKEX")
-import torch  # noqa: E402
+import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "ref"))
 from vit_ref import ViT  # noqa: E402
@@ -59,7 +57,15 @@ def main():
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"torch {a.pe:14s} {B / dt:8.1f} img/s  {dt * 1000:7.0f} ms/step"
           f"  best {B / best:.1f} img/s  peak RSS {rss:.0f} MB  cpu-time {B / dc:.1f} img/s"
-          f"  (PyTorch {torch.__version__}, {a.threads} threads)")
+          f"  (PyTorch {torch.__version__}, {a.threads} threads, {env()})")
+
+
+def env():
+    """The variables libgomp and OpenBLAS read when they load."""
+    v = [f"{k}={os.environ[k]}" for k in
+         ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_CORETYPE")
+         if k in os.environ]
+    return " ".join(v) if v else "PyTorch's default environment"
 
 
 if __name__ == "__main__":

@@ -21,20 +21,26 @@
  * memory traffic).
  *
  * The rotated rows (y forward, dx backward) are read again only by the
- * next stage, after the whole batch has gone through the cache, so where
- * their rows are whole 64-byte lines (blocks of 16 and more) they are
- * written with streaming stores: an ordinary store first reads its line
- * from memory.  On the reference config's liere:64 (bench_vit) that took
+ * next stage.  When the rows of a call lie across more than twice a
+ * core's L2 cache, they have left it by then, so where they are whole
+ * 64-byte lines (blocks of 16 and more) they are written with streaming
+ * stores: an ordinary store first reads its line from memory.  On the
+ * reference config's liere:64 (bench_vit, rows across 12.8 MB) that took
  * the engine's rotary forward from 12.3 to 10.2 ms a step and the
- * backward from 22.8 to 19.9 ms, the stages after them unchanged.
+ * backward from 22.8 to 19.9 ms, the stages after them unchanged; at
+ * batch 64 (6.4 MB) 6.9 to 5.8 and 13.4 to 11.1 ms.  At batch 32 (3.2 MB)
+ * what the rotary saved the next stages lost, reading the rows back from
+ * memory.
  *
  * Sums run in one order whatever the tiling: y[c] over k in order, and
  * dR[t] over the images in order (each element's partial sum is stored
  * and reloaded exactly between groups of images).
  */
 #pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 #ifdef __AVX512F__
 #include <immintrin.h>
 #define STREAMS	1	/* 64-byte streaming stores */
@@ -191,12 +197,22 @@ stream_fence(void)
 #endif
 }
 
-/* Rows at y + t ldy + i ys (+ 16 k) are whole aligned lines that
- * streaming stores can write. */
+/* Stream the rows at y + t ldy + i ys (+ 16 k), t < T, i < nimg: they
+ * are whole aligned lines, and span more than twice a core's L2. */
 static int
-whole_lines(const float *y, int64_t ys, int ldy)
+streamed(const float *y, int64_t ys, int ldy, int nimg, int T)
 {
-	return STREAMS && (uintptr_t)y % 64 == 0 && ys % 16 == 0 && ldy % 16 == 0;
+	static _Atomic int64_t l2;	/* bytes, asked once */
+
+	if (!STREAMS || (uintptr_t)y % 64 || ys % 16 || ldy % 16)
+		return 0;
+	int64_t c = atomic_load_explicit(&l2, memory_order_relaxed);
+	if (c == 0) {
+		c = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		c = c > 0 ? c : 2 << 20;
+		atomic_store_explicit(&l2, c, memory_order_relaxed);
+	}
+	return (int64_t)sizeof(float) * ((nimg - 1) * ys + (int64_t)T * ldy) > 2 * c;
 }
 
 /* out_i = M^T in_i for n images (n <= TILE(V)), M[B][B] row-major,
@@ -418,7 +434,7 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 	const int b = V ? 16 * V : 8, n = V ? TILE(V) : 8, bb = b * b;
 	const int nb = pe->nblock, jn = QTMAX / bb;
 	float QT[QTMAX], in[16 * KMAX];
-	int nt = V && whole_lines(y, ys, ldy);	/* y not fetched then */
+	int nt = V && streamed(y, ys, ldy, nimg, T);	/* y not fetched then */
 	struct ahead a = { .p = { x, y }, .s = { xs, ys }, .ld = { ldx, ldy },
 	    .w = { 0, 1 }, .na = nt ? 1 : 2, .nimg = nimg, .T = T,
 	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b,
@@ -461,7 +477,7 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 	const int b = V ? 16 * V : 8, bb = b * b, grp = 2 * (V ? TILE(V) : 8);
 	const int RT = V ? 16 / V : 8, nb = pe->nblock;
 	float xp[32 * KMAX], dp[32 * KMAX];
-	int nt = V && whole_lines(dx, dxs, lddx);	/* dx not fetched then */
+	int nt = V && streamed(dx, dxs, lddx, nimg, T);	/* dx not fetched then */
 	struct ahead a = { .p = { x, dy, dx }, .s = { xs, dys, dxs },
 	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = nt ? 2 : 3, .nimg = nimg,
 	    .T = T, .lines = (pe->head_dim + 15) / 16,

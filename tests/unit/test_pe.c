@@ -8,6 +8,7 @@
 #include <omp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "expm.h"
 #include "pe.h"
@@ -550,17 +551,24 @@ test_apply(const char *spec)
  * groups, heads of several blocks.  Against double sums; in place; and
  * bit for bit against one image at a time, since the sums must run in
  * one order however the images are tiled.  lines: rows of whole aligned
- * 64-byte lines, which blocks of 16 and more write by streaming stores
- * (pe_apply.c), the engine's case. */
+ * 64-byte lines, images spread across more than twice a core's L2: the
+ * case that blocks of 16 and more write by streaming stores (pe_apply.c),
+ * the engine's at large batches. */
 static void
 test_apply_batch(const char *spec, int hd, int nimg, int lines)
 {
 	struct pe pe;
 	struct pe_work w;
 	struct rng r;
-	/* rows [nimg][T][ld], gaps untouched */
+	/* rows [nimg][T][ld] is floats apart, gaps untouched */
 	const int T = 3, ld = lines ? hd + 16 : hd + 5;
-	const size_t n = (size_t)nimg * T * ld;
+	int64_t is = (int64_t)T * ld;
+	if (lines && nimg > 1) {
+		long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		int64_t span = 2 * (l2 > 0 ? l2 : 2 << 20) / sizeof(float) + T * ld;
+		is = (span / (nimg - 1) + 16) / 16 * 16;
+	}
+	const size_t n = (size_t)nimg * is;
 	const size_t bytes = (sizeof(float) * n + 63) / 64 * 64;
 	struct pe_init ini = { .kind = PE_INIT_NORMAL, .std = 0.5, .seed = 7 };
 	float pos[2 * 3] = { 0.3f, -1.2f, 2.0f, 0.5f, -0.7f, 1.1f };
@@ -591,7 +599,6 @@ test_apply_batch(const char *spec, int hd, int nimg, int lines)
 	memcpy(dx, dy, sizeof(float) * n);
 	memcpy(y1, y, sizeof(float) * n);
 	memcpy(dx1, dy, sizeof(float) * n);
-	int64_t is = (int64_t)T * ld;
 	pe_apply_batch(&pe, nimg, T, R, x, is, ld, y, is, ld);
 	pe_apply_batch(&pe, nimg, T, R, yin, is, ld, yin, is, ld);
 	pe_apply_batch_backward(&pe, nimg, T, R, x, is, ld, dx, is, ld, dx, is, ld, dR);

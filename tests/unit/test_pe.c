@@ -728,7 +728,8 @@ main(void)
 		{ "liere:8", 64, 37 }, { "comrope-ld:8", 64, 16 }, { "liere:16", 64, 37 },
 		{ "liere:16", 64, 1 }, { "liere:32", 64, 29 }, { "liere:64", 64, 13 },
 		{ "liere:64", 128, 7 }, { "liere:4", 16, 9 }, { "liere:3", 12, 5 },
-		{ "liere:48", 96, 5 }, { "riemann", 64, 9 }, { "none", 64, 3 },
+		{ "liere:48", 96, 5 }, { "riemann", 64, 9 }, { "rope-mixed", 64, 21 },
+		{ "rope-mixed", 12, 5 }, { "none", 64, 3 },
 	};
 	for (size_t i = 0; i < sizeof batches / sizeof *batches; i++)
 		for (int lines = 0; lines < 2; lines++)

@@ -24,14 +24,17 @@
  * The rotated rows (y forward, dx backward) are read again only by the
  * next stage.  When the rows of a call lie across more than twice a
  * core's L2 cache, they have left it by then, so where they are whole
- * 64-byte lines (blocks of 16 and more) they are written with streaming
- * stores: an ordinary store first reads its line from memory.  On the
- * reference config's liere:64 (bench_vit, rows across 12.8 MB) that took
- * the engine's rotary forward from 12.3 to 10.2 ms a step and the
+ * 64-byte lines they are written with streaming stores: an ordinary store
+ * first reads its line from memory.  (Blocks of 8 write half lines, which
+ * streaming stores turn into partial writes to memory, 2.7 times slower;
+ * their tiles gather whole rows in L1 first, for heads up to STAGE.)
+ * On the reference config's liere:64 (bench_vit, rows across 12.8 MB)
+ * that took the engine's rotary forward from 12.3 to 10.2 ms a step and the
  * backward from 22.8 to 19.9 ms, the stages after them unchanged; at
- * batch 64 (6.4 MB) 6.9 to 5.8 and 13.4 to 11.1 ms.  At batch 32 (3.2 MB)
- * what the rotary saved the next stages lost, reading the rows back from
- * memory.
+ * batch 64 (6.4 MB) 6.9 to 5.8 and 13.4 to 11.1 ms.  liere:8 at batch
+ * 128: 9.0 to 6.6 and 14.1 to 11.7 ms, of which the next stages lost 2.2.
+ * At batch 32 (3.2 MB) what the rotary saved the next stages lost,
+ * reading the rows back from memory.
  *
  * Sums run in one order whatever the tiling: y[c] over k in order, and
  * dR[t] over the images in order (each element's partial sum is stored
@@ -54,6 +57,7 @@
 #define KMAX	64	/* widest block of the register kernels */
 #define QTMAX	4096	/* floats of transposed R held at a time (16 KB) */
 #define AHEAD	2	/* tiles between a tile and the one it prefetches */
+#define STAGE	128	/* widest head whose rows blocks of 8 gather to stream */
 
 typedef float v16 __attribute__((vector_size(64), aligned(4)));
 typedef float v8 __attribute__((vector_size(32), aligned(4)));
@@ -198,6 +202,24 @@ stream_tile(int V, int n, v16 acc[][4], float *p, int64_t ps)
 #pragma GCC unroll 4
 		for (int v = 0; v < V; v++)
 			put(p + i * ps + 16 * v, acc[i][v], 1);
+}
+
+/* Rows r < m of w floats (whole vectors) from src (row stride w) to
+ * dst + r ds by streaming stores: blocks of 8 write half lines, so their
+ * kernels gather whole rows in L1 first. */
+static void
+stream_rows(int m, int w, const float *src, float *dst, int64_t ds)
+{
+	for (int r = 0; r < m; r++)
+		for (int v = 0; v < w; v += 16)
+			put(dst + r * ds + v, LD(src + r * w + v), 1);
+}
+
+/* Blocks of 8 can gather rows of hd floats to stream them. */
+static int
+gathered(int hd)
+{
+	return hd <= STAGE && hd % 16 == 0;
 }
 
 /* Order the streaming stores before whatever follows. */
@@ -445,8 +467,9 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 {
 	const int b = V ? 16 * V : 8, n = V ? TILE(V) : 8, bb = b * b;
 	const int nb = pe->nblock, jn = QTMAX / bb;
-	float QT[QTMAX], in[16 * KMAX];
-	int nt = V && streamed(y, ys, ldy, nimg, T);	/* y not fetched then */
+	float QT[QTMAX], in[16 * KMAX], st[8 * STAGE];
+	/* y not fetched then; blocks of 8 gather whole rows in st */
+	int nt = (V || gathered(pe->head_dim)) && streamed(y, ys, ldy, nimg, T);
 	struct ahead a = { .p = { x, y }, .s = { xs, ys }, .ld = { ldx, ldy },
 	    .w = { 0, 1 }, .na = nt ? 1 : 2, .nimg = nimg, .T = T,
 	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b,
@@ -468,9 +491,13 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 					pack(b, m, xi + j * b, xs, in);
 					if (V)
 						mtv(V, m, QT + j * bb, in, yi + j * b, ys, &a, nt);
+					else if (nt)
+						mtv8(m, QT + j * bb, in, st + j * b, pe->head_dim, &a);
 					else
 						mtv8(m, QT + j * bb, in, yi + j * b, ys, &a);
 				}
+				if (!V && nt)
+					stream_rows(m, pe->head_dim, st, yi, ys);
 			}
 		}
 	if (nt)		/* streamed rows in memory before the caller reads them */
@@ -488,11 +515,12 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 {
 	const int b = V ? 16 * V : 8, bb = b * b, grp = 2 * (V ? TILE(V) : 8);
 	const int RT = V ? 16 / V : 8, nb = pe->nblock;
-	float xp[32 * KMAX], dp[32 * KMAX];
-	int nt = V && streamed(dx, dxs, lddx, nimg, T);	/* dx not fetched then */
+	float xp[32 * KMAX], dp[32 * KMAX], st[16 * STAGE];
+	/* dx not fetched then; blocks of 8 gather whole rows in st */
+	int nt = (V || gathered(pe->head_dim)) && streamed(dx, dxs, lddx, nimg, T);
 	struct ahead a = { .p = { x, dy, dx }, .s = { xs, dys, dxs },
-	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = nt ? 2 : 3, .nimg = nimg,
-	    .T = T, .lines = (pe->head_dim + 15) / 16,
+	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = nt ? 2 : 3,
+	    .nimg = nimg, .T = T, .lines = (pe->head_dim + 15) / 16,
 	    .calls = nb * ((V ? b / RT : 1) * grp + 2 * b) };
 	a.rcalls = (nimg + grp - 1) / grp * a.calls;
 
@@ -519,9 +547,14 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 					mtv(V, m, q + j * bb, dp, oi + j * b, dxs, &a, nt);
 				} else {
 					outer8(m, xp, dp, G + j * bb, &a);
-					mtv8(m, q + j * bb, dp, oi + j * b, dxs, &a);
+					if (nt)
+						mtv8(m, q + j * bb, dp, st + j * b, pe->head_dim, &a);
+					else
+						mtv8(m, q + j * bb, dp, oi + j * b, dxs, &a);
 				}
 			}
+			if (!V && nt)
+				stream_rows(m, pe->head_dim, st, oi, dxs);
 		}
 	}
 	if (nt)
@@ -541,7 +574,9 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
  * and 4.4 to 2.0 ms.
  */
 #define PF	8
-static const v16i swap16 = { 1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14 };
+static const v16i swap16 = {
+	1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14
+};
 
 static void
 pair_coefs(int nv, const float *r, v16 *a, v16 *c)

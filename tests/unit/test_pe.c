@@ -725,8 +725,9 @@ main(void)
 	test_apply_wide();
 	/* tiles: 16 images at b = 16, 12 at 32, 6 at 64, 8 at 8; groups twice that */
 	static const struct { const char *spec; int hd, nimg; } batches[] = {
-		{ "liere:8", 64, 37 }, { "comrope-ld:8", 64, 16 }, { "liere:16", 64, 37 },
-		{ "liere:16", 64, 1 }, { "liere:32", 64, 29 }, { "liere:64", 64, 13 },
+		{ "liere:8", 64, 37 }, { "liere:8", 24, 9 }, { "comrope-ld:8", 64, 16 },
+		{ "liere:16", 64, 37 }, { "liere:16", 64, 1 }, { "liere:32", 64, 29 },
+		{ "liere:64", 64, 13 },
 		{ "liere:64", 128, 7 }, { "liere:4", 16, 9 }, { "liere:3", 12, 5 },
 		{ "liere:48", 96, 5 }, { "riemann", 64, 9 }, { "rope-mixed", 64, 21 },
 		{ "rope-mixed", 12, 5 }, { "none", 64, 3 },

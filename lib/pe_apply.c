@@ -215,7 +215,8 @@ stream_rows(int m, int w, const float *src, float *dst, int64_t ds)
 			put(dst + r * ds + v, LD(src + r * w + v), 1);
 }
 
-/* Blocks of 8 can gather rows of hd floats to stream them. */
+/* Blocks of 8 can gather rows of hd floats to stream them (such a row
+ * fits one pass of fwd_tiles over QTMAX floats of R). */
 static int
 gathered(int hd)
 {
@@ -578,14 +579,28 @@ static const v16i swap16 = {
 	1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14
 };
 
+/* a, c (above) from the [hd/2][2][2] pairs r: the diagonal entries
+ * and the others. */
 static void
-pair_coefs(int nv, const float *r, v16 *a, v16 *c)
+pair_gather(int nv, const float *r, v16 *a, v16 *c)
 {
 	for (int v = 0; v < nv; v++)
 		for (int l = 0; l < 16; l += 2) {
 			const float *q = r + 4 * (8 * v + l / 2);
 			a[v][l] = q[0]; a[v][l + 1] = q[3];
 			c[v][l] = q[1]; c[v][l + 1] = q[2];
+		}
+}
+
+/* The inverse of pair_gather. */
+static void
+pair_scatter(int nv, const v16 *a, const v16 *c, float *r)
+{
+	for (int v = 0; v < nv; v++)
+		for (int l = 0; l < 16; l += 2) {
+			float *q = r + 4 * (8 * v + l / 2);
+			q[0] = a[v][l]; q[3] = a[v][l + 1];
+			q[1] = c[v][l]; q[2] = c[v][l + 1];
 		}
 }
 
@@ -604,7 +619,7 @@ pairs_fwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 	v16 a[PE_MAXDIM / 16], c[PE_MAXDIM / 16];
 	int nv = hd / 16;
 
-	pair_coefs(nv, r, a, c);
+	pair_gather(nv, r, a, c);
 	for (int i = 0; i < nimg; i++) {
 		const float *xi = x + i * xs;
 		float *yi = y + i * ys;
@@ -618,24 +633,20 @@ pairs_fwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 }
 
 /* The backward for one token: dx_i = R^T dy_i, and g (the token's dR,
- * [hd/2][2][2]) += sum_i dy_i x_i^T pair by pair, the images in order. */
+ * [hd/2][2][2]) += sum_i dy_i x_i^T pair by pair, the images in order:
+ * its diagonal entries sum dy x, the others dy swap(x). */
 static void
 pairs_bwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
     const float *dy, int64_t dys, float *dx, int64_t dxs, float *g, int nt)
 {
 	v16 a[PE_MAXDIM / 16], c[PE_MAXDIM / 16];
-	v16 gd[PE_MAXDIM / 16], gs[PE_MAXDIM / 16];	/* dy x, dy swap(x) */
+	v16 gd[PE_MAXDIM / 16], gs[PE_MAXDIM / 16];
 	int nv = hd / 16;
 
-	pair_coefs(nv, r, a, c);
-	for (int v = 0; v < nv; v++) {
+	pair_gather(nv, r, a, c);
+	for (int v = 0; v < nv; v++)
 		c[v] = __builtin_shuffle(c[v], swap16);
-		for (int l = 0; l < 16; l += 2) {
-			const float *q = g + 4 * (8 * v + l / 2);
-			gd[v][l] = q[0]; gd[v][l + 1] = q[3];
-			gs[v][l] = q[1]; gs[v][l + 1] = q[2];
-		}
-	}
+	pair_gather(nv, g, gd, gs);
 	for (int i = 0; i < nimg; i++) {
 		const float *xi = x + i * xs, *di = dy + i * dys;
 		float *o = dx + i * dxs;
@@ -650,12 +661,7 @@ pairs_bwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 			put(o + 16 * v, a[v] * d + c[v] * __builtin_shuffle(d, swap16), nt);
 		}
 	}
-	for (int v = 0; v < nv; v++)
-		for (int l = 0; l < 16; l += 2) {
-			float *q = g + 4 * (8 * v + l / 2);
-			q[0] = gd[v][l]; q[3] = gd[v][l + 1];
-			q[1] = gs[v][l]; q[2] = gs[v][l + 1];
-		}
+	pair_scatter(nv, gd, gs, g);
 }
 
 /* y_i = Q x_i for the images of one token and block: Q^T is QT[B][B]. */

@@ -170,9 +170,10 @@ show_load(void)
  * wait with a short spin, which bench_vit itself runs under).  Both get
  * the SKYLAKEX kernels (as installed, OpenBLAS 0.3.21 gives PyTorch
  * Haswell's here, at about half the speed again). */
+enum { NENV = 2 };
 static const struct {
 	const char *name, *prefix;
-} torch_env[2] = {
+} torch_env[NENV] = {
 	{ "PyTorch, its own threading", "env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT " },
 	{ "PyTorch, vitpipe's threading", "" },
 };
@@ -190,13 +191,14 @@ run_all(int steps, int threads, int torch, int rounds)
 	enum { NPE = sizeof pes / sizeof pes[0], NTORCH = 5 };	/* the torch model knows 5 */
 	const char *top = getenv("TOP") ? getenv("TOP") : ".";
 	/* [0] ours, [1 + e] PyTorch in torch_env[e]: mean wall, best step, cpu */
-	double wall[3][NPE] = {{0}}, best[3][NPE] = {{0}}, cpu[3][NPE] = {{0}};
+	double wall[1 + NENV][NPE] = {{0}}, best[1 + NENV][NPE] = {{0}};
+	double cpu[1 + NENV][NPE] = {{0}};
 	char cmd[1024];
 
 	show_load();
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < NPE; i++)
-			for (int k = 0; k < (torch && i < NTORCH ? 3 : 1); k++) {
+			for (int k = 0; k <= (torch && i < NTORCH ? NENV : 0); k++) {
 				double w, b, c;
 				if (k == 0)
 					snprintf(cmd, sizeof cmd, "/proc/%d/exe --pe %s --steps %d "
@@ -212,7 +214,7 @@ run_all(int steps, int threads, int torch, int rounds)
 			}
 	show_load();
 	printf("# the best of %d rounds for each figure\n", rounds);
-	for (int e = 0; e < 2; e++)
+	for (int e = 0; e < NENV; e++)
 		for (int i = 0; i < NPE; i++)
 			if (best[1 + e][i] > 0)
 				printf("speed-up %-14s %.2fx %s at the best step, %.2fx "

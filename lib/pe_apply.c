@@ -193,17 +193,6 @@ put(float *p, v16 u, int nt)
 	ST(p, u);
 }
 
-/* Rows i < n of a register tile to p + i ps by streaming stores. */
-static inline __attribute__((always_inline)) void
-stream_tile(int V, int n, v16 acc[][4], float *p, int64_t ps)
-{
-#pragma GCC unroll 16
-	for (int i = 0; i < n; i++)
-#pragma GCC unroll 4
-		for (int v = 0; v < V; v++)
-			put(p + i * ps + 16 * v, acc[i][v], 1);
-}
-
 /* Rows r < m of w floats (whole vectors) from src (row stride w) to
  * dst + r ds by streaming stores: blocks of 8 write half lines, so their
  * kernels gather whole rows in L1 first. */
@@ -215,14 +204,6 @@ stream_rows(int m, int w, const float *src, float *dst, int64_t ds)
 			put(dst + r * ds + v, LD(src + r * w + v), 1);
 }
 
-/* Blocks of 8 can gather rows of hd floats to stream them (such a row
- * fits one pass of fwd_tiles over QTMAX floats of R). */
-static int
-gathered(int hd)
-{
-	return hd <= STAGE && hd % 16 == 0;
-}
-
 /* Order the streaming stores before whatever follows. */
 static inline void
 stream_fence(void)
@@ -232,14 +213,21 @@ stream_fence(void)
 #endif
 }
 
-/* Stream the rows at y + t ldy + i ys (+ 16 k), t < T, i < nimg: they
- * are whole aligned lines, and span more than twice a core's L2. */
+/* Write the rotated rows at y + t ldy + i ys, t < T, i < nimg, by
+ * streaming stores: a kernel of whole lines takes pe's blocks (vectors
+ * of 16; blocks of 8 gather rows of up to STAGE floats, which fit one
+ * pass of fwd_tiles over QTMAX floats of R), the rows are whole aligned
+ * lines, and they span more than twice a core's L2. */
 static int
-streamed(const float *y, int64_t ys, int ldy, int nimg, int T)
+streamed(const struct pe *pe, const float *y, int64_t ys, int ldy, int nimg,
+    int T)
 {
 	static _Atomic int64_t l2;	/* bytes, asked once */
+	int b = pe->block, hd = pe->head_dim;
+	int kernel = !pe->identity && hd % 16 == 0 &&
+	    (b == 2 || b == 16 || b == 32 || b == 64 || (b == 8 && hd <= STAGE));
 
-	if (!STREAMS || (uintptr_t)y % 64 || ys % 16 || ldy % 16)
+	if (!STREAMS || !kernel || (uintptr_t)y % 64 || ys % 16 || ldy % 16)
 		return 0;
 	int64_t c = atomic_load_explicit(&l2, memory_order_relaxed);
 	if (c == 0) {
@@ -268,10 +256,11 @@ mtv_tile(int V, int n, const float *M, const float *in, float *out, int64_t os,
 			m[v] = LD(M + k * B + 16 * v);
 		rank1(V, n, acc, in + k, B, m);
 	}
-	if (nt)
-		stream_tile(V, n, acc, out, os);
-	else
-		move_tile(V, n, acc, out, os, 1);
+#pragma GCC unroll 16
+	for (int i = 0; i < n; i++)
+#pragma GCC unroll 4
+		for (int v = 0; v < V; v++)
+			put(out + i * os + 16 * v, acc[i][v], nt);
 }
 
 /* mtv_tile for any m images: full tiles, then tiles of 8, 4, 2, 1 (sizes
@@ -464,13 +453,12 @@ transpose_blocks(int b, int nj, const float *q, float *qt)
  * block while a later tile's rows are fetched. */
 static inline __attribute__((always_inline)) void
 fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
-    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy)
+    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy, int nt)
 {
 	const int b = V ? 16 * V : 8, n = V ? TILE(V) : 8, bb = b * b;
 	const int nb = pe->nblock, jn = QTMAX / bb;
+	/* nt: y streamed, not fetched; blocks of 8 gather whole rows in st */
 	float QT[QTMAX], in[16 * KMAX], st[8 * STAGE];
-	/* y not fetched then; blocks of 8 gather whole rows in st */
-	int nt = (V || gathered(pe->head_dim)) && streamed(y, ys, ldy, nimg, T);
 	struct ahead a = { .p = { x, y }, .s = { xs, ys }, .ld = { ldx, ldy },
 	    .w = { 0, 1 }, .na = nt ? 1 : 2, .nimg = nimg, .T = T,
 	    .lines = (pe->head_dim + 15) / 16, .calls = (jn < nb ? jn : nb) * b,
@@ -501,8 +489,6 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 					stream_rows(m, pe->head_dim, st, yi, ys);
 			}
 		}
-	if (nt)		/* streamed rows in memory before the caller reads them */
-		stream_fence();
 }
 
 /* pe_apply_batch_backward for the same block sizes: per token, groups of
@@ -512,13 +498,12 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 static inline __attribute__((always_inline)) void
 bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
     const float *x, int64_t xs, int ldx, const float *dy, int64_t dys, int lddy,
-    float *dx, int64_t dxs, int lddx, float *dR)
+    float *dx, int64_t dxs, int lddx, float *dR, int nt)
 {
 	const int b = V ? 16 * V : 8, bb = b * b, grp = 2 * (V ? TILE(V) : 8);
 	const int RT = V ? 16 / V : 8, nb = pe->nblock;
+	/* nt: dx streamed, not fetched; blocks of 8 gather whole rows in st */
 	float xp[32 * KMAX], dp[32 * KMAX], st[16 * STAGE];
-	/* dx not fetched then; blocks of 8 gather whole rows in st */
-	int nt = (V || gathered(pe->head_dim)) && streamed(dx, dxs, lddx, nimg, T);
 	struct ahead a = { .p = { x, dy, dx }, .s = { xs, dys, dxs },
 	    .ld = { ldx, lddy, lddx }, .w = { 0, 0, 1 }, .na = nt ? 2 : 3,
 	    .nimg = nimg, .T = T, .lines = (pe->head_dim + 15) / 16,
@@ -558,8 +543,6 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 				stream_rows(m, pe->head_dim, st, oi, dxs);
 		}
 	}
-	if (nt)
-		stream_fence();
 }
 
 /*
@@ -734,20 +717,14 @@ bwd_wide(int B, const float *Q, int nimg, const float *x, int64_t xs,
 	}
 }
 
-void
-pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
-    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy)
+/* pe_apply_batch for the blocks without a tile kernel (and none). */
+static void
+fwd_rows(const struct pe *pe, int nimg, int T, const float *R,
+    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy, int nt)
 {
 	int b = pe->block, nb = pe->nblock;
 	float QT[KMAX * KMAX], tmp[PE_MAXDIM];
 
-	switch (pe->identity ? 0 : b) {
-	case 8:  fwd_tiles(0, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
-	case 16: fwd_tiles(1, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
-	case 32: fwd_tiles(2, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
-	case 64: fwd_tiles(4, pe, nimg, T, R, x, xs, ldx, y, ys, ldy); return;
-	}
-	int nt = streamed(y, ys, ldy, nimg, T);	/* for pairs_fwd */
 	for (int t = 0; t < T; t++) {
 		const float *xt = x + (int64_t)t * ldx, *r = R + t * pe->rsize;
 		float *yt = y + (int64_t)t * ldy;
@@ -788,25 +765,34 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 				fwd_block(b, QT, nimg, xb, xs, yb, ys);
 		}
 	}
-	if (nt)
-		stream_fence();
 }
 
 void
-pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
+pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
+    const float *x, int64_t xs, int ldx, float *y, int64_t ys, int ldy)
+{
+	int nt = streamed(pe, y, ys, ldy, nimg, T);
+
+	switch (pe->identity ? 0 : pe->block) {
+	case 8:  fwd_tiles(0, pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
+	case 16: fwd_tiles(1, pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
+	case 32: fwd_tiles(2, pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
+	case 64: fwd_tiles(4, pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
+	default: fwd_rows(pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
+	}
+	if (nt)		/* streamed rows in memory before the caller reads them */
+		stream_fence();
+}
+
+/* pe_apply_batch_backward for the blocks without a tile kernel. */
+static void
+bwd_rows(const struct pe *pe, int nimg, int T, const float *R,
     const float *x, int64_t xs, int ldx, const float *dy, int64_t dys, int lddy,
-    float *dx, int64_t dxs, int lddx, float *dR)
+    float *dx, int64_t dxs, int lddx, float *dR, int nt)
 {
 	int b = pe->block, nb = pe->nblock;
 	float tmp[PE_MAXDIM];
 
-	switch (b) {
-	case 8:  bwd_tiles(0, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
-	case 16: bwd_tiles(1, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
-	case 32: bwd_tiles(2, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
-	case 64: bwd_tiles(4, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR); return;
-	}
-	int nt = streamed(dx, dxs, lddx, nimg, T);	/* for pairs_bwd */
 	for (int t = 0; t < T; t++) {
 		const float *xt = x + (int64_t)t * ldx, *r = R + t * pe->rsize;
 		const float *dyt = dy + (int64_t)t * lddy;
@@ -845,6 +831,22 @@ pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
 				break;
 			}
 		}
+	}
+}
+
+void
+pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
+    const float *x, int64_t xs, int ldx, const float *dy, int64_t dys, int lddy,
+    float *dx, int64_t dxs, int lddx, float *dR)
+{
+	int nt = streamed(pe, dx, dxs, lddx, nimg, T);
+
+	switch (pe->block) {
+	case 8:  bwd_tiles(0, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
+	case 16: bwd_tiles(1, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
+	case 32: bwd_tiles(2, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
+	case 64: bwd_tiles(4, pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
+	default: bwd_rows(pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
 	}
 	if (nt)
 		stream_fence();

@@ -571,9 +571,11 @@ targets(struct run *r, int n)
 			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
 }
 
+/* grad *= s, a deferred rotation share included. */
 static void
 scale_grad(struct vit *m, float s)
 {
+	vit_grad_complete(m);
 	#pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < m->nparam; i++)
 		m->grad[i] *= s;
@@ -613,6 +615,8 @@ train_step(struct run *r)
 			scale_grad(r->m, (float)last / n);
 		if (vit_fit(&r->m, &r->b, err, sizeof err) < 0)
 			die("%s: %s", r->name, err);
+		/* the micro-batches' dL/dR summed, through expm's adjoint once */
+		vit_defer_rotation_grad(r->m, o->accum > 1);
 		targets(r, n);
 		int64_t idx = r->st.step * o->accum + micro;
 		struct rng g;
@@ -635,6 +639,7 @@ train_step(struct run *r)
 		if (r->E > 0 && r->st.inpass % r->E == 0)
 			break;
 	}
+	vit_grad_complete(r->m);
 	if (nstep == 0)
 		return 0;
 	if (last != nstep)

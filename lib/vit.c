@@ -48,10 +48,17 @@ struct vit_state {
 	int	 rotary;	/* 1: q, k rotated by R */
 	struct pe_work pwork;
 	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */
-	float	*posr;		/* [Tr][A] positions the rotations are for */
+	float	*posr;		/* [Tr][A] this forward's positions */
 	int	 Tn;		/* rotated rows per record: T (+1 with CLS) */
 	int	 Tr;		/* rows of R per set: Tn, or B * Tn per record */
 	int	 rot_per_record;
+	/* R was made from keypar and keypos (keyTr rows) when rot_ok; a
+	 * forward with the same ones reuses it.  dR_pending: dR holds the
+	 * backwards' sums for R not yet taken to the generators
+	 * (vit_defer_rotation_grad). */
+	float	*keypar;	/* [pe.nparam] */
+	float	*keypos;	/* [Tr][A] */
+	int	 keyTr, rot_ok, rot_defer, dR_pending;
 	float	*pe_params;	/* [pe.nparam] view, or NULL */
 	int	 grid[VIT_MAXAXES];	/* run grid */
 	int	 K;		/* 2^A interpolation corners */
@@ -97,6 +104,8 @@ struct vit_state {
 /* The gradient of parameter view p: the arena holds grad nparam floats
  * after param. */
 #define GRAD(m, p)	((p) + ((m)->grad - (m)->param))
+
+static void	rotation_grad(struct vit *m);
 
 /* ---- arena and tensor table ---- */
 
@@ -332,6 +341,8 @@ activations(struct vit *m, char *block)
 		s->R = carve(&cur, nr, &tot);
 		s->dR = carve(&cur, nr, &tot);
 		s->posr = carve(&cur, Tr * c->axes, &tot);
+		s->keypos = carve(&cur, Tr * c->axes, &tot);
+		s->keypar = carve(&cur, s->pe.nparam, &tot);
 	}
 	s->dM = carve(&cur, N * M, &tot);
 	s->dpooled = carve(&cur, B * D, &tot);
@@ -485,13 +496,32 @@ vit_has_table(const struct vit *m)
 void
 vit_exact_rotations(struct vit *m, int exact)
 {
+	if (m->st->pwork.f32 == !exact)
+		return;
+	rotation_grad(m);
 	m->st->pwork.f32 = !exact;
+	m->st->rot_ok = 0;
+}
+
+void
+vit_defer_rotation_grad(struct vit *m, int on)
+{
+	m->st->rot_defer = on;
+	if (!on)
+		rotation_grad(m);
+}
+
+void
+vit_grad_complete(struct vit *m)
+{
+	rotation_grad(m);
 }
 
 void
 vit_zero_grad(struct vit *m)
 {
 	memset(m->grad, 0, m->nparam * sizeof(float));
+	m->st->dR_pending = 0;
 }
 
 const float *
@@ -658,6 +688,20 @@ rot_shape(const struct vit *m)
 	    .Tr = s->Tr, .per_record = s->rot_per_record };
 }
 
+/* dparams += what a deferred dR gives, through the R that keypar and
+ * keypos made. */
+static void
+rotation_grad(struct vit *m)
+{
+	struct vit_state *s = m->st;
+
+	if (!s->dR_pending)
+		return;
+	pe_rotations_backward(&s->pe, &s->pwork, s->keypar, s->keyTr, s->keypos,
+	    s->R, s->dR, GRAD(m, s->pe_params));
+	s->dR_pending = 0;
+}
+
 /* The rotations of every set for this batch's positions: once for all
  * records when they share positions, else for each record's rows. */
 static void
@@ -677,7 +721,19 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
 		    sizeof(float) * T * A);
 	}
+	/* R[set][t] depends on t's position and the parameters alone */
+	size_t npos = sizeof(float) * s->Tr * A, npar = sizeof(float) * s->pe.nparam;
+	if (s->rot_ok && s->keyTr == s->Tr && memcmp(s->keypos, s->posr, npos) == 0 &&
+	    (npar == 0 || memcmp(s->keypar, s->pe_params, npar) == 0))
+		return;
+	rotation_grad(m);	/* a deferred dR belongs to the R about to go */
 	pe_rotations(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R);
+	memcpy(s->keypos, s->posr, npos);
+	if (npar > 0)
+		memcpy(s->keypar, s->pe_params, npar);
+	s->keyTr = s->Tr;
+	s->rot_ok = 1;
+	m->rotations_made++;
 }
 
 float
@@ -909,7 +965,7 @@ vit_backward(struct vit *m)
 
 	struct attn at = attn_shape(m);
 	struct rot rt = rot_shape(m);
-	if (s->rotary)
+	if (s->rotary && !s->dR_pending)
 		memset(s->dR, 0, sizeof(float) * s->pe.nset * s->Tr * s->pe.rsize);
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
@@ -960,9 +1016,11 @@ vit_backward(struct vit *m)
 		/* dh now dL/dhin */
 	}
 
-	if (s->rotary)
-		pe_rotations_backward(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R,
-		    s->dR, GRAD(m, s->pe_params));
+	if (s->rotary) {
+		s->dR_pending = 1;
+		if (!s->rot_defer)
+			rotation_grad(m);
+	}
 	if (pemb > 0)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
 	if (s->pe.kind == PE_ABS)

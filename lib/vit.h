@@ -93,6 +93,7 @@ struct vit {
 	int	 ntensor;
 	struct vit_tensor *tensor;	/* [ntensor] in arena order */
 	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
+	int64_t	 rotations_made;	/* forwards that computed R (not reused) */
 	char	 err[256];		/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };
@@ -151,16 +152,27 @@ void	 vit_exact_rotations(struct vit *m, int exact);
  * encodings that use none), write logits[B][C], and return the mean over
  * the batch of the cross-entropy against target[B][C] probabilities (0 if
  * target is NULL).  training: dropout on, masks from (seed, record), so the
- * result does not depend on the thread count.  Rotations are computed once
- * per call: once for the batch when all records share positions, else per
- * record (needs c.pos_per_record).  NaN with m->err on a batch that does
- * not fit (sizes, grid, differing positions without pos_per_record). */
+ * result does not depend on the thread count.  Rotations: once for the
+ * batch when all records share positions, else per record (needs
+ * c.pos_per_record); the last call's are reused, bit for bit the same,
+ * when neither the position-encoding parameters nor the positions changed
+ * (the batches of an evaluation, the micro-batches of a step).  NaN with
+ * m->err on a batch that does not fit (sizes, grid, differing positions
+ * without pos_per_record). */
 float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
 	    int T, const float *target, float *logits, int training,
 	    uint64_t seed);
 /* Add the gradient of the last forward's loss to m->grad (needs target). */
 void	 vit_backward(struct vit *m);
-/* Zero m->grad. */
+/* on 1: vit_backward sums dL/dR over the calls that share their forwards'
+ * rotations (the micro-batches of one optimizer step, with shared
+ * positions) and takes the sum through the exponential's adjoint once, in
+ * vit_grad_complete, which must then come before m->grad is read.  0 (the
+ * default) completes it at once, as does turning deferral off. */
+void	 vit_defer_rotation_grad(struct vit *m, int on);
+/* Complete m->grad with a deferred rotation gradient, if any. */
+void	 vit_grad_complete(struct vit *m);
+/* Zero m->grad, a deferred rotation gradient included. */
 void	 vit_zero_grad(struct vit *m);
 /* dL/dx [B][T][P] of the last vit_backward. */
 const float *vit_dx(const struct vit *m);

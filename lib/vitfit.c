@@ -20,6 +20,7 @@ vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 	if (new == NULL)
 		return -1;
 	size_t bytes = old->nparam * sizeof(float);
+	vit_grad_complete(old);		/* a deferred share is in old alone */
 	memcpy(new->param, old->param, bytes);
 	memcpy(new->grad, old->grad, bytes);
 	memcpy(new->adam_m, old->adam_m, bytes);

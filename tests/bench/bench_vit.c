@@ -17,8 +17,12 @@
  * and GFLOP/s are computed; everything runs --rounds times (default 3) in
  * turn, and the summary takes each one's best.
  *
- * usage: bench_vit [--pe SPEC] [--steps N] [--threads N] [--peak] [--no-torch]
- *        [--rounds N]
+ * With --pe SPEC, --accum N makes a step N micro-batches of 128 (as
+ * vit-train --accum: rotations made and taken back once a step); the
+ * figures are per micro-batch.
+ *
+ * usage: bench_vit [--pe SPEC [--accum N]] [--steps N] [--threads N] [--peak]
+ *        [--no-torch] [--rounds N]
  */
 #include <cblas.h>
 #include <getopt.h>
@@ -232,7 +236,7 @@ int
 main(int argc, char *argv[])
 {
 	const char *pe = NULL;
-	int steps = 5, threads = 2, peak_only = 0, torch = 1, rounds = 3;
+	int steps = 5, threads = 2, peak_only = 0, torch = 1, rounds = 3, accum = 1;
 	static const struct option lo[] = {
 		{ "pe", required_argument, NULL, 'p' },
 		{ "steps", required_argument, NULL, 's' },
@@ -240,6 +244,7 @@ main(int argc, char *argv[])
 		{ "peak", no_argument, NULL, 'k' },
 		{ "no-torch", no_argument, NULL, 'n' },
 		{ "rounds", required_argument, NULL, 'r' },
+		{ "accum", required_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -256,6 +261,7 @@ main(int argc, char *argv[])
 		case 'k': peak_only = 1; break;
 		case 'n': torch = 0; break;
 		case 'r': rounds = (int)cli_int("--rounds", optarg, 1, 100); break;
+		case 'a': accum = (int)cli_int("--accum", optarg, 1, 64); break;
 		default: usage_error("unknown option");
 		}
 	if (pe == NULL && !peak_only)
@@ -313,14 +319,20 @@ main(int argc, char *argv[])
 		}
 		double ts = now_seconds();
 		vit_zero_grad(m);
-		loss = vit_forward(m, x, pos, B, T, target, logits, 1, s);
-		vit_backward(m);
+		vit_defer_rotation_grad(m, accum > 1);	/* as vit-train */
+		for (int a = 0; a < accum; a++) {
+			loss = vit_forward(m, x, pos, B, T, target, logits, 1,
+			    (uint64_t)s * accum + a);
+			vit_backward(m);
+		}
+		vit_grad_complete(m);
 		adamw_step(m, &opt, s + 1);
 		if (s > 0)
 			best = fmin(best, now_seconds() - ts);
 	}
-	double dt = (now_seconds() - t0) / steps;
-	double dc = (cpu_seconds() - c0) / steps / threads;
+	double dt = (now_seconds() - t0) / steps / accum;	/* a micro-batch */
+	double dc = (cpu_seconds() - c0) / steps / accum / threads;
+	best /= accum;
 	peak = fmax(peak, sgemm_peak());	/* the machine's best, before or after */
 	double gf = 3 * vit_flops(&c, B, T) / best / 1e9;	/* at the best step */
 	struct rusage ru;
@@ -330,9 +342,9 @@ main(int argc, char *argv[])
 	double rot = rotation_ms(m, pos, T);
 	printf("vit   %-14s %8.1f img/s  %7.0f ms/step  best %.1f img/s  "
 	    "%6.1f GFLOP/s  %.2f of sgemm peak %.0f  peak RSS %.0f MB  "
-	    "cpu-time %.1f img/s  (loss %.3f, %d threads, load %.2f)\n", pe,
-	    B / dt, dt * 1000, B / best, gf, gf / peak, peak,
-	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, load[0]);
+	    "cpu-time %.1f img/s  (loss %.3f, %d threads, accum %d, load %.2f)\n",
+	    pe, B / dt, dt * 1000, B / best, gf, gf / peak, peak,
+	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, accum, load[0]);
 	if (rot > 0)
 		printf("      %-14s rotations (lib/pe.h, forward + backward): %.0f ms "
 		    "of the %.0f ms step\n", pe, rot, dt * 1000);

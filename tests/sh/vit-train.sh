@@ -101,6 +101,12 @@ B="$M --pe abs --epochs 2"
 vit-train $B --batch 90 -o "$T/g1.vt" "$T/ep.vt" && vit-train $B --batch 30 --accum 3 -o "$T/g2.vt" "$T/ep.vt"
 d=$($PY tests/sh/vtstream.py "$T/g1.vt" --maxdiff "$T/g2.vt")
 $PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "--accum 3 matches a 3x batch (max diff $d)" || nok "accumulation: max diff $d"
+# liere: the micro-batches' dL/dR goes through the exponential's adjoint
+# once a step (vit_defer_rotation_grad), the last, short one included.
+R="$M --pe liere:8 --epochs 2"
+vit-train $R --batch 90 -o "$T/r1.vt" "$T/ep.vt" && vit-train $R --batch 30 --accum 3 -o "$T/r2.vt" "$T/ep.vt"
+d=$($PY tests/sh/vtstream.py "$T/r1.vt" --maxdiff "$T/r2.vt")
+$PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "liere:8 --accum 3 matches a 3x batch (max diff $d)" || nok "liere accumulation: max diff $d"
 vit-train $B --batch 90 --lr 2e-3 -o "$T/g3.vt" "$T/ep.vt"
 d=$($PY tests/sh/vtstream.py "$T/g1.vt" --maxdiff "$T/g3.vt")
 $PY -c "import sys; sys.exit(not $d > 1e-3)" && ok "... and the comparison can fail (lr 2x: $d)" || nok "comparison blind: $d"

@@ -5,6 +5,7 @@
 
 #include "flops.h"
 #include "pe.h"
+#include "pe_comrope.h"
 
 static const struct {
 	const char *name, *title;
@@ -49,6 +50,8 @@ angle_macs(const struct pe *pe)
 
 	if (pe->kind == PE_RIEMANN)
 		return 5 * nb + N;
+	if (comrope_closed(pe))		/* s: an axis (AP) or sum_i scale_i p_i */
+		return pe->kind == PE_COMROPE_LD ? N * nb : 0;
 	return b == 2 ? N * nb : N * nb * b * b;
 }
 
@@ -112,9 +115,12 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		Nrot = T + (c->cls_rotate ? 1 : 0);
 		sets = (double)pe.nset / batch;
 		f->macs[FLOPS_PE_ANGLES] = sets * Nrot * angle_macs(&pe);
-		if (pe.block > 2)
-			f->macs[FLOPS_PE_EXP] = sets * Nrot * pe.nblock *
-			    FLOPS_EXPM_PRODUCTS * (double)pe.block * pe.block * pe.block;
+		double b3 = (double)pe.block * pe.block * pe.block;
+		if (comrope_closed(&pe))	/* per block an eigendecomposition */
+			f->macs[FLOPS_PE_EXP] = sets * pe.nblock * (FLOPS_EIG_PRODUCTS +
+			    Nrot * FLOPS_COMROPE_PRODUCTS) * b3;
+		else if (pe.block > 2)
+			f->macs[FLOPS_PE_EXP] = sets * Nrot * pe.nblock * FLOPS_EXPM_PRODUCTS * b3;
 		f->macs[FLOPS_PE_ROTATE] = L * H * 2 * Nrot * hd * pe.block;
 	}
 	if (c->locality) {

@@ -38,7 +38,7 @@ enum flops_part {
 	FLOPS_MLP,		/* fc1 and fc2 */
 	FLOPS_HEAD,		/* classifier */
 	FLOPS_PE_ANGLES,	/* angles or sum_i p_i A_i per token */
-	FLOPS_PE_EXP,		/* matrix exponentials (closed form for 2x2) */
+	FLOPS_PE_EXP,		/* matrix exponentials (ComRoPE's closed form) */
 	FLOPS_PE_ROTATE,	/* q' = R q, k' = R k */
 	FLOPS_PE_LOCALITY,	/* locality weights and their product */
 	FLOPS_NPART
@@ -57,6 +57,12 @@ struct flops {
  * Taylor polynomial and 5 squarings (their number depends on the norm of
  * the generator sum); 2x2 blocks are a cosine and a sine, no MACs. */
 #define FLOPS_EXPM_PRODUCTS	10
+/* comrope-ap and comrope-ld (lib/pe_comrope.c): per token and block two
+ * BxB products, R = Re(V diag(e^(-i s mu)) V^H); per block and batch an
+ * eigendecomposition, charged as 18 products (LAPACK zheev's ~9 B^3
+ * complex operations with vectors). */
+#define FLOPS_COMROPE_PRODUCTS	2
+#define FLOPS_EIG_PRODUCTS	18
 
 /* Short name of part ("qkv", "pe-rotate"). */
 const char *flops_part_name(int part);

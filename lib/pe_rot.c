@@ -2,7 +2,8 @@
  * pe_rot.c - rotations R(p) = exp(sum_i p_i A_i) for every generator set
  * and token, and the gradient of the parameters from dL/dR (see pe.h).
  *
- * 2 x 2 blocks take the closed form (cos, sin); larger blocks go through
+ * 2 x 2 blocks take the closed form (cos, sin), and so do comrope-ap and
+ * comrope-ld's blocks of any size (pe_comrope.c); other blocks go through
  * expm.c, one exponential per ray of tokens (rays.h): a token at m times
  * another's position is R^m of that one's.  The forward pass works in
  * double (R is exact to float rounding: rotgen, the tests of the
@@ -25,6 +26,7 @@
 
 #include "expm.h"
 #include "pe.h"
+#include "pe_comrope.h"
 #include "rays.h"
 
 static int64_t
@@ -95,6 +97,8 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	int64_t fwd = S_END * round8((int64_t)b * b) + round8(expm_scratch(b));
 	int64_t bwd = D_SLOTS * round8((int64_t)b * b) + (S_END * round16((int64_t)b * b) +
 	    round16(expm_scratch_f32(b)) + 1) / 2;
+	if (comrope_closed(pe) && comrope_scratch(b) > fwd)
+		fwd = comrope_scratch(b);
 	w->thread_doubles = round8(fwd > bwd ? fwd : bwd);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));
@@ -125,8 +129,7 @@ pe_work_free(struct pe_work *w)
 	w->rays = NULL;
 }
 
-/* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
-static void
+void
 skew_from_upper(int b, const float *U, double s, double *G)
 {
 	int64_t k = 0;
@@ -307,6 +310,10 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	int f32 = w->f32 && b % 16 == 0;
 	int64_t items;
 
+	if (comrope_closed(pe)) {
+		comrope_rotations(pe, w, params, T, pos, R);
+		return;
+	}
 	build_all(pe, w, params);
 	if (general)
 		rays_plan(w->rays, T, N, pos);
@@ -545,6 +552,10 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 
 	if (pe->identity || pe->nparam == 0)
 		return;
+	if (comrope_closed(pe)) {
+		comrope_backward(pe, w, params, T, pos, R, dR, dparams);
+		return;
+	}
 	build_all(pe, w, params);
 	if (!pairwise)
 		rays_plan(w->rays, T, N, pos);

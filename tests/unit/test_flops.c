@@ -146,6 +146,17 @@ test_by_hand(void)
 	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0, "batch 4");
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * FLOPS_EXPM_PRODUCTS * 64, "batch 4: a quarter of the exponentials");
 
+	/* ComRoPE's closed form: per set and 4x4 block an eigendecomposition,
+	 * per token two products; LD's s one MAC per axis, AP's none. */
+	snprintf(c.pe, sizeof c.pe, "comrope-ld:4");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "comrope-ld:4");
+	CHECK(f.macs[FLOPS_PE_EXP] == 2 * (FLOPS_EIG_PRODUCTS + 4 * FLOPS_COMROPE_PRODUCTS) * 64 &&
+	    f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 2, "comrope-ld:4: eigendecompositions, 2 products and 2 MACs a token");
+	snprintf(c.pe, sizeof c.pe, "comrope-ap:4");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0 &&
+	    f.macs[FLOPS_PE_ANGLES] == 0, "comrope-ap:4: s is a coordinate, no MACs");
+	snprintf(c.pe, sizeof c.pe, "liere:4");
+
 	/* Locality: distances of the 5 x 5 rows once (2 axes), then scale and
 	 * product per head (mean pooling: every query row). */
 	snprintf(c.pe, sizeof c.pe, "none");

@@ -432,6 +432,34 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	free(params); free(pos); free(R); free(R2); free(W); free(dp); free(dp2);
 }
 
+/* A NaN generator in ComRoPE's closed form: its block's R is NaN (so the
+ * loss says so), the other blocks' are not, and its gradient is NaN. */
+static void
+test_comrope_nan(void)
+{
+	struct pe pe;
+	struct pe_work w;
+	float params[256], pos[2] = { 0.5f, 0.25f }, R[64 * 8], dR[64 * 8], dp[256] = { 0 };
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 3 };
+
+	pe_parse(&pe, "comrope-ld:8", 16, 2, 1, 1, NULL);
+	pe_work_init(&w, &pe, 1);
+	pe_init_params(&pe, &ini, params);
+	params[28 + 5] = NAN;		/* block 1's generator */
+	pe_rotations(&pe, &w, params, 1, pos, R);
+	int nan0 = 0, nan1 = 1;
+	for (int e = 0; e < 64; e++) {
+		nan0 |= isnan(R[e]);
+		nan1 &= isnan(R[64 + e]);
+	}
+	CHECK(!nan0 && nan1, "comrope-ld:8 with a NaN generator: that block's R is NaN, the other's not");
+	for (int e = 0; e < 128; e++)
+		dR[e] = 1;
+	pe_rotations_backward(&pe, &w, params, 1, pos, R, dR, dp);
+	CHECK(isnan(dp[28]) && !isnan(dp[0]), "... and its gradient NaN");
+	pe_work_free(&w);
+}
+
 /* The 2 x 2 closed form equals the general exp path. */
 static void
 test_closed_form(void)
@@ -731,6 +759,7 @@ main(void)
 	}
 	init_std = 0.7;
 	test_closed_form();
+	test_comrope_nan();
 	test_apply("liere:8");
 	test_apply("liere:16");
 	test_apply("liere:4");

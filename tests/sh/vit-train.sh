@@ -80,6 +80,11 @@ fi
 (cd "$T/b" && vit-train --resume --threads 1 -o m.vt < ../ep.vt)
 cmp -s "$T/a/m.vt" "$T/b/m.vt" && ok "resumed run: bitwise the uninterrupted one" || nok "resumed run differs"
 check_exit 0 "resuming a finished run does nothing" vit-train --resume --threads 1 -o "$T/b/m.vt" "$T/ep.vt"
+# ... and with liere on 2 threads, whose micro-batches share rotations and
+# defer their gradient (vit_defer_rotation_grad)
+(cd "$T/b" && head -c 80000 ../ep.vt | vit-train $A --pe liere:4 --threads 2 -o t2.vt 2>/dev/null;
+	vit-train --resume --threads 2 -o t2.vt < ../ep.vt)
+cmp -s "$T/a/t2.vt" "$T/b/t2.vt" && ok "liere, 2 threads, resumed: bitwise the uninterrupted run" || nok "liere resumed run differs"
 # A run killed with SIGKILL at some moment (here a file re-read 1500
 # times, a checkpoint every 10 passes) leaves a whole checkpoint, and
 # resumed it ends with the bytes of the run that never stopped.

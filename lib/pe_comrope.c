@@ -22,7 +22,8 @@
  * V's basis is entered and left once per block.  LD's scales:
  * dL/dscale_ij = sum_t p_ti <G_t R_t^T, U_j>.
  */
-#pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
+/* fused multiply-adds; the short loops over a block vectorized */
+#pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
 #include <cblas.h>
 #include <complex.h>
 #include <math.h>
@@ -35,6 +36,9 @@
 
 #define SERIES	0.1	/* below it the series: 0.1^NMOM / (NMOM+1)! = 3e-14 */
 enum { NMOM = 8 };
+/* Tokens' blocks are rsize floats apart (KBs: no hardware prefetch):
+ * fetch the one this many tokens ahead. */
+enum { AHEAD = 6 };
 
 /* LAPACK (OpenBLAS carries it), with gfortran's hidden string lengths. */
 void	zheev_(const char *jobz, const char *uplo, const int *n,
@@ -101,34 +105,45 @@ eig(int b, const double *U, double *ws, double *mu)
 	return info;
 }
 
-/* C (+)= A B, b x b row-major. */
-static inline __attribute__((always_inline)) void
-mul_b(int b, const double *restrict A, const double *restrict B,
-    double *restrict C, int acc)
+typedef double v8d __attribute__((vector_size(64), aligned(8)));
+
+/* C (+)= A B for 8 x 8: B's rows and each row of C in registers. */
+static inline void
+mul8(const double *A, const double *B, double *C, int acc)
 {
-	if (!acc)
-		memset(C, 0, sizeof *C * b * b);
-	for (int r = 0; r < b; r++)
-		for (int k = 0; k < b; k++) {
-			double a = A[r * b + k];
-			for (int c = 0; c < b; c++)
-				C[r * b + c] += a * B[k * b + c];
-		}
+	v8d b[8];
+	for (int k = 0; k < 8; k++)
+		b[k] = *(const v8d *)(B + 8 * k);
+	for (int r = 0; r < 8; r++) {
+		const double *a = A + 8 * r;
+		v8d c = acc ? *(v8d *)(C + 8 * r) : (v8d){ 0 };
+		for (int k = 0; k < 8; k++)
+			c += a[k] * b[k];
+		*(v8d *)(C + 8 * r) = c;
+	}
 }
 
-/* mul_b with the common block sizes known to the compiler: whole
- * vectors, no loop over c. */
+/* C (+)= A B, b x b row-major: a row of C summed in a local array (no
+ * store per term), 8 x 8 by mul8. */
 static void
 mul(int b, const double *A, const double *B, double *C, int acc)
 {
-	if (b == 4)
-		mul_b(4, A, B, C, acc);
-	else if (b == 8)
-		mul_b(8, A, B, C, acc);
-	else if (b == 16)
-		mul_b(16, A, B, C, acc);
-	else
-		mul_b(b, A, B, C, acc);
+	double row[PE_MAXDIM];
+
+	if (b == 8) {
+		mul8(A, B, C, acc);
+		return;
+	}
+	for (int r = 0; r < b; r++) {
+		for (int c = 0; c < b; c++)
+			row[c] = acc ? C[r * b + c] : 0;
+		for (int k = 0; k < b; k++) {
+			double a = A[r * b + k];
+			for (int c = 0; c < b; c++)
+				row[c] += a * B[k * b + c];
+		}
+		memcpy(C + r * b, row, sizeof *C * b);
+	}
 }
 
 /* (i d)^m / (m+1)!, term m of the series. */
@@ -214,6 +229,9 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
 	int bad = eig(b, U, ws, mu) != 0;
 	for (int t = 0; t < T; t++) {
 		float *out = Rs + (int64_t)t * pe->rsize + j * bb;
+		if (t + AHEAD < T)
+			for (int64_t e = 0; e < bb; e += 16)
+				__builtin_prefetch(out + AHEAD * pe->rsize + e, 1);
 		if (bad) {	/* NaN or Inf generators: R says so */
 			for (int64_t e = 0; e < bb; e++)
 				out[e] = NAN;
@@ -279,6 +297,11 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 	for (int t = 0; t < T; t++) {
 		const float *g = dRs + (int64_t)t * pe->rsize + j * bb;
 		const float *r = Rs + (int64_t)t * pe->rsize + j * bb;
+		if (t + AHEAD < T)
+			for (int64_t e = 0; e < bb; e += 16) {
+				__builtin_prefetch(g + AHEAD * pe->rsize + e);
+				__builtin_prefetch(r + AHEAD * pe->rsize + e);
+			}
 		for (int a = 0; a < b; a++)
 			for (int c = 0; c < b; c++) {
 				G[a * b + c] = g[a * b + c];

@@ -7,8 +7,10 @@
  * Bader, Blanes and Casas ("Computing the matrix exponential with an
  * optimized Taylor polynomial approximation", Mathematics 7, 2019), which
  * costs 5 products.  A skew X is normal, so ||X^k||_2 = ||X||_2^k and the
- * truncation error is set by the 2-norm, estimated by power iteration and
- * capped by the Frobenius norm; X / 2^s is brought to 2-norm <= theta,
+ * truncation error is set by the 2-norm: for n <= 16 bounded by
+ * sqrt(||X^2||_F) from the X^2 the polynomial needs anyway, for larger n
+ * estimated by power iteration and capped by the Frobenius norm; X / 2^s
+ * is brought to 2-norm <= theta,
  * where the polynomial's error is below the type's rounding: 2.5 in
  * double (3e-10: R is exact to float rounding), 3.3 in float (6e-8, one
  * float ulp; on average 0.4 squarings fewer).  The power iteration

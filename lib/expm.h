@@ -10,11 +10,11 @@
  * truncation error is set by the 2-norm: for n <= 16 bounded by
  * sqrt(||X^2||_F) from the X^2 the polynomial needs anyway, for larger n
  * estimated by power iteration and capped by the Frobenius norm; X / 2^s
- * is brought to 2-norm <= theta,
- * where the polynomial's error is below the type's rounding: 2.5 in
- * double (3e-10: R is exact to float rounding), 3.3 in float (6e-8, one
- * float ulp; on average 0.4 squarings fewer).  The power iteration
- * rescales its vector each step (||X||^2 a step overflows float).
+ * is brought to 2-norm <= theta, where the polynomial's error is below the
+ * type's rounding: 2.5 in double (3e-10: R is exact to float rounding),
+ * 3.3 in float (6e-8, one float ulp; on average 0.4 squarings fewer).
+ * The power iteration rescales its vector each step (||X||^2 a step
+ * overflows float).
  * Symmetric and skew powers (X^2, X^3, X^6) are formed half-size.
  *
  * The backward pass uses exp([[X^T, E], [0, X^T]]) = [[e^X^T, L(X^T, E)],

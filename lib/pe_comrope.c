@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "expm.h"
 #include "pe.h"
 #include "pe_comrope.h"
 
@@ -105,47 +106,6 @@ eig(int b, const double *U, double *ws, double *mu)
 	return info;
 }
 
-typedef double v8d __attribute__((vector_size(64), aligned(8)));
-
-/* C (+)= A B for 8 x 8: B's rows and each row of C in registers. */
-static inline void
-mul8(const double *A, const double *B, double *C, int acc)
-{
-	v8d b[8];
-	for (int k = 0; k < 8; k++)
-		b[k] = *(const v8d *)(B + 8 * k);
-	for (int r = 0; r < 8; r++) {
-		const double *a = A + 8 * r;
-		v8d c = acc ? *(v8d *)(C + 8 * r) : (v8d){ 0 };
-		for (int k = 0; k < 8; k++)
-			c += a[k] * b[k];
-		*(v8d *)(C + 8 * r) = c;
-	}
-}
-
-/* C (+)= A B, b x b row-major: a row of C summed in a local array (no
- * store per term), 8 x 8 by mul8. */
-static void
-mul(int b, const double *A, const double *B, double *C, int acc)
-{
-	double row[PE_MAXDIM];
-
-	if (b == 8) {
-		mul8(A, B, C, acc);
-		return;
-	}
-	for (int r = 0; r < b; r++) {
-		for (int c = 0; c < b; c++)
-			row[c] = acc ? C[r * b + c] : 0;
-		for (int k = 0; k < b; k++) {
-			double a = A[r * b + k];
-			for (int c = 0; c < b; c++)
-				row[c] += a * B[k * b + c];
-		}
-		memcpy(C + r * b, row, sizeof *C * b);
-	}
-}
-
 /* (i d)^m / (m+1)!, term m of the series. */
 static double complex
 series_coef(double d, int m)
@@ -193,8 +153,8 @@ rotation_at(int b, double s, const double *mu, double *ws)
 			Wim[r * b + k] = vi * cs[k] - vr * sn[k];
 		}
 	double *R = mslot(b, ws, M_R);
-	mul(b, Wre, mslot(b, ws, M_VRET), R, 0);
-	mul(b, Wim, mslot(b, ws, M_VIMT), R, 1);
+	expm_mul(b, Wre, mslot(b, ws, M_VRET), R, 0);
+	expm_mul(b, Wim, mslot(b, ws, M_VIMT), R, 1);
 }
 
 /* Y = V^H M V for real M: Y's real part in slot y, its imaginary in y+1. */
@@ -206,14 +166,14 @@ to_eigen(int b, double *ws, const double *M, int y)
 	double *Tre = mslot(b, ws, M_T1), *Tim = mslot(b, ws, M_T1 + 1);
 	double *Yre = mslot(b, ws, y), *Yim = mslot(b, ws, y + 1);
 
-	mul(b, M, Vre, Tre, 0);		/* T = M V */
-	mul(b, M, Vim, Tim, 0);
-	mul(b, VreT, Tre, Yre, 0);	/* Y = (Vre^T - i Vim^T)(Tre + i Tim) */
-	mul(b, VimT, Tim, Yre, 1);
-	mul(b, VreT, Tim, Yim, 0);
+	expm_mul(b, M, Vre, Tre, 0);		/* T = M V */
+	expm_mul(b, M, Vim, Tim, 0);
+	expm_mul(b, VreT, Tre, Yre, 0);	/* Y = (Vre^T - i Vim^T)(Tre + i Tim) */
+	expm_mul(b, VimT, Tim, Yre, 1);
+	expm_mul(b, VreT, Tim, Yim, 0);
 	for (int64_t e = 0; e < (int64_t)b * b; e++)
 		Tim[e] = -Tre[e];
-	mul(b, VimT, Tim, Yim, 1);
+	expm_mul(b, VimT, Tim, Yim, 1);
 }
 
 /* R of block j of one set for every token. */
@@ -307,8 +267,8 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 				G[a * b + c] = g[a * b + c];
 				RT[c * b + a] = r[a * b + c];
 			}
-		mul(b, RT, G, P, 0);	/* R^T G */
-		mul(b, G, RT, Q, 0);	/* G R^T */
+		expm_mul(b, RT, G, P, 0);	/* R^T G */
+		expm_mul(b, G, RT, Q, 0);	/* G R^T */
 		for (int64_t e = 0; e < bb; e++)
 			D[e] += P[e] - Q[e];
 		double s = token_s(pe, par, pos + (int64_t)t * N, j), sm = s;
@@ -353,14 +313,14 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 	/* dL/dU = Re(V Kt V^H), then the upper entries of U - U^T */
 	double *Vre = mslot(b, ws, M_VRE), *Vim = mslot(b, ws, M_VIM);
 	double *K = mslot(b, ws, M_P);
-	mul(b, Vre, Ktre, Sre, 0);	/* S = V Kt */
+	expm_mul(b, Vre, Ktre, Sre, 0);	/* S = V Kt */
 	for (int64_t e = 0; e < bb; e++)
 		Yre[e] = -Vim[e];
-	mul(b, Yre, Ktim, Sre, 1);
-	mul(b, Vre, Ktim, Sim, 0);
-	mul(b, Vim, Ktre, Sim, 1);
-	mul(b, Sre, mslot(b, ws, M_VRET), K, 0);	/* Re(S V^H) */
-	mul(b, Sim, mslot(b, ws, M_VIMT), K, 1);
+	expm_mul(b, Yre, Ktim, Sre, 1);
+	expm_mul(b, Vre, Ktim, Sim, 0);
+	expm_mul(b, Vim, Ktre, Sim, 1);
+	expm_mul(b, Sre, mslot(b, ws, M_VRET), K, 0);	/* Re(S V^H) */
+	expm_mul(b, Sim, mslot(b, ws, M_VIMT), K, 1);
 	for (int r = 0, q = 0; r < b; r++)
 		for (int c = r + 1; c < b; c++, q++)
 			dpar[j * k + q] += (float)(K[r * b + c] - K[c * b + r]);

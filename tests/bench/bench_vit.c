@@ -19,10 +19,12 @@
  *
  * With --pe SPEC, --accum N makes a step N micro-batches of 128 (as
  * vit-train --accum: rotations made and taken back once a step); the
- * figures are per micro-batch.
+ * figures are per micro-batch.  --per-record gives every record its own
+ * positions (the grid perturbed as posgen --perturb 0.1): a rotation set
+ * per record.
  *
- * usage: bench_vit [--pe SPEC [--accum N]] [--steps N] [--threads N] [--peak]
- *        [--no-torch] [--rounds N]
+ * usage: bench_vit [--pe SPEC [--accum N] [--per-record]] [--steps N]
+ *        [--threads N] [--peak] [--no-torch] [--rounds N]
  */
 #include <cblas.h>
 #include <getopt.h>
@@ -237,6 +239,7 @@ main(int argc, char *argv[])
 {
 	const char *pe = NULL;
 	int steps = 5, threads = 2, peak_only = 0, torch = 1, rounds = 3, accum = 1;
+	int perrec = 0;
 	static const struct option lo[] = {
 		{ "pe", required_argument, NULL, 'p' },
 		{ "steps", required_argument, NULL, 's' },
@@ -245,6 +248,7 @@ main(int argc, char *argv[])
 		{ "no-torch", no_argument, NULL, 'n' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "accum", required_argument, NULL, 'a' },
+		{ "per-record", no_argument, NULL, 'e' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -262,6 +266,7 @@ main(int argc, char *argv[])
 		case 'n': torch = 0; break;
 		case 'r': rounds = (int)cli_int("--rounds", optarg, 1, 100); break;
 		case 'a': accum = (int)cli_int("--accum", optarg, 1, 64); break;
+		case 'e': perrec = 1; break;
 		default: usage_error("unknown option");
 		}
 	if (pe == NULL && !peak_only)
@@ -284,6 +289,7 @@ main(int argc, char *argv[])
 	c.P = 48;
 	c.axes = 2;
 	c.grid[0] = c.grid[1] = 8;
+	c.pos_per_record = perrec;
 	snprintf(c.pe, sizeof c.pe, "%s", pe);
 	int B = 128, T = 64;
 	char err[256];
@@ -301,8 +307,11 @@ main(int argc, char *argv[])
 		x[i] = (float)rng_normal(&r);
 	for (int b = 0; b < B; b++) {
 		for (int t = 0; t < T; t++) {
-			pos[(b * T + t) * 2] = (t / 8) / 8.0f;
-			pos[(b * T + t) * 2 + 1] = (t % 8) / 8.0f;
+			/* per record: posgen --perturb 0.1 (patches are 1/8) */
+			float jy = perrec ? (float)(0.1 / 8 * rng_normal(&r)) : 0;
+			float jx = perrec ? (float)(0.1 / 8 * rng_normal(&r)) : 0;
+			pos[(b * T + t) * 2] = (t / 8) / 8.0f + jy;
+			pos[(b * T + t) * 2 + 1] = (t % 8) / 8.0f + jx;
 		}
 		target[b * c.classes + rng_below(&r, c.classes)] = 1;
 	}
@@ -339,12 +348,13 @@ main(int argc, char *argv[])
 	getrusage(RUSAGE_SELF, &ru);
 	double load[3];
 	getloadavg(load, 3);
-	double rot = rotation_ms(m, pos, T);
+	double rot = rotation_ms(m, pos, perrec ? B * T : T);
 	printf("vit   %-14s %8.1f img/s  %7.0f ms/step  best %.1f img/s  "
 	    "%6.1f GFLOP/s  %.2f of sgemm peak %.0f  peak RSS %.0f MB  "
-	    "cpu-time %.1f img/s  (loss %.3f, %d threads, accum %d, load %.2f)\n",
+	    "cpu-time %.1f img/s  (loss %.3f, %d threads, accum %d%s, load %.2f)\n",
 	    pe, B / dt, dt * 1000, B / best, gf, gf / peak, peak,
-	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, accum, load[0]);
+	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, accum,
+	    perrec ? ", positions per record" : "", load[0]);
 	if (rot > 0)
 		printf("      %-14s rotations (lib/pe.h, forward + backward): %.0f ms "
 		    "of the %.0f ms step\n", pe, rot, dt * 1000);

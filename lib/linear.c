@@ -5,12 +5,11 @@
  */
 #include "nn.h"
 
-/* acc[D] += sum over rows of x[N][D]: column strips in parallel (col_strip),
- * each summing its rows in order (the same bits for any thread count).
+/* Column strips in parallel (col_strip), each summing its rows in order.
  * Wide strips read up to 1 KiB of each row at a time: strips of 16 to 64
  * columns measured up to 3x slower on these shapes (strided rows defeat
  * the prefetcher). */
-static void
+void
 colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 {
 	int sw = col_strip(D);

@@ -68,6 +68,9 @@ void	 linear_backward(float *dx, float *dw, float *db, const float *dy,
 /* dx[N][Ni] = dy w in chunks of chunk rows with the row epilogue ep. */
 void	 linear_backward_dx(float *dx, const float *dy, const float *w, int N,
 	    int Ni, int No, int chunk, rows_fn *ep, void *arg);
+/* acc[D] += the sum of x[N][D]'s rows, in row order per column (the same
+ * bits for any thread count). */
+void	 colsum_add(float *acc, const float *x, int N, int D);
 
 #define LN_EPS	1e-6f		/* timm/DeiT ViT LayerNorm epsilon */
 /* y[N][D] = (x - mean) * rstd * g + b; mean[N], rstd[N] kept for backward. */

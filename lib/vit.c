@@ -98,6 +98,10 @@ struct vit_state {
 	float	*dx;		/* [B][T][P] */
 	float	*tmp;		/* [N][D] patch rows / projection outputs */
 	float	*ascr;		/* attention scratch [nthr][3][T1][T1] */
+	/* sums of parameter gradients over each GEMM_CHUNK of rows, made by
+	 * row epilogues while the rows are in cache, added in chunk order */
+	float	*bpart;		/* [nchunk][M] fc1's bias */
+	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
 	float	*partial;	/* [B][H] */
 };
 
@@ -349,6 +353,9 @@ activations(struct vit *m, char *block)
 	s->dlogits = carve(&cur, B * C, &tot);
 	s->tmp = carve(&cur, N * D, &tot);
 	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
+	size_t nchunk = (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
+	s->bpart = carve(&cur, nchunk * M, &tot);
+	s->lnpart = carve(&cur, nchunk * 2 * D, &tot);
 	s->partial = carve(&cur, B * H, &tot);
 	return tot;
 }
@@ -881,24 +888,47 @@ struct dact {
 	float	*d;		/* [Nq][M] */
 	const float *pre;	/* [Nq][M] fc1 output */
 	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
+	float	*bpart;		/* [nchunk][M]: the chunks' sums of d (fc1's bias) */
 	float	 p;
 	int	 M;
 };
+
+/* Chunks of GEMM_CHUNK rows among N. */
+static int
+nchunks(int N)
+{
+	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
+}
+
+/* acc[w] += the chunks' partial sums part[nchunk][stride] (their first w),
+ * in chunk order. */
+static void
+add_parts(float *acc, const float *part, int nchunk, int stride, int w)
+{
+	for (int c = 0; c < nchunk; c++)
+		for (int i = 0; i < w; i++)
+			acc[i] += part[(size_t)c * stride + i];
+}
 
 static void
 gelu_back_rows(void *arg, int r0, int n)
 {
 	const struct dact *e = arg;
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
+	float *part = e->bpart + (size_t)(r0 / GEMM_CHUNK) * e->M;
 	if (e->p > 0)
 		dropout_backward(e->d + o, e->d + o, e->mask + o, e->p, k);
 	gelu_backward(e->d + o, e->d + o, e->pre + o, k);
+	memset(part, 0, sizeof(float) * e->M);
+	colsum_add(part, e->d + o, n, e->M);
 }
 
-/* Epilogue of a LayerNorm's dx: the rows of layernorm_backward. */
+/* Epilogue of a LayerNorm's dx: the rows of layernorm_backward, and their
+ * share of its parameters' gradient. */
 struct lnrows {
 	float	*dx;		/* [N][D] += */
 	const float *dy, *x, *mean, *rstd, *g;
+	float	*part;		/* [nchunk][2D]: each chunk's dg, db */
 	int	 D;
 };
 
@@ -907,27 +937,36 @@ ln_back_rows(void *arg, int r0, int n)
 {
 	const struct lnrows *e = arg;
 	size_t o = (size_t)r0 * e->D;
+	float *part = e->part + (size_t)(r0 / GEMM_CHUNK) * 2 * e->D;
 	layernorm_backward(e->dx + o, NULL, NULL, e->dy + o, e->x + o,
 	    e->mean + r0, e->rstd + r0, e->g, n, e->D);
+	memset(part, 0, sizeof(float) * 2 * e->D);
+	layernorm_params(part, part + e->D, e->dy + o, e->x + o, e->mean + r0,
+	    e->rstd + r0, n, e->D);
 }
 
 /* Back through a LayerNorm and the linear layer after it, for N rows:
  * dy[N][No] -> the LayerNorm output's gradient dln[N][D] = dy w (w[No][D])
- * -> dh += the LayerNorm's dx, each chunk of rows while in cache; then the
- * parameter gradients of both (of w, b from lnout[N][D], of g, bn from
- * x[N][D]). */
+ * -> dh += the LayerNorm's dx and the chunk's share of the LayerNorm's
+ * parameter gradients, each chunk of rows while in cache; then w's and b's
+ * gradients (from lnout[N][D]; b's from bpart[nchunk][No], the chunks'
+ * sums of dy made by the epilogue that made dy, or summed here when NULL). */
 static void
 ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
-    const float *lnout, int No, const float *x,
+    const float *bpart, const float *lnout, int No, const float *x,
     const float *mean, const float *rstd, float *g, float *bn, int N)
 {
 	struct vit_state *s = m->st;
-	int D = m->c.dim;
+	int D = m->c.dim, nc = nchunks(N);
 	struct lnrows e = { .dx = s->dh, .dy = dln, .x = x, .mean = mean,
-	    .rstd = rstd, .g = g, .D = D };
+	    .rstd = rstd, .g = g, .part = s->lnpart, .D = D };
 	linear_backward_dx(dln, dy, w, N, D, No, GEMM_CHUNK, ln_back_rows, &e);
-	linear_backward(NULL, GRAD(m, w), GRAD(m, b), dy, lnout, w, N, D, No);
-	layernorm_params(GRAD(m, g), GRAD(m, bn), dln, x, mean, rstd, N, D);
+	linear_backward(NULL, GRAD(m, w), bpart ? NULL : GRAD(m, b), dy, lnout,
+	    w, N, D, No);
+	if (bpart != NULL)
+		add_parts(GRAD(m, b), bpart, nc, No, No);
+	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
+	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
 }
 
 void
@@ -977,12 +1016,12 @@ vit_backward(struct vit *m)
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .d = s->dM, .pre = a->fc1, .mask = a->mgel,
-		    .p = pdrop, .M = M };
+		    .bpart = s->bpart, .p = pdrop, .M = M };
 		linear_backward_dx(s->dM, d, L->fc2w, Nq, M, D, GEMM_CHUNK,
 		    gelu_back_rows, &e);
 		linear_backward(NULL, GRAD(m, L->fc2w), GRAD(m, L->fc2b), d,
 		    a->gel, L->fc2w, Nq, M, D);
-		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
+		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, s->bpart, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
@@ -1011,7 +1050,7 @@ vit_backward(struct vit *m)
 		}
 		if (s->rotary)
 			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
-		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
+		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, NULL, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
 	}

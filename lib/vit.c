@@ -100,7 +100,7 @@ struct vit_state {
 	float	*ascr;		/* attention scratch [nthr][3][T1][T1] */
 	/* sums of parameter gradients over each GEMM_CHUNK of rows, made by
 	 * row epilogues while the rows are in cache, added in chunk order */
-	float	*bpart;		/* [nchunk][M] fc1's bias */
+	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
 	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
 	float	*partial;	/* [B][H] */
 };
@@ -354,7 +354,7 @@ activations(struct vit *m, char *block)
 	s->tmp = carve(&cur, N * D, &tot);
 	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
 	size_t nchunk = (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
-	s->bpart = carve(&cur, nchunk * M, &tot);
+	s->bpart = carve(&cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
 	s->lnpart = carve(&cur, nchunk * 2 * D, &tot);
 	s->partial = carve(&cur, B * H, &tot);
 	return tot;
@@ -884,11 +884,33 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 /* ---- backward ---- */
 
 /* Epilogue of fc2's dx: d = GELU'(pre) * drop'(d). */
+/* A chunk's share of a bias gradient: the sum of the rows of dy[N][No]
+ * that the chunk's product has just read, into part[chunk][No]. */
+struct bias_rows {
+	const float *dy;
+	float	*part;
+	int	 No;
+};
+
+static void
+bias_part(const struct bias_rows *e, int r0, int n)
+{
+	float *p = e->part + (size_t)(r0 / GEMM_CHUNK) * e->No;
+	memset(p, 0, sizeof(float) * e->No);
+	colsum_add(p, e->dy + (size_t)r0 * e->No, n, e->No);
+}
+
+static void
+bias_rows(void *arg, int r0, int n)
+{
+	bias_part(arg, r0, n);
+}
+
 struct dact {
+	struct bias_rows bias;	/* fc2's, from the dy of dM = dy w */
 	float	*d;		/* [Nq][M] */
 	const float *pre;	/* [Nq][M] fc1 output */
 	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
-	float	*bpart;		/* [nchunk][M]: the chunks' sums of d (fc1's bias) */
 	float	 p;
 	int	 M;
 };
@@ -915,20 +937,20 @@ gelu_back_rows(void *arg, int r0, int n)
 {
 	const struct dact *e = arg;
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
-	float *part = e->bpart + (size_t)(r0 / GEMM_CHUNK) * e->M;
 	if (e->p > 0)
 		dropout_backward(e->d + o, e->d + o, e->mask + o, e->p, k);
 	gelu_backward(e->d + o, e->d + o, e->pre + o, k);
-	memset(part, 0, sizeof(float) * e->M);
-	colsum_add(part, e->d + o, n, e->M);
+	bias_part(&e->bias, r0, n);
 }
 
-/* Epilogue of a LayerNorm's dx: the rows of layernorm_backward, and their
- * share of its parameters' gradient. */
+/* Epilogue of a LayerNorm's dx: the rows of layernorm_backward, and the
+ * chunk's share of the LayerNorm's parameter gradients and of the bias
+ * gradient of the linear layer whose dy the chunk's product just read. */
 struct lnrows {
+	struct bias_rows bias;	/* the linear layer's */
 	float	*dx;		/* [N][D] += */
 	const float *dy, *x, *mean, *rstd, *g;
-	float	*part;		/* [nchunk][2D]: each chunk's dg, db */
+	float	*lnpart;	/* [nchunk][2D]: each chunk's dg, db */
 	int	 D;
 };
 
@@ -937,34 +959,33 @@ ln_back_rows(void *arg, int r0, int n)
 {
 	const struct lnrows *e = arg;
 	size_t o = (size_t)r0 * e->D;
-	float *part = e->part + (size_t)(r0 / GEMM_CHUNK) * 2 * e->D;
+	float *lp = e->lnpart + (size_t)(r0 / GEMM_CHUNK) * 2 * e->D;
 	layernorm_backward(e->dx + o, NULL, NULL, e->dy + o, e->x + o,
 	    e->mean + r0, e->rstd + r0, e->g, n, e->D);
-	memset(part, 0, sizeof(float) * 2 * e->D);
-	layernorm_params(part, part + e->D, e->dy + o, e->x + o, e->mean + r0,
+	memset(lp, 0, sizeof(float) * 2 * e->D);
+	layernorm_params(lp, lp + e->D, e->dy + o, e->x + o, e->mean + r0,
 	    e->rstd + r0, n, e->D);
+	bias_part(&e->bias, r0, n);
 }
 
 /* Back through a LayerNorm and the linear layer after it, for N rows:
  * dy[N][No] -> the LayerNorm output's gradient dln[N][D] = dy w (w[No][D])
- * -> dh += the LayerNorm's dx and the chunk's share of the LayerNorm's
- * parameter gradients, each chunk of rows while in cache; then w's and b's
- * gradients (from lnout[N][D]; b's from bpart[nchunk][No], the chunks'
- * sums of dy made by the epilogue that made dy, or summed here when NULL). */
+ * -> dh += the LayerNorm's dx, and the chunk's shares of the LayerNorm's
+ * and of b's gradients, each chunk of rows while in cache; then w's
+ * gradient (from lnout[N][D]) and the shares added in chunk order. */
 static void
 ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
-    const float *bpart, const float *lnout, int No, const float *x,
+    const float *lnout, int No, const float *x,
     const float *mean, const float *rstd, float *g, float *bn, int N)
 {
 	struct vit_state *s = m->st;
 	int D = m->c.dim, nc = nchunks(N);
-	struct lnrows e = { .dx = s->dh, .dy = dln, .x = x, .mean = mean,
-	    .rstd = rstd, .g = g, .part = s->lnpart, .D = D };
+	struct lnrows e = { .bias = { dy, s->bpart, No }, .dx = s->dh, .dy = dln,
+	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
+	    .D = D };
 	linear_backward_dx(dln, dy, w, N, D, No, GEMM_CHUNK, ln_back_rows, &e);
-	linear_backward(NULL, GRAD(m, w), bpart ? NULL : GRAD(m, b), dy, lnout,
-	    w, N, D, No);
-	if (bpart != NULL)
-		add_parts(GRAD(m, b), bpart, nc, No, No);
+	linear_backward(NULL, GRAD(m, w), NULL, dy, lnout, w, N, D, No);
+	add_parts(GRAD(m, b), s->bpart, nc, No, No);
 	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
 	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
 }
@@ -1015,18 +1036,23 @@ vit_backward(struct vit *m)
 		rt.qcls = Tq < T1;
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
-		struct dact e = { .d = s->dM, .pre = a->fc1, .mask = a->mgel,
-		    .bpart = s->bpart, .p = pdrop, .M = M };
+		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
+		    .pre = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
 		linear_backward_dx(s->dM, d, L->fc2w, Nq, M, D, GEMM_CHUNK,
 		    gelu_back_rows, &e);
-		linear_backward(NULL, GRAD(m, L->fc2w), GRAD(m, L->fc2b), d,
-		    a->gel, L->fc2w, Nq, M, D);
-		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, s->bpart, a->ln2, M,
+		linear_backward(NULL, GRAD(m, L->fc2w), NULL, d, a->gel, L->fc2w,
+		    Nq, M, D);
+		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq), D, D);
+		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
-		linear_backward(s->tmp, GRAD(m, L->projw), GRAD(m, L->projb), d,
-		    a->att, L->projw, Nq, D, D);
+		struct bias_rows pb = { d, s->bpart, D };
+		linear_backward_dx(s->tmp, d, L->projw, Nq, D, D, GEMM_CHUNK,
+		    bias_rows, &pb);
+		linear_backward(NULL, GRAD(m, L->projw), NULL, d, a->att, L->projw,
+		    Nq, D, D);
+		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq), D, D);
 		float *dq = s->rotary ? s->dqkr : s->dqkv;
 		const float *q = s->rotary ? a->qkr : a->qkv;
 		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,
@@ -1050,7 +1076,7 @@ vit_backward(struct vit *m)
 		}
 		if (s->rotary)
 			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
-		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, NULL, a->ln1, 3 * D,
+		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
 	}

@@ -5,7 +5,7 @@
 
 #include "flops.h"
 #include "pe.h"
-#include "pe_comrope.h"
+#include "pe_impl.h"
 
 static const struct {
 	const char *name, *title;

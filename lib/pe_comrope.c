@@ -33,7 +33,7 @@
 
 #include "expm.h"
 #include "pe.h"
-#include "pe_comrope.h"
+#include "pe_impl.h"
 
 #define SERIES	0.1	/* below it the series: 0.1^NMOM / (NMOM+1)! = 3e-14 */
 enum { NMOM = 8 };
@@ -58,12 +58,6 @@ comrope_closed(const struct pe *pe)
 enum { M_U, M_A, M_VRE = M_A + 2, M_VIM, M_VRET, M_VIMT, M_WRE, M_WIM, M_R,
 	M_G, M_P, M_Q, M_DELTA, M_T1, M_Y = M_T1 + 2, M_S = M_Y + 2, M_KT = M_S + 2,
 	M_AX = M_KT + 2, M_C = M_AX + 3, M_END = M_C + NMOM };
-
-static int64_t
-round8(int64_t n)
-{
-	return (n + 7) / 8 * 8;
-}
 
 int64_t
 comrope_scratch(int b)
@@ -121,7 +115,7 @@ static double
 token_s(const struct pe *pe, const float *par, const float *p, int j)
 {
 	int N = pe->axes, nb = pe->nblock;
-	int64_t k = (int64_t)pe->block * (pe->block - 1) / 2;
+	int64_t k = tri(pe->block);
 	double s = 0;
 
 	if (pe->kind == PE_COMROPE_AP)
@@ -182,7 +176,7 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
     const float *pos, float *Rs /* [T][rsize] */, double *ws)
 {
 	int b = pe->block;
-	int64_t bb = (int64_t)b * b, k = (int64_t)b * (b - 1) / 2;
+	int64_t bb = (int64_t)b * b, k = tri(b);
 	double *U = mslot(b, ws, M_U), *R = mslot(b, ws, M_R), mu[PE_MAXDIM];
 
 	skew_from_upper(b, par + j * k, 1, U);
@@ -228,7 +222,7 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
     const float *pos, const float *Rs, const float *dRs, float *dpar, double *ws)
 {
 	int b = pe->block, N = pe->axes, nb = pe->nblock, ld = pe->kind == PE_COMROPE_LD;
-	int64_t bb = (int64_t)b * b, k = (int64_t)b * (b - 1) / 2;
+	int64_t bb = (int64_t)b * b, k = tri(b);
 	double *U = mslot(b, ws, M_U), *G = mslot(b, ws, M_G), *RT = mslot(b, ws, M_R);
 	double *P = mslot(b, ws, M_P), *Q = mslot(b, ws, M_Q), *D = mslot(b, ws, M_DELTA);
 	double *E = mslot(b, ws, M_AX), *C = mslot(b, ws, M_C), mu[PE_MAXDIM];

@@ -26,26 +26,13 @@
 
 #include "expm.h"
 #include "pe.h"
-#include "pe_comrope.h"
+#include "pe_impl.h"
 #include "rays.h"
-
-static int64_t
-round8(int64_t n)
-{
-	return (n + 7) / 8 * 8;
-}
 
 static int64_t
 round16(int64_t n)
 {
 	return (n + 15) / 16 * 16;
-}
-
-/* Upper-triangle entries of a b x b block: b(b-1)/2. */
-static int64_t
-tri(int b)
-{
-	return (int64_t)b * (b - 1) / 2;
 }
 
 /* Doubles of dgen per set: the generator gradient, or riemann's angles. */

@@ -279,6 +279,13 @@ huge_alloc(size_t bytes)
 	return p;
 }
 
+/* Chunks of GEMM_CHUNK rows among N. */
+static int
+nchunks(int N)
+{
+	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
+}
+
 /* Carve n floats, 64-byte aligned, from the activation block. */
 static float *
 carve(char **cur, size_t n, size_t *total)
@@ -353,7 +360,7 @@ activations(struct vit *m, char *block)
 	s->dlogits = carve(&cur, B * C, &tot);
 	s->tmp = carve(&cur, N * D, &tot);
 	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
-	size_t nchunk = (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
+	size_t nchunk = nchunks((int)N);
 	s->bpart = carve(&cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
 	s->lnpart = carve(&cur, nchunk * 2 * D, &tot);
 	s->partial = carve(&cur, B * H, &tot);
@@ -883,9 +890,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 
 /* ---- backward ---- */
 
-/* Epilogue of fc2's dx: d = GELU'(pre) * drop'(d). */
 /* A chunk's share of a bias gradient: the sum of the rows of dy[N][No]
- * that the chunk's product has just read, into part[chunk][No]. */
+ * that the chunk's product has just read, into part[r0 / GEMM_CHUNK][No]
+ * (the products run in chunks of GEMM_CHUNK rows). */
 struct bias_rows {
 	const float *dy;
 	float	*part;
@@ -906,6 +913,7 @@ bias_rows(void *arg, int r0, int n)
 	bias_part(arg, r0, n);
 }
 
+/* Epilogue of fc2's dx: d = GELU'(pre) * drop'(d), and fc2's bias share. */
 struct dact {
 	struct bias_rows bias;	/* fc2's, from the dy of dM = dy w */
 	float	*d;		/* [Nq][M] */
@@ -914,13 +922,6 @@ struct dact {
 	float	 p;
 	int	 M;
 };
-
-/* Chunks of GEMM_CHUNK rows among N. */
-static int
-nchunks(int N)
-{
-	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
-}
 
 /* acc[w] += the chunks' partial sums part[nchunk][stride] (their first w),
  * in chunk order. */

@@ -1,17 +1,31 @@
 /*
- * pe_comrope.h - inside lib/: ComRoPE's blocks in closed form
- * (pe_comrope.c), for pe_rot.c.  Block j of a comrope-ap or comrope-ld set
- * is exp(s U_j) with one skew generator U_j and a scalar s of the
- * position, so one eigendecomposition per block and call serves every
- * token.
+ * pe_impl.h - inside lib/: what the rotation code's two files share.
+ * pe_rot.c computes rotations by exponentials; ComRoPE's blocks, which are
+ * exp(s U_j) with one skew generator U_j and a scalar s of the position,
+ * take a closed form in pe_comrope.c, one eigendecomposition per block and
+ * call for every token.
  */
-#ifndef PE_COMROPE_H
-#define PE_COMROPE_H
+#ifndef PE_IMPL_H
+#define PE_IMPL_H
 
 #include <stdint.h>
 
 struct pe;
 struct pe_work;
+
+/* n rounded up to a multiple of 8 (doubles of a 64-byte line). */
+static inline int64_t
+round8(int64_t n)
+{
+	return (n + 7) / 8 * 8;
+}
+
+/* Upper-triangle entries of a b x b block: b(b-1)/2. */
+static inline int64_t
+tri(int b)
+{
+	return (int64_t)b * (b - 1) / 2;
+}
 
 /* 1 when pe's rotations are comrope_rotations' (comrope-ap, comrope-ld
  * with blocks wider than 2). */

@@ -306,8 +306,10 @@ combine(int n, REAL *const m[5], REAL *const out[5], int eye)
 /*
  * The algorithm on the pair (Z, E) standing for [[Z, E], [0, Z]] with Z
  * skew; E is NULL for the plain exponential.  On return P holds exp(Z)
- * and, with E, Q holds L(Z, E).  Z and E are scaled in place; slot 1
- * holds Z^2 already for n <= SMALL (from squarings, scaled).
+ * and, with E, Q holds L(Z, E); P NULL with E: exp(Z) is not wanted, and
+ * the last squaring leaves it out (one product in 3 s + 14).  Z and E are
+ * scaled in place; slot 1 holds Z^2 already for n <= SMALL (from
+ * squarings, scaled).
  */
 static void
 expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
@@ -363,7 +365,8 @@ expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
 	/* (P, Q)^2 = (P P, P Q + Q P), ping-pong with slots 0 and 1 */
 	REAL *p2 = a[0], *q2 = e[0];
 	for (int k = 0; k < s; k++) {
-		mm(n, p, p, p2, 0, 0);
+		if (P != NULL || k + 1 < s)
+			mm(n, p, p, p2, 0, 0);
 		if (pair) {
 			mm(n, p, q, q2, 0, 0);
 			mm(n, q, p, q2, 1, 0);
@@ -371,7 +374,8 @@ expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
 		}
 		REAL *t = p; p = p2; p2 = t;
 	}
-	*P = p;
+	if (P != NULL)
+		*P = p;
 	*Q = pair ? q : NULL;
 }
 
@@ -438,7 +442,7 @@ NAME(expm_skew_adjoint)(int n, const REAL *X, const REAL *G, REAL *dX,
 		}
 	Q = ws + 12 * sz;
 	scale_square(n, ws, scale);	/* (X^T)^2 = X^2, symmetric */
-	expm_pair(n, s, ws, &P, &Q);
+	expm_pair(n, s, ws, R != NULL ? &P : NULL, &Q);
 	memcpy(dX, Q, sizeof(REAL) * nn);
 	if (R)		/* exp(X) = exp(X^T)^T */
 		for (int i = 0; i < n; i++)

@@ -95,28 +95,32 @@ test_linear(void)
 	free(c.x); free(c.w); free(c.b); free(L.y); free(L.r); free(dx); free(dw); free(db);
 }
 
-/* gemm_rows splits rows across threads: same result as one sgemm. */
+/* gemm_rows splits rows (or, when wider, columns) across threads: same
+ * result as one sgemm, same bits on any thread count. */
 static void
 test_gemm_rows(void)
 {
-	int M = 301, N = 37, K = 29;
-	float *a = randv((size_t)K * M, 1), *b = randv((size_t)K * N, 1);
-	float *c1 = calloc((size_t)M * N, sizeof(float)), *c2 = calloc((size_t)M * N, sizeof(float));
-	double err = 0;
-	omp_set_num_threads(2);
-	gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c1, N);	/* A^T B */
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++) {
-			double s = 0;
-			for (int k = 0; k < K; k++)
-				s += (double)a[k * M + i] * b[k * N + j];
-			err = fmax(err, fabs(s - c1[i * N + j]));
-		}
-	CHECK(err < 1e-4, "gemm_rows transposed A matches a double product (%.1e)", err);
-	omp_set_num_threads(1);
-	gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c2, N);
-	CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "gemm_rows: same bits on 1 and 2 threads");
-	free(a); free(b); free(c1); free(c2);
+	static const int shape[][2] = { { 301, 37 }, { 37, 301 } };
+	for (int s = 0; s < 2; s++) {
+		int M = shape[s][0], N = shape[s][1], K = 29;
+		float *a = randv((size_t)K * M, 1), *b = randv((size_t)K * N, 1);
+		float *c1 = calloc((size_t)M * N, sizeof(float)), *c2 = calloc((size_t)M * N, sizeof(float));
+		double err = 0;
+		omp_set_num_threads(2);
+		gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c1, N);	/* A^T B */
+		for (int i = 0; i < M; i++)
+			for (int j = 0; j < N; j++) {
+				double t = 0;
+				for (int k = 0; k < K; k++)
+					t += (double)a[k * M + i] * b[k * N + j];
+				err = fmax(err, fabs(t - c1[i * N + j]));
+			}
+		CHECK(err < 1e-4, "gemm_rows %d x %d: transposed A matches a double product (%.1e)", M, N, err);
+		omp_set_num_threads(1);
+		gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c2, N);
+		CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "gemm_rows %d x %d: same bits on 1 and 2 threads", M, N);
+		free(a); free(b); free(c1); free(c2);
+	}
 }
 
 /* ---- layernorm ---- */

@@ -59,4 +59,19 @@ void	 expm_skew_adjoint_f32(int n, const float *X /* [n][n] */,
 void	 expm_mul_f32(int n, const float *A, const float *B, float *C, int acc);
 int	 expm_squarings_f32(int n, const float *X /* [n][n] */, float *ws);
 
+/* The float pair for EXPM_LANES blocks at once (lib/expm_lanes.c), one per
+ * lane: element (i, j) of lane l at [(i * n + j) * EXPM_LANES + l]; n a
+ * multiple of 4; arrays and scratch 64-byte aligned.  The squarings are
+ * the lanes' largest, and their rounding with them: batch blocks of like
+ * norm.  Lanes of zeros give I and G: a partly filled batch pads with
+ * them. */
+#define EXPM_LANES	16
+/* Floats of scratch that the two below need. */
+int64_t	 expm_lanes_scratch(int n);
+void	 expm_skew_lanes(int n, const float *X /* [n][n][EXPM_LANES] */,
+	    float *R /* [n][n][EXPM_LANES] */, float *ws);
+/* dX = L(X^T, G) lane by lane, without R (the forward's). */
+void	 expm_skew_adjoint_lanes(int n, const float *X, const float *G,
+	    float *dX, float *ws);
+
 #endif

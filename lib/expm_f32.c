@@ -6,10 +6,11 @@
  */
 #pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
 #include "expm.h"
+#include "expm_t18.h"
 
 #define REAL	float
 #define VL	16
-#define THETA	3.3	/* T18 error 6e-8, a float ulp */
+#define THETA	EXPM_THETA_F32
 #define HALF	1
 #define NAME(x)	x##_f32
 #include "expm_impl.h"

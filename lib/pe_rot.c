@@ -9,13 +9,15 @@
  * double (R is exact to float rounding: rotgen, the tests of the
  * defining properties) or, with w->f32 (the engine) and blocks of 16 or
  * more, in float like float32 autograd, in half the time; it is parallel
- * over (set, ray).
- * The backward pass works in float (expm_f32.c, twice the lanes; its
- * gradients are within a few float ulps x 2^squarings of the double
- * ones, like any float32 autograd) and reads the powers along each ray
- * from the forward's R; it sums over tokens, so it is parallel over
- * (set, block) with the rays in order inside, which makes it
- * deterministic for any thread count.
+ * over (set, ray).  With w->f32, blocks of 4, 8 and 12 go through
+ * expm_lanes.c, 16 rays' exponentials at once, parallel over (set,
+ * block).
+ * The backward pass works in float (expm_f32.c, twice the lanes, or
+ * expm_lanes.c; its gradients are within a few float ulps x 2^squarings
+ * of the double ones, like any float32 autograd) and reads the powers
+ * along each ray from the forward's R; it sums over tokens, so it is
+ * parallel over (set, block) with the rays in order inside, which makes
+ * it deterministic for any thread count.
  */
 #pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
 #include <math.h>
@@ -25,6 +27,7 @@
 #include <string.h>
 
 #include "expm.h"
+#include "expm_t18.h"
 #include "pe.h"
 #include "pe_impl.h"
 #include "rays.h"
@@ -65,6 +68,58 @@ fslot(const struct pe *pe, double *ws, int k)
 	return (float *)(ws + D_SLOTS * round8(bb)) + k * round16(bb);
 }
 
+/* Blocks whose exponentials run EXPM_LANES at a time (expm_lanes.c): 4,
+ * 8 and 12, which fill at most half a vector an instruction one block at
+ * a time (per-record liere:8: rotations 950 -> 490 ms a step; at 16 the
+ * two ways measured the same).  Rays go through them in windows of WIN,
+ * in order of norm, so that the lanes of a batch need like squarings. */
+static int
+lanes(const struct pe *pe)
+{
+	return pe->block % 4 == 0 && pe->block < 16;
+}
+
+enum { WIN = 256 };
+
+/* The rays of a window (1 without the lanes): each one's X, dL/dP and dX
+ * (backward), the lanes' operands and the rays' order by norm. */
+struct win {
+	int	 n;		/* rays in a window */
+	float	*X, *P, *dX;	/* [n][b][b]: P the bases' exp, or dL/dP */
+	float	*xl, *gl, *ol;	/* [b][b][EXPM_LANES] */
+	float	*ews;		/* expm_lanes_scratch(b) */
+	int	*order;		/* [n] */
+};
+
+static int64_t
+win_doubles(const struct pe *pe)
+{
+	int64_t bb = (int64_t)pe->block * pe->block;
+	if (!lanes(pe))
+		return round8((3 * round16(bb) + 1) / 2 + 1);
+	return round8((3 * WIN * bb + 3 * bb * EXPM_LANES + expm_lanes_scratch(pe->block) +
+	    WIN + 1) / 2);
+}
+
+/* A thread's window: the last win_doubles of its workspace ws. */
+static struct win
+window(const struct pe *pe, const struct pe_work *w, double *ws)
+{
+	int64_t bb = (int64_t)pe->block * pe->block;
+	float *f = (float *)(ws + w->thread_doubles - win_doubles(pe));
+	struct win v = { .n = lanes(pe) ? WIN : 1 };
+	int64_t per = lanes(pe) ? WIN * bb : round16(bb);
+
+	v.X = f; v.P = f + per; v.dX = f + 2 * per;
+	f += 3 * per;
+	if (lanes(pe)) {
+		v.xl = f; v.gl = f + bb * EXPM_LANES; v.ol = f + 2 * bb * EXPM_LANES;
+		v.ews = f + 3 * bb * EXPM_LANES;
+		v.order = (int *)(v.ews + expm_lanes_scratch(pe->block));
+	}
+	return v;
+}
+
 int
 pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 {
@@ -86,7 +141,7 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	    round16(expm_scratch_f32(b)) + 1) / 2;
 	if (comrope_closed(pe) && comrope_scratch(b) > fwd)
 		fwd = comrope_scratch(b);
-	w->thread_doubles = round8(fwd > bwd ? fwd : bwd);
+	w->thread_doubles = round8(fwd > bwd ? fwd : bwd) + win_doubles(pe);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));
 	w->dgen = aligned_alloc(64, sizeof(double) * round8(dgen + 1));
@@ -228,21 +283,16 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
-/* R of block j for every token of ray r from X = the base's generator,
- * in double (f64) or in float (f32): the base's exponential P, then its
- * powers in token order, in slot's or fslot's layout of the workspace. */
-#define RAY_POWERS(name, REAL, SLOT, EXPM, MUL, XR)			\
+/* R of block j for every token of ray r from P, the base's: P, then its
+ * powers in token order (cur and tmp two blocks of scratch). */
+#define RAY_WALK(name, REAL, MUL)					\
 static void								\
 name(const struct pe *pe, const struct rays *ry, int r, int j,		\
-    const double *X, float *Rs, double *ws)				\
+    const REAL *P, float *Rs, REAL *cur, REAL *tmp)			\
 {									\
 	int b = pe->block;						\
 	int64_t bb = (int64_t)b * b;					\
-	REAL *P = SLOT(pe, ws, S_P), *cur = SLOT(pe, ws, S_TMP);	\
-	REAL *tmp = SLOT(pe, ws, S_T1);					\
 									\
-	XR;								\
-	EXPM(b, Xr, P, (REAL *)SLOT(pe, ws, S_END));			\
 	memcpy(cur, P, sizeof *P * bb);					\
 	for (int q = ry->start[r], k = 1; q < ry->start[r + 1]; q++) {	\
 		int t = ry->tok[q];					\
@@ -256,12 +306,167 @@ name(const struct pe *pe, const struct rays *ry, int r, int j,		\
 			out[e] = (float)cur[e];				\
 	}								\
 }
-RAY_POWERS(ray_powers_f64, double, slot, expm_skew, expm_mul,
+RAY_WALK(walk_f64, double, expm_mul)
+RAY_WALK(walk_f32, float, expm_mul_f32)
+#undef RAY_WALK
+
+/* R of block j for every token of ray r from X = the base's generator,
+ * in double (f64) or in float (f32): the base's exponential, then the
+ * walk along the ray, in slot's or fslot's layout of the workspace. */
+#define RAY_POWERS(name, REAL, SLOT, EXPM, WALK, XR)			\
+static void								\
+name(const struct pe *pe, const struct rays *ry, int r, int j,		\
+    const double *X, float *Rs, double *ws)				\
+{									\
+	REAL *P = SLOT(pe, ws, S_P);					\
+									\
+	XR;								\
+	EXPM(pe->block, Xr, P, (REAL *)SLOT(pe, ws, S_END));		\
+	WALK(pe, ry, r, j, P, Rs, SLOT(pe, ws, S_TMP), SLOT(pe, ws, S_T1)); \
+}
+RAY_POWERS(ray_powers_f64, double, slot, expm_skew, walk_f64,
     const double *Xr = X)
-RAY_POWERS(ray_powers_f32, float, fslot, expm_skew_f32, expm_mul_f32,
-    float *Xr = fslot(pe, ws, S_X); for (int64_t e = 0; e < bb; e++)
+RAY_POWERS(ray_powers_f32, float, fslot, expm_skew_f32, walk_f32,
+    float *Xr = fslot(pe, ws, S_X);
+    for (int64_t e = 0; e < (int64_t)pe->block * pe->block; e++)
 	Xr[e] = (float)X[e])
 #undef RAY_POWERS
+
+/* Prefetch block j of ray r's tokens in A[T][rsize] (rw 1: to be
+ * written): a token's blocks lie rsize apart, 2 KB at liere:8, which the
+ * hardware prefetcher does not follow, and with a rotation per token
+ * (per-record positions) every block comes from memory.  (As asm: GCC
+ * deletes a loop of __builtin_prefetch as a loop without effects.) */
+static void
+prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
+    const float *A, int rw)
+{
+	int64_t bytes = (int64_t)pe->block * pe->block * sizeof(float);
+
+	if (r >= ry->nray)
+		return;
+	for (int q = ry->start[r]; q < ry->start[r + 1]; q++) {
+		const char *a = (const char *)(A + (int64_t)ry->tok[q] * pe->rsize) + j * bytes;
+		for (int64_t o = 0; o < bytes; o += 64) {
+#if defined(__x86_64__)
+			if (rw)
+				__asm__ volatile("prefetchw %0" : : "m"(a[o]));
+			else
+				__asm__ volatile("prefetcht0 %0" : : "m"(a[o]));
+#else
+			if (rw)
+				__builtin_prefetch(a + o, 1);
+			else
+				__builtin_prefetch(a + o, 0);
+#endif
+		}
+	}
+}
+
+enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
+
+/* order[0 .. n) = the window's rays by the squarings their X[n][b][b]
+ * would need by Frobenius norm (>= the 2-norm), stable; NaN last. */
+static void
+by_norm(int b, int n, const float *X, int *order)
+{
+	int64_t bb = (int64_t)b * b;
+	unsigned char key[WIN];
+	int count[33] = { 0 };
+
+	for (int k = 0; k < n; k++) {
+		float f = 0;
+		#pragma omp simd reduction(+:f)
+		for (int64_t e = 0; e < bb; e++)
+			f += X[k * bb + e] * X[k * bb + e];
+		/* ceil(log2(||X||_F / theta)) to within one, from f's exponent */
+		int e2 = 0;
+		double s = f > 0 && isfinite(f) ? (frexp(f, &e2), 0.5 * e2 - 1.72) : 0;
+		key[k] = isnan(f) ? 31 : s <= 0 ? 0 : s >= 30 ? 30 : (int)ceil(s);
+		count[key[k] + 1]++;
+	}
+	for (int i = 0; i < 32; i++)
+		count[i + 1] += count[i];
+	for (int k = 0; k < n; k++)
+		order[count[key[k]]++] = k;
+}
+
+/* Lane l of a batch is block order[l] of a window's blocks (l < m). */
+static void
+lane_index(int b, int m, const int *order, int *idx)
+{
+	for (int l = 0; l < m; l++)
+		idx[l] = order[l] * b * b;
+}
+
+/* The lanes' operand from the window's blocks src (lanes past m zero). */
+static void
+gather(int b, int m, const float *src, const int *idx, float *xl)
+{
+	int64_t bb = (int64_t)b * b;
+
+	if (m < EXPM_LANES) {
+		memset(xl, 0, sizeof(float) * bb * EXPM_LANES);
+		for (int64_t e = 0; e < bb; e++)
+			for (int l = 0; l < m; l++)
+				xl[e * EXPM_LANES + l] = src[idx[l] + e];
+		return;
+	}
+	for (int64_t e = 0; e < bb; e++) {
+		#pragma omp simd
+		for (int l = 0; l < EXPM_LANES; l++)
+			xl[e * EXPM_LANES + l] = src[idx[l] + e];
+	}
+}
+
+/* The window's blocks dst from the lanes' result (the first m lanes). */
+static void
+scatter(int b, int m, const float *ol, const int *idx, float *dst)
+{
+	for (int64_t e = 0; e < (int64_t)b * b; e++) {
+		#pragma omp simd
+		for (int l = 0; l < m; l++)
+			dst[idx[l] + e] = ol[e * EXPM_LANES + l];
+	}
+}
+
+/* Block j of one set for every ray, in float through the lanes: the
+ * bases' exponentials 16 at a time, then the walks along the rays. */
+static void
+lanes_forward(const struct pe *pe, const double *G, int j, const struct rays *ry,
+    const float *pos, float *Rs /* [T][rsize] */, double *ws, const struct win *wn)
+{
+	int b = pe->block, N = pe->axes;
+	int64_t bb = (int64_t)b * b;
+	double *Xd = slot(pe, ws, S_X), p[3];
+
+	for (int r0 = 0; r0 < ry->nray; r0 += wn->n) {
+		int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
+		for (int k = 0; k < nr; k++) {
+			int base = ry->tok[ry->start[r0 + k]];
+			for (int i = 0; i < N; i++)
+				p[i] = pos[(int64_t)base * N + i];
+			position_generator(pe, G, j, p, Xd);
+			for (int64_t e = 0; e < bb; e++)
+				wn->X[k * bb + e] = (float)Xd[e];
+		}
+		by_norm(b, nr, wn->X, wn->order);
+		for (int g = 0; g < nr; g += EXPM_LANES) {
+			int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
+			for (int l = g + EXPM_LANES; l < nr && l < g + 2 * EXPM_LANES; l++)
+				prefetch_ray(pe, ry, r0 + wn->order[l], j, Rs, 1);
+			lane_index(b, m, wn->order + g, idx);
+			gather(b, m, wn->X, idx, wn->xl);
+			expm_skew_lanes(b, wn->xl, wn->ol, wn->ews);
+			scatter(b, m, wn->ol, idx, wn->P);
+			for (int l = 0; l < m; l++) {
+				int k = wn->order[g + l];
+				walk_f32(pe, ry, r0 + k, j, wn->P + k * bb, Rs,
+				    fslot(pe, ws, S_TMP), fslot(pe, ws, S_T1));
+			}
+		}
+	}
+}
 
 /* One ray's rotations in one set: R(m p) = R(p)^m, block by block, in
  * double or (f32) in float. */
@@ -293,8 +498,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	int general = !pe->identity && pe->kind != PE_RIEMANN && b > 2;
 	/* float pays where its vectors hold twice double's lanes: blocks of
 	 * 16 and more (b = 8 runs 8-lane kernels either way, measured 10%
-	 * slower in float) */
-	int f32 = w->f32 && b % 16 == 0;
+	 * slower in float), and blocks that go through the lanes */
+	int f32 = w->f32 && b % 16 == 0, bylanes = general && w->f32 && lanes(pe);
 	int64_t items;
 
 	if (comrope_closed(pe)) {
@@ -304,10 +509,17 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	build_all(pe, w, params);
 	if (general)
 		rays_plan(w->rays, T, N, pos);
-	items = (int64_t)pe->nset * (general ? w->rays->nray : T);
+	items = (int64_t)pe->nset * (bylanes ? nb : general ? w->rays->nray : T);
 #pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 1)
 	for (int64_t it = 0; it < items; it++) {
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
+		if (bylanes) {
+			int set = (int)(it / nb);
+			struct win wn = window(pe, w, ws);
+			lanes_forward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos,
+			    R + (int64_t)set * T * pe->rsize, ws, &wn);
+			continue;
+		}
 		if (general) {
 			int set = (int)(it / w->rays->nray);
 			ray_forward(pe, w->gen + set * per, w->rays, (int)(it % w->rays->nray), pos,
@@ -407,80 +619,116 @@ add_block(const struct pe *pe, const float *dR, int t, int j, float *acc)
 		acc[e] += d[e];
 }
 
+/* dL/dP of ray r's base into Pbar: along the ray B_k = R(k p) = B_(k-1) P
+ * with P = R(p), so the adjoints run down it (Bbar_(k-1) = Bbar_k P^T +
+ * dR of the token at k-1, Pbar += B_(k-1)^T Bbar_k).  The B_k are the
+ * forward's R of the ray's tokens; a multiple with no token on it is made
+ * by a product. */
+static void
+ray_adjoint(const struct pe *pe, int j, const struct rays *ry, int r,
+    const float *R, const float *dR, float *Pbar, double *ws)
+{
+	int b = pe->block, first = ry->start[r], last = ry->start[r + 1] - 1;
+	int64_t bb = (int64_t)b * b;
+	int M = ry->mult[ry->tok[last]], base = ry->tok[first];
+	float *PT = fslot(pe, ws, S_PT), *Bbar = fslot(pe, ws, S_BBAR);
+	float *tmp = fslot(pe, ws, S_TMP), *T1 = fslot(pe, ws, S_T1);
+	const float *B[RAYS_MAXMULT + 1];	/* B[k] = R(k p), k < M */
+
+	memset(Pbar, 0, sizeof *Pbar * bb);
+	if (M == 1) {
+		for (int q = first; q <= last; q++)
+			add_block(pe, dR, ry->tok[q], j, Pbar);
+		return;
+	}
+	const float *P = R + (int64_t)base * pe->rsize + j * bb;
+	B[1] = P;
+	for (int k = 2, q = first + 1; k < M; k++) {
+		while (ry->mult[ry->tok[q]] < k)
+			q++;
+		if (ry->mult[ry->tok[q]] == k) {
+			B[k] = R + (int64_t)ry->tok[q] * pe->rsize + j * bb;
+		} else {
+			float *o = fslot(pe, ws, S_POW + k - 2);
+			expm_mul_f32(b, B[k - 1], P, o, 0);
+			B[k] = o;
+		}
+	}
+	transpose(b, P, PT);
+	memset(Bbar, 0, sizeof *Bbar * bb);
+	for (int k = M, q = last; k >= 1; k--) {
+		for (; q >= first && ry->mult[ry->tok[q]] == k; q--)
+			add_block(pe, dR, ry->tok[q], j, Bbar);
+		if (k == 1)
+			break;
+		transpose(b, B[k - 1], T1);
+		expm_mul_f32(b, T1, Bbar, Pbar, 1);
+		expm_mul_f32(b, Bbar, PT, tmp, 0);
+		float *sw = Bbar; Bbar = tmp; tmp = sw;
+	}
+	for (int64_t e = 0; e < bb; e++)
+		Pbar[e] += Bbar[e];
+}
+
 /*
- * Backward of block j of one set through expm, ray by ray in order, in
- * float: dg[axes][nblock][b(b-1)/2] for this j.  Along a ray B_k = R(k p)
- * = B_(k-1) P with P = R(p), so the adjoints run down it (Bbar_(k-1) =
- * Bbar_k P^T + dR of the token at k-1, Pbar += B_(k-1)^T Bbar_k) and one
- * adjoint Frechet derivative at the base finishes the ray.  The B_k are
- * the forward's R of the ray's tokens; a multiple with no token on it is
- * made by a product.
+ * Backward of block j of one set through expm, in float:
+ * dg[axes][nblock][b(b-1)/2] for this j.  Window by window of rays: each
+ * ray's dL/dP at its base (ray_adjoint), then one adjoint Frechet
+ * derivative per ray (through the lanes, 16 at a time, in order of norm),
+ * then the sums over the rays in ray order.
  */
 static void
 block_backward(const struct pe *pe, const double *G, int j, const struct rays *ry,
-    const float *pos, const float *R, const float *dR, double *dg, double *ws)
+    const float *pos, const float *R, const float *dR, double *dg, double *ws,
+    const struct win *wn)
 {
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
 	int64_t bb = (int64_t)b * b, k3 = tri(b);
 	double *Xd = slot(pe, ws, 0), *acc[3];	/* acc[i] = sum over rays of p_i dX */
-	float *X = fslot(pe, ws, S_X), *PT = fslot(pe, ws, S_PT);
-	float *Bbar = fslot(pe, ws, S_BBAR), *Pbar = fslot(pe, ws, S_PBAR);
-	float *tmp = fslot(pe, ws, S_TMP), *T1 = fslot(pe, ws, S_T1), *dX = fslot(pe, ws, S_DX);
-	float *ews = fslot(pe, ws, S_END);
-	const float *B[RAYS_MAXMULT + 1];	/* B[k] = R(k p), k < M */
+	double p[3];
 
 	for (int i = 0; i < N; i++) {
 		acc[i] = slot(pe, ws, 1 + i);
 		memset(acc[i], 0, sizeof(double) * bb);
 	}
-
-	for (int r = 0; r < ry->nray; r++) {
-		int first = ry->start[r], last = ry->start[r + 1] - 1, base = ry->tok[first];
-		int M = ry->mult[ry->tok[last]];
-		double p[3];
-
-		for (int i = 0; i < N; i++)
-			p[i] = pos[(int64_t)base * N + i];
-		position_generator(pe, G, j, p, Xd);
-		for (int64_t e = 0; e < bb; e++)
-			X[e] = (float)Xd[e];
-		memset(Pbar, 0, sizeof *Pbar * bb);
-		if (M > 1) {
-			const float *P = R + (int64_t)base * pe->rsize + j * bb;
-			B[1] = P;
-			for (int k = 2, q = first + 1; k < M; k++) {
-				while (ry->mult[ry->tok[q]] < k)
-					q++;
-				if (ry->mult[ry->tok[q]] == k) {
-					B[k] = R + (int64_t)ry->tok[q] * pe->rsize + j * bb;
-				} else {
-					float *o = fslot(pe, ws, S_POW + k - 2);
-					expm_mul_f32(b, B[k - 1], P, o, 0);
-					B[k] = o;
-				}
-			}
-			transpose(b, P, PT);
-			memset(Bbar, 0, sizeof *Bbar * bb);
-			for (int k = M, q = last; k >= 1; k--) {
-				for (; q >= first && ry->mult[ry->tok[q]] == k; q--)
-					add_block(pe, dR, ry->tok[q], j, Bbar);
-				if (k == 1)
-					break;
-				transpose(b, B[k - 1], T1);
-				expm_mul_f32(b, T1, Bbar, Pbar, 1);
-				expm_mul_f32(b, Bbar, PT, tmp, 0);
-				float *sw = Bbar; Bbar = tmp; tmp = sw;
-			}
+	for (int r0 = 0; r0 < ry->nray; r0 += wn->n) {
+		int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
+		for (int k = 0; k < nr; k++) {
+			int base = ry->tok[ry->start[r0 + k]];
+			prefetch_ray(pe, ry, r0 + k + AHEAD, j, dR, 0);
+			if (r0 + k + AHEAD < ry->nray &&	/* R: read along rays */
+			    ry->start[r0 + k + AHEAD + 1] - ry->start[r0 + k + AHEAD] > 1)
+				prefetch_ray(pe, ry, r0 + k + AHEAD, j, R, 0);
+			for (int i = 0; i < N; i++)
+				p[i] = pos[(int64_t)base * N + i];
+			position_generator(pe, G, j, p, Xd);
 			for (int64_t e = 0; e < bb; e++)
-				Pbar[e] += Bbar[e];
-		} else {
-			for (int q = first; q <= last; q++)
-				add_block(pe, dR, ry->tok[q], j, Pbar);
+				wn->X[k * bb + e] = (float)Xd[e];
+			ray_adjoint(pe, j, ry, r0 + k, R, dR, wn->P + k * bb, ws);
 		}
-		expm_skew_adjoint_f32(b, X, Pbar, dX, NULL, ews);
-		for (int i = 0; i < N; i++)	/* whole rows: vectorized */
-			for (int64_t e = 0; e < bb; e++)
-				acc[i][e] += p[i] * dX[e];
+		if (lanes(pe)) {
+			by_norm(b, nr, wn->X, wn->order);
+			for (int g = 0; g < nr; g += EXPM_LANES) {
+				int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
+				lane_index(b, m, wn->order + g, idx);
+				gather(b, m, wn->X, idx, wn->xl);
+				gather(b, m, wn->P, idx, wn->gl);
+				expm_skew_adjoint_lanes(b, wn->xl, wn->gl, wn->ol, wn->ews);
+				scatter(b, m, wn->ol, idx, wn->dX);
+			}
+		} else {
+			expm_skew_adjoint_f32(b, wn->X, wn->P, wn->dX, NULL,
+			    fslot(pe, ws, S_END));
+		}
+		for (int k = 0; k < nr; k++) {
+			int base = ry->tok[ry->start[r0 + k]];
+			const float *dX = wn->dX + k * bb;
+			for (int i = 0; i < N; i++) {	/* whole rows: vectorized */
+				double pi = pos[(int64_t)base * N + i];
+				for (int64_t e = 0; e < bb; e++)
+					acc[i][e] += pi * dX[e];
+			}
+		}
 	}
 	/* the generators' upper entries: d/dU_rc of A = U - U^T */
 	for (int i = 0; i < N; i++) {
@@ -553,12 +801,13 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 		const float *Rs = R + (int64_t)set * T * pe->rsize;
 		const float *dRs = dR + (int64_t)set * T * pe->rsize;
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
+		struct win wn = window(pe, w, ws);
 		if (pairwise)
 			pairs_backward(pe, w->gen + set * per, params + set * pe->set_params,
 			    T, pos, dRs, w->dgen + set * dper);
 		else
 			block_backward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos, Rs,
-			    dRs, w->dgen + set * dper, ws);
+			    dRs, w->dgen + set * dper, ws, &wn);
 	}
 #pragma omp parallel for num_threads(w->nthread) schedule(static)
 	for (int s = 0; s < pe->nset; s++)

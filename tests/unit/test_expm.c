@@ -3,6 +3,7 @@
  * orthogonality, det +1, and the adjoint Frechet derivative against
  * central differences.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,72 @@ dot(int64_t nn, const double *a, const double *b)
 	for (int64_t k = 0; k < nn; k++)
 		s += a[k] * b[k];
 	return s;
+}
+
+/*
+ * 16 blocks at once (expm_lanes.c), each lane against the one-block
+ * double results: lanes of norms 1e-3 .. 40 (so the largest s serves
+ * them all, and its rounding bounds them all), a lane of zeros (the
+ * padding: I and G), and a NaN lane that leaves the others alone.
+ */
+static void
+test_lanes(struct rng *r)
+{
+	enum { L = EXPM_LANES };
+	static const int sizes[] = { 4, 8, 12, 16 };
+	for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++) {
+		int n = sizes[a], nn = n * n;
+		float *X = aligned_alloc(64, sizeof(float) * nn * L), *G = aligned_alloc(64, sizeof(float) * nn * L);
+		float *R = aligned_alloc(64, sizeof(float) * nn * L), *dX = aligned_alloc(64, sizeof(float) * nn * L);
+		float *ws = aligned_alloc(64, sizeof(float) * expm_lanes_scratch(n));
+		double *Xd = malloc(sizeof(double) * nn * L), *Gd = malloc(sizeof(double) * nn * L);
+		double *ref = malloc(sizeof(double) * nn), *dref = malloc(sizeof(double) * nn);
+		double *wsd = aligned_alloc(64, sizeof(double) * ((expm_scratch(n) + 7) / 8 * 8));
+		for (int pass = 0; pass < 2; pass++) {	/* 1: lane 5 NaN */
+			for (int l = 0; l < L; l++) {
+				double scale = l == 3 ? 0 : 1e-3 * pow(40e3, l / (L - 1.0)) / sqrt(n);
+				rand_skew(r, n, scale, Xd + l * nn);
+				for (int k = 0; k < nn; k++)
+					Gd[l * nn + k] = 2 * rng_uniform(r) - 1;
+			}
+			for (int l = 0; l < L; l++)
+				for (int k = 0; k < nn; k++) {
+					X[k * L + l] = (float)Xd[l * nn + k];
+					G[k * L + l] = (float)Gd[l * nn + k];
+				}
+			if (pass)
+				X[1 * L + 5] = NAN;
+			expm_skew_lanes(n, X, R, ws);
+			expm_skew_adjoint_lanes(n, X, G, dX, ws);
+			double eR = 0, eG = 0;
+			int nan = 1, smax = 0;
+			for (int l = 0; l < L; l++) {
+				const double *x = Xd + l * nn, *g = Gd + l * nn;
+				if (pass && l == 5) {
+					for (int k = 0; k < nn; k++)
+						nan &= isnan(R[k * L + l]) || isnan(dX[k * L + l]);
+					continue;
+				}
+				int sq = expm_squarings(n, x, wsd);
+				smax = sq > smax ? sq : smax;
+				ref_expm(n, x, ref);
+				expm_skew_adjoint(n, x, g, dref, NULL, wsd);
+				double gmax = 0;
+				for (int k = 0; k < nn; k++)
+					gmax = fmax(gmax, fabs(dref[k]));
+				for (int k = 0; k < nn; k++) {
+					eR = fmax(eR, fabs(R[k * L + l] - ref[k]));
+					eG = fmax(eG, fabs(dX[k * L + l] - dref[k]) / fmax(1, gmax));
+				}
+			}
+			const char *what = pass ? " beside a NaN lane" : "";
+			CHECK(eR < 2e-6 * (1 << smax), "n=%d, 16 lanes%s: exp agrees with the long-double reference (%.2g)", n, what, eR);
+			CHECK(eG < 2e-6 * (1 << smax), "n=%d, 16 lanes%s: adjoint agrees with double (rel %.2g)", n, what, eG);
+			if (pass)
+				CHECK(nan, "n=%d, 16 lanes: the NaN lane's results are NaN", n);
+		}
+		free(X); free(G); free(R); free(dX); free(ws); free(Xd); free(Gd); free(ref); free(dref); free(wsd);
+	}
 }
 
 int
@@ -151,6 +218,7 @@ main(void)
 		}
 		free(X); free(ws); free(Xf); free(wsf);
 	}
+	test_lanes(&r);
 	/* exp(0) = I exactly */
 	{
 		double X[64] = {0}, R[64], *ws = aligned_alloc(64, sizeof(double) * expm_scratch(8));

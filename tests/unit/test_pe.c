@@ -310,6 +310,8 @@ props(const struct pe *pe, const float *params, int T, int axes, const float *po
 /* Standard deviation of PE_INIT_NORMAL in test_method: small values make
  * near-equal eigenvalues (ComRoPE's closed form takes its series there). */
 static double init_std = 0.7;
+/* test_method's T: 3 T tokens at x, y and y - x */
+static int ntok = 5;
 
 /* One method: forward against the reference, orthogonality, relative
  * position identity, gradient against central differences, determinism. */
@@ -319,7 +321,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	struct pe pe;
 	struct pe_work w;
 	struct rng r;
-	const int T = 5;
+	const int T = ntok;
 
 	if (pe_parse(&pe, spec, HD, axes, 2, 2, share) < 0) {
 		CHECK(0, "%s: %s", spec, pe.err);
@@ -402,11 +404,13 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	    "%s %dD: same bytes on 1 and %d threads", spec, axes, nt);
 	pe_work_free(&w1);
 
-	/* the engine's float forward (w.f32, blocks of 16 and more; others
-	 * stay double): the same properties within float rounding grown by
-	 * the squarings (measured up to 6.5e-6 at LieRE's init), and the
-	 * same gradient from its R (read along rays: on grids) */
-	if (pe.block % 16 == 0 && pe.kind != PE_RIEMANN && pe.nparam) {
+	/* the engine's float forward (w.f32: blocks of 16 and more, and of
+	 * 4, 8, 12 through 16 lanes at once; others stay double): the same
+	 * properties within float rounding grown by the squarings (measured
+	 * up to 6.5e-6 at LieRE's init), and the same gradient from its R
+	 * (read along rays: on grids) */
+	if ((pe.block % 16 == 0 || (pe.block % 4 == 0 && pe.block < 16)) &&
+	    pe.kind != PE_RIEMANN && pe.nparam) {
 		w.f32 = 1;
 		pe_rotations(&pe, &w, params, 3 * T, pos, R2);
 		struct props pf = props(&pe, params, T, axes, pos, R2);
@@ -748,6 +752,12 @@ main(void)
 	test_method("comrope-ld:16", 2, "none", PE_INIT_DEFAULT, 1);
 	test_method("comrope-ld:4", 2, "none", PE_INIT_NORMAL, 1);
 	test_method("comrope-ap:8", 3, "none", PE_INIT_DEFAULT, 1);
+	/* a window and more of rays through the lanes (256): full batches of
+	 * 16 in order of norm, and a last one part full */
+	ntok = 100;
+	test_method("liere:8", 2, "none", PE_INIT_DEFAULT, 0);
+	test_method("liere:4", 3, "none", PE_INIT_NORMAL, 0);
+	ntok = 5;
 	/* ComRoPE's closed form where eigenvalues coincide (generators 0) or
 	 * nearly do (the series, and the series next to the quotient) */
 	test_method("comrope-ld:4", 2, "none", PE_INIT_ZEROS, 0);

@@ -1,0 +1,195 @@
+/*
+ * expm_lanes.c - expm.h's float exponential and adjoint for 16 small
+ * blocks at once, one block per lane of a 64-byte vector: a rotation per
+ * token (per-record positions) makes thousands of 8 x 8 exponentials a
+ * call, where one block at a time fills half a vector per instruction and
+ * spends as long again on its bookkeeping (norm bound, scaling, copies).
+ *
+ * Element (i, j) of all 16 blocks is one vector, L[i * n + j]; a product
+ * is then n^3 vector FMAs in 4 x 4 register tiles.  The algorithm is
+ * expm_impl.h's: T18 after scaling by 2^-s, s from sqrt(||X^2||_F) per
+ * lane and the largest s for all, then s squarings; the adjoint on the
+ * pair (X^T, G).  Each squaring doubles a lane's rounding error, so a
+ * lane scaled further than its own norm asks is less accurate (and its
+ * squarings wasted): callers batch blocks of like norm.  Lanes never mix:
+ * a NaN block gives NaN in its own lane alone.
+ */
+#pragma GCC optimize("fp-contract=fast")
+#include <math.h>
+#include <string.h>
+
+#include "expm.h"
+#include "expm_t18.h"
+
+typedef float vec __attribute__((vector_size(64), aligned(64)));
+
+static const float c18[5][5] = EXPM_T18;
+
+/* C = D + A B (D NULL: zero; D may be C), blocks of n x n vectors, n a
+ * multiple of 4: 4 x 4 tiles of C in registers. */
+static void
+lmul(int n, const vec *A, const vec *B, vec *C, const vec *D)
+{
+	for (int i0 = 0; i0 < n; i0 += 4)
+		for (int j0 = 0; j0 < n; j0 += 4) {
+			vec c[4][4];
+#pragma GCC unroll 4
+			for (int r = 0; r < 4; r++)
+#pragma GCC unroll 4
+				for (int q = 0; q < 4; q++)
+					c[r][q] = D ? D[(i0 + r) * n + j0 + q] : (vec){ 0 };
+			for (int k = 0; k < n; k++) {
+				const vec *a = A + i0 * n + k, *b = B + k * n + j0;
+#pragma GCC unroll 4
+				for (int r = 0; r < 4; r++)
+#pragma GCC unroll 4
+					for (int q = 0; q < 4; q++)
+						c[r][q] += a[r * n] * b[q];
+			}
+#pragma GCC unroll 4
+			for (int r = 0; r < 4; r++)
+#pragma GCC unroll 4
+				for (int q = 0; q < 4; q++)
+					C[(i0 + r) * n + j0 + q] = c[r][q];
+		}
+}
+
+int64_t
+expm_lanes_scratch(int n)
+{
+	return 24 * (int64_t)n * n * EXPM_LANES;
+}
+
+/* The squarings for X^2 (in a1, unscaled): the largest over the lanes of
+ * ceil(log2(sqrt(||X^2||_F) / theta)); lanes whose bound is not finite
+ * (NaN, Inf) are left out.  a1 is scaled to Z^2 = X^2 4^-s in place. */
+static int
+squarings(int n, vec *a1, float *scale)
+{
+	vec ss = { 0 };
+	int s = 0;
+
+	for (int e = 0; e < n * n; e++)
+		ss += a1[e] * a1[e];
+	for (int l = 0; l < EXPM_LANES; l++) {
+		double rho = sqrt(sqrt((double)ss[l]));
+		if (isfinite(rho) && rho > EXPM_THETA_F32) {
+			int sl = (int)ceil(log2(rho / EXPM_THETA_F32));
+			s = sl > s ? sl : s;
+		}
+	}
+	*scale = ldexpf(1.0f, -s);
+	for (int e = 0; e < n * n; e++)
+		a1[e] *= *scale * *scale;
+	return s;
+}
+
+/* out[i] = sum_j c18[i][j] m[j] over {I, Z, Z2, Z3, Z6} (no I with eye 0). */
+static void
+combine(int n, vec *const m[5], vec *const out[5], int eye)
+{
+	for (int e = 0; e < n * n; e++) {
+		vec z1 = m[1][e], z2 = m[2][e], z3 = m[3][e], z4 = m[4][e];
+		for (int i = 0; i < 5; i++)
+			out[i][e] = c18[i][1] * z1 + c18[i][2] * z2 + c18[i][3] * z3 +
+			    c18[i][4] * z4;
+	}
+	if (eye)
+		for (int i = 0; i < 5; i++)
+			for (int d = 0; d < n; d++)
+				out[i][d * n + d] += c18[i][0];
+}
+
+/*
+ * expm_impl.h's expm_pair on lanes: slot 0 holds Z, slot 1 Z^2 and, with
+ * pair, slot 12 E.  Returns exp(Z) (or NULL when pair and !wantp: the
+ * last squaring leaves it out) and, with pair, L(Z, E) in *Q.
+ */
+static vec *
+pair_lanes(int n, int s, vec *ws, int pair, int wantp, vec **Q)
+{
+	int nn = n * n;
+	vec *a[12], *e[12];
+
+	for (int k = 0; k < 12; k++) {
+		a[k] = ws + k * nn;
+		e[k] = ws + (12 + k) * nn;
+	}
+	lmul(n, a[1], a[0], a[2], NULL);	/* Z^3 */
+	lmul(n, a[2], a[2], a[3], NULL);	/* Z^6 */
+	if (pair) {
+		lmul(n, a[0], e[0], e[1], NULL);
+		lmul(n, e[0], a[0], e[1], e[1]);
+		lmul(n, a[1], e[0], e[2], NULL);
+		lmul(n, e[1], a[0], e[2], e[2]);
+		lmul(n, a[2], e[2], e[3], NULL);
+		lmul(n, e[2], a[2], e[3], e[3]);
+	}
+	vec *am[5] = { NULL, a[0], a[1], a[2], a[3] };
+	vec *em[5] = { NULL, e[0], e[1], e[2], e[3] };
+	combine(n, am, a + 4, 1);
+	if (pair)
+		combine(n, em, e + 4, 0);
+	/* A9 = B0 B4 + B3; T18 = B1 + (B2 + A9) A9 */
+	lmul(n, a[4], a[8], a[9], a[7]);
+	for (int k = 0; k < nn; k++)
+		a[10][k] = a[6][k] + a[9][k];
+	vec *p = a[11], *q = e[11], *p2 = a[0], *q2 = e[0];
+	lmul(n, a[10], a[9], p, a[5]);
+	if (pair) {
+		lmul(n, a[4], e[8], e[9], e[7]);
+		lmul(n, e[4], a[8], e[9], e[9]);
+		for (int k = 0; k < nn; k++)
+			e[10][k] = e[6][k] + e[9][k];
+		lmul(n, a[10], e[9], q, e[5]);
+		lmul(n, e[10], a[9], q, q);
+	}
+	for (int k = 0; k < s; k++) {
+		if (!pair || wantp || k + 1 < s)
+			lmul(n, p, p, p2, NULL);
+		if (pair) {
+			lmul(n, p, q, q2, NULL);
+			lmul(n, q, p, q2, q2);
+			vec *t = q; q = q2; q2 = t;
+		}
+		vec *t = p; p = p2; p2 = t;
+	}
+	if (pair)
+		*Q = q;
+	return pair && !wantp ? NULL : p;
+}
+
+void
+expm_skew_lanes(int n, const float *X, float *R, float *ws)
+{
+	const vec *x = (const vec *)X;
+	vec *w = (vec *)ws, *z = w, *z2 = w + n * n;
+	float scale;
+
+	lmul(n, x, x, z2, NULL);
+	int s = squarings(n, z2, &scale);
+	for (int e = 0; e < n * n; e++)
+		z[e] = x[e] * scale;
+	memcpy(R, pair_lanes(n, s, w, 0, 1, NULL), sizeof(vec) * n * n);
+}
+
+void
+expm_skew_adjoint_lanes(int n, const float *X, const float *G, float *dX,
+    float *ws)
+{
+	const vec *x = (const vec *)X, *g = (const vec *)G;
+	int nn = n * n;
+	vec *w = (vec *)ws, *z = w, *z2 = w + nn, *E = w + 12 * nn, *Q;
+	float scale;
+
+	/* [[X^T, G], [0, X^T]] / 2^s; (X^T)^2 = X^2 */
+	lmul(n, x, x, z2, NULL);
+	int s = squarings(n, z2, &scale);
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < n; j++) {
+			z[i * n + j] = x[j * n + i] * scale;
+			E[i * n + j] = g[i * n + j] * scale;
+		}
+	pair_lanes(n, s, w, 1, 0, &Q);
+	memcpy(dX, Q, sizeof(vec) * nn);
+}

@@ -11,7 +11,7 @@
  * more, in float like float32 autograd, in half the time; it is parallel
  * over (set, ray).  With w->f32, blocks of 4, 8 and 12 go through
  * expm_lanes.c, 16 rays' exponentials at once, parallel over (set,
- * block).
+ * block, window of rays).
  * The backward pass works in float (expm_f32.c, twice the lanes, or
  * expm_lanes.c; its gradients are within a few float ulps x 2^squarings
  * of the double ones, like any float32 autograd) and reads the powers
@@ -430,40 +430,40 @@ scatter(int b, int m, const float *ol, const int *idx, float *dst)
 	}
 }
 
-/* Block j of one set for every ray, in float through the lanes: the
- * bases' exponentials 16 at a time, then the walks along the rays. */
+/* Block j of one set for the rays of window r0 / WIN, in float through
+ * the lanes: the bases' exponentials 16 at a time, then the walks along
+ * the rays. */
 static void
 lanes_forward(const struct pe *pe, const double *G, int j, const struct rays *ry,
-    const float *pos, float *Rs /* [T][rsize] */, double *ws, const struct win *wn)
+    int r0, const float *pos, float *Rs /* [T][rsize] */, double *ws,
+    const struct win *wn)
 {
 	int b = pe->block, N = pe->axes;
+	int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
 	int64_t bb = (int64_t)b * b;
 	double *Xd = slot(pe, ws, S_X), p[3];
 
-	for (int r0 = 0; r0 < ry->nray; r0 += wn->n) {
-		int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
-		for (int k = 0; k < nr; k++) {
-			int base = ry->tok[ry->start[r0 + k]];
-			for (int i = 0; i < N; i++)
-				p[i] = pos[(int64_t)base * N + i];
-			position_generator(pe, G, j, p, Xd);
-			for (int64_t e = 0; e < bb; e++)
-				wn->X[k * bb + e] = (float)Xd[e];
-		}
-		by_norm(b, nr, wn->X, wn->order);
-		for (int g = 0; g < nr; g += EXPM_LANES) {
-			int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
-			for (int l = g + EXPM_LANES; l < nr && l < g + 2 * EXPM_LANES; l++)
-				prefetch_ray(pe, ry, r0 + wn->order[l], j, Rs, 1);
-			lane_index(b, m, wn->order + g, idx);
-			gather(b, m, wn->X, idx, wn->xl);
-			expm_skew_lanes(b, wn->xl, wn->ol, wn->ews);
-			scatter(b, m, wn->ol, idx, wn->P);
-			for (int l = 0; l < m; l++) {
-				int k = wn->order[g + l];
-				walk_f32(pe, ry, r0 + k, j, wn->P + k * bb, Rs,
-				    fslot(pe, ws, S_TMP), fslot(pe, ws, S_T1));
-			}
+	for (int k = 0; k < nr; k++) {
+		int base = ry->tok[ry->start[r0 + k]];
+		for (int i = 0; i < N; i++)
+			p[i] = pos[(int64_t)base * N + i];
+		position_generator(pe, G, j, p, Xd);
+		for (int64_t e = 0; e < bb; e++)
+			wn->X[k * bb + e] = (float)Xd[e];
+	}
+	by_norm(b, nr, wn->X, wn->order);
+	for (int g = 0; g < nr; g += EXPM_LANES) {
+		int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
+		for (int l = g + EXPM_LANES; l < nr && l < g + 2 * EXPM_LANES; l++)
+			prefetch_ray(pe, ry, r0 + wn->order[l], j, Rs, 1);
+		lane_index(b, m, wn->order + g, idx);
+		gather(b, m, wn->X, idx, wn->xl);
+		expm_skew_lanes(b, wn->xl, wn->ol, wn->ews);
+		scatter(b, m, wn->ol, idx, wn->P);
+		for (int l = 0; l < m; l++) {
+			int k = wn->order[g + l];
+			walk_f32(pe, ry, r0 + k, j, wn->P + k * bb, Rs,
+			    fslot(pe, ws, S_TMP), fslot(pe, ws, S_T1));
 		}
 	}
 }
@@ -509,15 +509,17 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	build_all(pe, w, params);
 	if (general)
 		rays_plan(w->rays, T, N, pos);
-	items = (int64_t)pe->nset * (bylanes ? nb : general ? w->rays->nray : T);
+	/* the lanes: an item a window of rays of one block and set */
+	int nwin = general ? (w->rays->nray + WIN - 1) / WIN : 0;
+	items = (int64_t)pe->nset * (bylanes ? nb * nwin : general ? w->rays->nray : T);
 #pragma omp parallel for num_threads(w->nthread) schedule(dynamic, 1)
 	for (int64_t it = 0; it < items; it++) {
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
 		if (bylanes) {
-			int set = (int)(it / nb);
+			int set = (int)(it / (nb * nwin)), j = (int)(it / nwin % nb);
 			struct win wn = window(pe, w, ws);
-			lanes_forward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos,
-			    R + (int64_t)set * T * pe->rsize, ws, &wn);
+			lanes_forward(pe, w->gen + set * per, j, w->rays, (int)(it % nwin) * WIN,
+			    pos, R + (int64_t)set * T * pe->rsize, ws, &wn);
 			continue;
 		}
 		if (general) {

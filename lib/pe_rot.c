@@ -49,7 +49,7 @@ dgen_per_set(const struct pe *pe)
 /* Scratch slots of b x b elements in a thread's workspace: double for the
  * double forward pass, float (fslot) for the float one and the backward;
  * expm's scratch follows them. */
-enum { S_X, S_P, S_PT, S_BBAR, S_PBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
+enum { S_X, S_P, S_PT, S_BBAR, S_TMP, S_T1, S_POW, S_END = S_POW + RAYS_MAXMULT };
 
 static double *
 slot(const struct pe *pe, double *ws, int k)

@@ -251,6 +251,11 @@ main(void)
 	c.cls_rotate = 1;
 	c.share = VIT_SHARE_HEADS;
 	check(&c, 0, 1, "liere:16 CLS rotated, shared across heads");
+	/* head_dim 24: blocks of 12, 16 at a time through expm_lanes.c */
+	small(&c, "liere:12", 2);
+	c.dim = 48;
+	c.pos_per_record = 1;
+	check(&c, 0, 0, "liere:12 per-record positions (16 exponentials at once)");
 	small(&c, "rope-mixed", 2);
 	c.share = VIT_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");

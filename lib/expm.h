@@ -1,7 +1,7 @@
 /*
  * expm.h - exponential of skew-symmetric matrices and the adjoint of its
  * Frechet derivative, in double (and in float: the _f32 names), for one
- * n x n block at a time.
+ * n x n block at a time (and in float for 16 at once: the _lanes names).
  *
  * Method: scaling and squaring around the degree-18 Taylor polynomial of
  * Bader, Blanes and Casas ("Computing the matrix exponential with an
@@ -63,8 +63,8 @@ int	 expm_squarings_f32(int n, const float *X /* [n][n] */, float *ws);
  * lane: element (i, j) of lane l at [(i * n + j) * EXPM_LANES + l]; n a
  * multiple of 4; arrays and scratch 64-byte aligned.  The squarings are
  * the lanes' largest, and their rounding with them: batch blocks of like
- * norm.  Lanes of zeros give I and G: a partly filled batch pads with
- * them. */
+ * norm.  Lanes of zeros give I and G to rounding: a partly filled batch
+ * pads with them. */
 #define EXPM_LANES	16
 /* Floats of scratch that the two below need. */
 int64_t	 expm_lanes_scratch(int n);

@@ -37,8 +37,8 @@
 
 #define SERIES	0.1	/* below it the series: 0.1^NMOM / (NMOM+1)! = 3e-14 */
 enum { NMOM = 8 };
-/* Tokens' blocks are rsize floats apart (KBs: no hardware prefetch):
- * fetch the one this many tokens ahead. */
+/* Tokens' blocks are rsize floats apart (prefetch_floats): fetch the
+ * one this many tokens ahead. */
 enum { AHEAD = 6 };
 
 /* LAPACK (OpenBLAS carries it), with gfortran's hidden string lengths. */
@@ -184,8 +184,7 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
 	for (int t = 0; t < T; t++) {
 		float *out = Rs + (int64_t)t * pe->rsize + j * bb;
 		if (t + AHEAD < T)
-			for (int64_t e = 0; e < bb; e += 16)
-				__builtin_prefetch(out + AHEAD * pe->rsize + e, 1);
+			prefetch_floats(out + AHEAD * pe->rsize, bb, 1);
 		if (bad) {	/* NaN or Inf generators: R says so */
 			for (int64_t e = 0; e < bb; e++)
 				out[e] = NAN;
@@ -251,11 +250,10 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 	for (int t = 0; t < T; t++) {
 		const float *g = dRs + (int64_t)t * pe->rsize + j * bb;
 		const float *r = Rs + (int64_t)t * pe->rsize + j * bb;
-		if (t + AHEAD < T)
-			for (int64_t e = 0; e < bb; e += 16) {
-				__builtin_prefetch(g + AHEAD * pe->rsize + e);
-				__builtin_prefetch(r + AHEAD * pe->rsize + e);
-			}
+		if (t + AHEAD < T) {
+			prefetch_floats(g + AHEAD * pe->rsize, bb, 0);
+			prefetch_floats(r + AHEAD * pe->rsize, bb, 0);
+		}
 		for (int a = 0; a < b; a++)
 			for (int c = 0; c < b; c++) {
 				G[a * b + c] = g[a * b + c];

@@ -333,34 +333,17 @@ RAY_POWERS(ray_powers_f32, float, fslot, expm_skew_f32, walk_f32,
 #undef RAY_POWERS
 
 /* Prefetch block j of ray r's tokens in A[T][rsize] (rw 1: to be
- * written): a token's blocks lie rsize apart, 2 KB at liere:8, which the
- * hardware prefetcher does not follow, and with a rotation per token
- * (per-record positions) every block comes from memory.  (As asm: GCC
- * deletes a loop of __builtin_prefetch as a loop without effects.) */
+ * written): with per-record positions every block comes from memory. */
 static void
 prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
     const float *A, int rw)
 {
-	int64_t bytes = (int64_t)pe->block * pe->block * sizeof(float);
+	int64_t bb = (int64_t)pe->block * pe->block;
 
 	if (r >= ry->nray)
 		return;
-	for (int q = ry->start[r]; q < ry->start[r + 1]; q++) {
-		const char *a = (const char *)(A + (int64_t)ry->tok[q] * pe->rsize) + j * bytes;
-		for (int64_t o = 0; o < bytes; o += 64) {
-#if defined(__x86_64__)
-			if (rw)
-				__asm__ volatile("prefetchw %0" : : "m"(a[o]));
-			else
-				__asm__ volatile("prefetcht0 %0" : : "m"(a[o]));
-#else
-			if (rw)
-				__builtin_prefetch(a + o, 1);
-			else
-				__builtin_prefetch(a + o, 0);
-#endif
-		}
-	}
+	for (int q = ry->start[r]; q < ry->start[r + 1]; q++)
+		prefetch_floats(A + (int64_t)ry->tok[q] * pe->rsize + j * bb, bb, rw);
 }
 
 enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
@@ -381,7 +364,8 @@ by_norm(int b, int n, const float *X, int *order)
 			f += X[k * bb + e] * X[k * bb + e];
 		/* ceil(log2(||X||_F / theta)) to within one, from f's exponent */
 		int e2 = 0;
-		double s = f > 0 && isfinite(f) ? (frexp(f, &e2), 0.5 * e2 - 1.72) : 0;
+		double s = f > 0 && isfinite(f) ?
+		    (frexp(f, &e2), 0.5 * e2 - log2(EXPM_THETA_F32)) : 0;
 		key[k] = isnan(f) ? 31 : s <= 0 ? 0 : s >= 30 ? 30 : (int)ceil(s);
 		count[key[k] + 1]++;
 	}
@@ -434,10 +418,11 @@ scatter(int b, int m, const float *ol, const int *idx, float *dst)
  * the lanes: the bases' exponentials 16 at a time, then the walks along
  * the rays. */
 static void
-lanes_forward(const struct pe *pe, const double *G, int j, const struct rays *ry,
-    int r0, const float *pos, float *Rs /* [T][rsize] */, double *ws,
-    const struct win *wn)
+lanes_forward(const struct pe *pe, const struct pe_work *w, const double *G, int j,
+    int r0, const float *pos, float *Rs /* [T][rsize] */, double *ws)
 {
+	const struct rays *ry = w->rays;
+	struct win win = window(pe, w, ws), *wn = &win;
 	int b = pe->block, N = pe->axes;
 	int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
 	int64_t bb = (int64_t)b * b;
@@ -517,9 +502,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
 		if (bylanes) {
 			int set = (int)(it / (nb * nwin)), j = (int)(it / nwin % nb);
-			struct win wn = window(pe, w, ws);
-			lanes_forward(pe, w->gen + set * per, j, w->rays, (int)(it % nwin) * WIN,
-			    pos, R + (int64_t)set * T * pe->rsize, ws, &wn);
+			lanes_forward(pe, w, w->gen + set * per, j, (int)(it % nwin) * WIN,
+			    pos, R + (int64_t)set * T * pe->rsize, ws);
 			continue;
 		}
 		if (general) {
@@ -680,10 +664,11 @@ ray_adjoint(const struct pe *pe, int j, const struct rays *ry, int r,
  * then the sums over the rays in ray order.
  */
 static void
-block_backward(const struct pe *pe, const double *G, int j, const struct rays *ry,
-    const float *pos, const float *R, const float *dR, double *dg, double *ws,
-    const struct win *wn)
+block_backward(const struct pe *pe, const struct pe_work *w, const double *G, int j,
+    const float *pos, const float *R, const float *dR, double *dg, double *ws)
 {
+	const struct rays *ry = w->rays;
+	struct win win = window(pe, w, ws), *wn = &win;
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
 	int64_t bb = (int64_t)b * b, k3 = tri(b);
 	double *Xd = slot(pe, ws, 0), *acc[3];	/* acc[i] = sum over rays of p_i dX */
@@ -803,13 +788,12 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 		const float *Rs = R + (int64_t)set * T * pe->rsize;
 		const float *dRs = dR + (int64_t)set * T * pe->rsize;
 		double *ws = w->scratch + omp_get_thread_num() * w->thread_doubles;
-		struct win wn = window(pe, w, ws);
 		if (pairwise)
 			pairs_backward(pe, w->gen + set * per, params + set * pe->set_params,
 			    T, pos, dRs, w->dgen + set * dper);
 		else
-			block_backward(pe, w->gen + set * per, (int)(it % nb), w->rays, pos, Rs,
-			    dRs, w->dgen + set * dper, ws, &wn);
+			block_backward(pe, w, w->gen + set * per, (int)(it % nb), pos, Rs,
+			    dRs, w->dgen + set * dper, ws);
 	}
 #pragma omp parallel for num_threads(w->nthread) schedule(static)
 	for (int s = 0; s < pe->nset; s++)

@@ -45,6 +45,7 @@ layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
 		float *dxr = dx + (size_t)n * D;
 		float m = mean[n], r = rstd[n];
 		float s1 = 0, s2 = 0;	/* mean of dy*g, and of dy*g*xhat */
+		#pragma omp simd reduction(+:s1, s2)
 		for (int i = 0; i < D; i++) {
 			float xh = (xr[i] - m) * r, d = dyr[i] * g[i];
 			s1 += d;
@@ -52,6 +53,7 @@ layernorm_backward(float *dx /* [N][D] += */, float *dg /* [D] += */,
 		}
 		s1 /= D;
 		s2 /= D;
+		#pragma omp simd
 		for (int i = 0; i < D; i++) {
 			float xh = (xr[i] - m) * r;
 			dxr[i] += (dyr[i] * g[i] - s1 - xh * s2) * r;

@@ -42,6 +42,7 @@ softmax_rows(float *s /* [Tq][T] */, int Tq, int T)
 {
 	for (int m = 0; m < Tq; m++) {
 		float *r = s + (size_t)m * T, mx = r[0], sum = 0;
+		#pragma omp simd reduction(max:mx)
 		for (int n = 1; n < T; n++)
 			mx = r[n] > mx ? r[n] : mx;
 		#pragma omp simd reduction(+:sum)

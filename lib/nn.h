@@ -93,10 +93,11 @@ void	 layernorm_backward(float *dx, float *dg, float *db, const float *dy,
 void	 layernorm_params(float *dg, float *db, const float *dy, const float *x,
 	    const float *mean, const float *rstd, int N, int D);
 
-/* y[n] = x * Phi(x), the exact erf GELU, over n values (y may equal x). */
-void	 gelu_forward(float *y, const float *x, size_t n);
-/* dx[n] = dy * GELU'(x) (dx may equal dy). */
-void	 gelu_backward(float *dx, const float *dy, const float *x, size_t n);
+/* y[n] = x * Phi(x), the exact erf GELU, over n values, and g[n] =
+ * GELU'(x) unless g is NULL (y or g may equal x). */
+void	 gelu_forward(float *y, float *g, const float *x, size_t n);
+/* dx[n] = dy * g, g = GELU'(x) as gelu_forward made it (dx may equal dy). */
+void	 gelu_backward(float *dx, const float *dy, const float *g, size_t n);
 
 /* Inverted dropout of rows: for each of R records (rows of len floats each
  * record's block), y = x * mask, mask 0 or 1/(1-p) drawn from stream

@@ -38,7 +38,7 @@ struct lact {			/* activations of one block */
 	float	*h1;		/* [N][D] residual after attention */
 	float	*ln2;		/* [N][D] */
 	float	*ln2m, *ln2r;	/* [N] */
-	float	*fc1;		/* [N][M] before GELU */
+	float	*fc1;		/* [N][M] before GELU; GELU' of it after a forward with targets */
 	float	*gel;		/* [N][M] after GELU and dropout */
 	float	*mproj, *mgel, *mfc2;	/* dropout masks [N][D], [N][M], [N][D] */
 };
@@ -646,10 +646,12 @@ resid_rows(void *arg, int r0, int n)
 		    e->out + (size_t)r0 * D, e->g, e->b, n, D);
 }
 
-/* Epilogue of fc1: gel = drop(GELU(fc1)). */
+/* Epilogue of fc1: gel = drop(GELU(fc1)); with deriv, fc1 = GELU'(fc1)
+ * for the backward. */
 struct act {
-	const float *pre;	/* [Nq][M] */
+	float	*pre;		/* [Nq][M] */
 	float	*gel;		/* [Nq][M] */
+	int	 deriv;		/* a backward may follow: leave GELU' in pre */
 	struct drop drop;
 	int	 Tq, M;
 };
@@ -659,7 +661,8 @@ gelu_rows(void *arg, int r0, int n)
 {
 	const struct act *e = arg;
 	size_t o = (size_t)r0 * e->M;
-	gelu_forward(e->gel + o, e->pre + o, (size_t)n * e->M);
+	gelu_forward(e->gel + o, e->deriv ? e->pre + o : NULL, e->pre + o,
+	    (size_t)n * e->M);
 	drop_rows(&e->drop, e->gel, r0, n, e->Tq, e->M);
 }
 
@@ -843,8 +846,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .g = L->ln2g, .b = L->ln2b };
 		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
 		    rec_chunk(Tq), resid_rows, &r);
-		struct act e = { .pre = a->fc1, .gel = a->gel, .drop = { a->mgel,
-		    pdrop, seed, 2 + 3 * l }, .Tq = Tq, .M = M };
+		struct act e = { .pre = a->fc1, .gel = a->gel, .deriv = target != NULL,
+		    .drop = { a->mgel, pdrop, seed, 2 + 3 * l }, .Tq = Tq, .M = M };
 		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
 		    rec_chunk(Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
@@ -913,11 +916,11 @@ bias_rows(void *arg, int r0, int n)
 	bias_part(arg, r0, n);
 }
 
-/* Epilogue of fc2's dx: d = GELU'(pre) * drop'(d), and fc2's bias share. */
+/* Epilogue of fc2's dx: d = GELU' * drop'(d), and fc2's bias share. */
 struct dact {
 	struct bias_rows bias;	/* fc2's, from the dy of dM = dy w */
 	float	*d;		/* [Nq][M] */
-	const float *pre;	/* [Nq][M] fc1 output */
+	const float *dgel;	/* [Nq][M] GELU' of fc1's output (the forward's) */
 	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
 	float	 p;
 	int	 M;
@@ -940,7 +943,7 @@ gelu_back_rows(void *arg, int r0, int n)
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
 	if (e->p > 0)
 		dropout_backward(e->d + o, e->d + o, e->mask + o, e->p, k);
-	gelu_backward(e->d + o, e->d + o, e->pre + o, k);
+	gelu_backward(e->d + o, e->d + o, e->dgel + o, k);
 	bias_part(&e->bias, r0, n);
 }
 
@@ -1038,7 +1041,7 @@ vit_backward(struct vit *m)
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
-		    .pre = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
+		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
 		linear_backward_dx(s->dM, d, L->fc2w, Nq, M, D, GEMM_CHUNK,
 		    gelu_back_rows, &e);
 		linear_backward(NULL, GRAD(m, L->fc2w), NULL, d, a->gel, L->fc2w,

@@ -156,7 +156,7 @@ static float *gelu_x;
 static void
 gelu_fwd(struct layer *L)
 {
-	gelu_forward(L->y, gelu_x, L->ny);
+	gelu_forward(L->y, NULL, gelu_x, L->ny);
 }
 
 static void
@@ -175,9 +175,18 @@ test_gelu(void)
 		err = fmax(err, fabs(L.y[i] - 0.5 * v * (1 + erf(v / sqrt(2)))));
 	}
 	CHECK(err < 1e-6, "gelu equals x Phi(x) with the exact erf (%.1e)", err);
-	gelu_backward(dx, L.r, gelu_x, n);
+	/* GELU' as the forward leaves it, beside y and over x itself */
+	float *y = malloc(sizeof(float) * n), *g = malloc(sizeof(float) * n);
+	float *gx = malloc(sizeof(float) * n);
+	memcpy(gx, gelu_x, sizeof(float) * n);
+	gelu_forward(y, g, gelu_x, n);
+	gelu_forward(y, gx, gx, n);
+	CHECK(memcmp(y, L.y, sizeof(float) * n) == 0 &&
+	    memcmp(g, gx, sizeof(float) * n) == 0,
+	    "gelu: the same y with GELU' made, and the same GELU' in place");
+	gelu_backward(dx, L.r, g, n);
 	fd(&L, gelu_x, dx, n, "gelu dx");
-	free(gelu_x); free(L.y); free(L.r); free(dx);
+	free(gelu_x); free(L.y); free(L.r); free(dx); free(y); free(g); free(gx);
 }
 
 /* ---- attention ---- */

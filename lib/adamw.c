@@ -6,8 +6,9 @@
 #include "adamw.h"
 
 /* grad_sumsq splits its input into at most this many chunks whose bounds
- * depend only on n; each is summed serially and the partial sums are added
- * in order, so the result does not depend on how threads share the work. */
+ * depend only on n; each is summed by one thread (in vector lanes, then
+ * across them) and the partial sums are added in order, so the result does
+ * not depend on how threads share the work. */
 #define SUMSQ_CHUNKS	256
 
 void
@@ -49,6 +50,7 @@ grad_sumsq(const float *g, int64_t n)
 	for (int c = 0; c < SUMSQ_CHUNKS; c++) {
 		int64_t lo = c * chunk, hi = lo + chunk < n ? lo + chunk : n;
 		double s = 0;
+		#pragma omp simd reduction(+:s)	/* lanes in a fixed order */
 		for (int64_t i = lo; i < hi; i++)
 			s += (double)g[i] * g[i];
 		part[c] = s;

@@ -2,6 +2,8 @@
  * test_adamw.c - AdamW against a hand computation, global-norm clipping,
  * and the warmup + cosine learning-rate schedule.
  */
+#include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 
 #include "adamw.h"
@@ -51,6 +53,24 @@ clipping(void)
 	s = grad_clip(g, n, sqrt(ss), 1);
 	CHECK_CLOSE(sqrt(grad_sumsq(g, n)), 1, 1e-5, "clipped to norm 1 (scale %.4g)", s);
 	CHECK_CLOSE(g[0] / g[1], -4.0 / 3, 1e-6, "direction kept");
+	free(g);
+
+	/* a length no chunk or vector divides: the sum against long double,
+	 * and the same bits on 1 and 2 threads */
+	n = 100003;
+	g = malloc(n * sizeof *g);
+	long double ref = 0;
+	for (int64_t i = 0; i < n; i++) {
+		g[i] = (float)sin(0.37 * (double)i) * (float)(1 + i % 7);
+		ref += (long double)g[i] * g[i];
+	}
+	omp_set_num_threads(1);
+	double s1 = grad_sumsq(g, n);
+	omp_set_num_threads(2);
+	double s2 = grad_sumsq(g, n);
+	CHECK(fabs(s1 - (double)ref) < 1e-12 * (double)ref && s1 == s2,
+	    "sum of squares of %lld: %.17g (long double %.17Lg), the same on 2 threads",
+	    (long long)n, s2, ref);
 	free(g);
 }
 

@@ -4,9 +4,10 @@
  * fast_expf: relative error below 1e-7 on [-87, 88]; fast_erff: absolute
  * error below 5e-7 (Abramowitz & Stegun 7.1.26 is 1.5e-7 exactly; float
  * rounding adds the rest, most where its polynomial cancels, near 0), so
- * GELU = 0.5 x (1 + erf) matches erf-based PyTorch to float precision.  tests/unit/test_fastmath.c holds both bounds.  Every
- * multiply-add is an explicit fmaf: the results are the same bits
- * whether or not the including file lets the compiler contract.
+ * GELU matches erf-based PyTorch to float precision.
+ * tests/unit/test_fastmath.c holds both bounds.  Every multiply-add is an
+ * explicit fmaf: the same bits whether or not the including file lets the
+ * compiler contract.
  */
 #ifndef FASTMATH_H
 #define FASTMATH_H

@@ -5,7 +5,6 @@
  * the exponential it has anyway, and spares the backward a second exp and
  * erf (which had made it the dearer of the two).
  */
-#pragma GCC optimize("fp-contract=fast")	/* FMAs: half the instructions */
 #include "fastmath.h"
 #include "nn.h"
 

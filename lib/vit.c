@@ -38,7 +38,8 @@ struct lact {			/* activations of one block */
 	float	*h1;		/* [N][D] residual after attention */
 	float	*ln2;		/* [N][D] */
 	float	*ln2m, *ln2r;	/* [N] */
-	float	*fc1;		/* [N][M] before GELU; GELU' of it after a forward with targets */
+	float	*fc1;		/* [N][M] before GELU (GELU' of it after a
+				 * forward with targets) */
 	float	*gel;		/* [N][M] after GELU and dropout */
 	float	*mproj, *mgel, *mfc2;	/* dropout masks [N][D], [N][M], [N][D] */
 };

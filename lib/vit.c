@@ -652,7 +652,8 @@ resid_rows(void *arg, int r0, int n)
 struct act {
 	float	*pre;		/* [Nq][M] */
 	float	*gel;		/* [Nq][M] */
-	int	 deriv;		/* a backward may follow: leave GELU' in pre */
+	int	 deriv;		/* the forward has targets, so vit_backward
+				 * will run: leave GELU' in pre */
 	struct drop drop;
 	int	 Tq, M;
 };
@@ -847,8 +848,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .g = L->ln2g, .b = L->ln2b };
 		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
 		    rec_chunk(Tq), resid_rows, &r);
-		struct act e = { .pre = a->fc1, .gel = a->gel, .deriv = target != NULL,
-		    .drop = { a->mgel, pdrop, seed, 2 + 3 * l }, .Tq = Tq, .M = M };
+		struct act e = { .pre = a->fc1, .gel = a->gel,
+		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
+		    2 + 3 * l }, .Tq = Tq, .M = M };
 		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
 		    rec_chunk(Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next

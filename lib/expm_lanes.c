@@ -71,13 +71,14 @@ squarings(int n, vec *a1, float *scale)
 
 	for (int e = 0; e < n * n; e++)
 		ss += a1[e] * a1[e];
+	double top = 0;	/* ceil(log2(x)) grows with x: one log2, of the largest */
 	for (int l = 0; l < EXPM_LANES; l++) {
 		double rho = sqrt(sqrt((double)ss[l]));
-		if (isfinite(rho) && rho > EXPM_THETA_F32) {
-			int sl = (int)ceil(log2(rho / EXPM_THETA_F32));
-			s = sl > s ? sl : s;
-		}
+		if (isfinite(rho) && rho > top)
+			top = rho;
 	}
+	if (top > EXPM_THETA_F32)
+		s = (int)ceil(log2(top / EXPM_THETA_F32));
 	*scale = ldexpf(1.0f, -s);
 	for (int e = 0; e < n * n; e++)
 		a1[e] *= *scale * *scale;

@@ -53,16 +53,12 @@
 #endif
 
 #include "pe.h"
+#include "pe_impl.h"
 
 #define KMAX	64	/* widest block of the register kernels */
 #define QTMAX	4096	/* floats of transposed R held at a time (16 KB) */
 #define AHEAD	2	/* tiles between a tile and the one it prefetches */
 #define STAGE	128	/* widest head whose rows blocks of 8 gather to stream */
-
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
-typedef int v16i __attribute__((vector_size(64)));
-typedef int v8i __attribute__((vector_size(32)));
 
 #define LD(p)		(*(const v16 *)(p))
 #define ST(p, v)	(*(v16 *)(p) = (v))
@@ -372,35 +368,9 @@ pack(int b, int n, const float *x, int64_t xs, float *buf)
 		memcpy(buf + i * b, x + i * xs, sizeof(float) * b);
 }
 
-/* Shuffles of rows a, b that swap the off-diagonal d x d blocks of each
- * 2 x 2 block, d = 1, 2, 4 (8): lo makes row a, hi row b. */
-static const v16i lo16[4] = {
-	{ 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30 },
-	{ 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29 },
-	{ 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27 },
-	{ 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23 },
-}, hi16[4] = {
-	{ 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31 },
-	{ 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31 },
-	{ 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31 },
-	{ 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31 },
-};
-static const v8i lo8[3] = {
-	{ 0, 8, 2, 10, 4, 12, 6, 14 },
-	{ 0, 1, 8, 9, 4, 5, 12, 13 },
-	{ 0, 1, 2, 3, 8, 9, 10, 11 },
-}, hi8[3] = {
-	{ 1, 9, 3, 11, 5, 13, 7, 15 },
-	{ 2, 3, 10, 11, 6, 7, 14, 15 },
-	{ 4, 5, 6, 7, 12, 13, 14, 15 },
-};
-
 /* dst[W][W] (row stride ds) = src[W][W]^T (row stride ss), a row per
- * W-float vector: 2 x 2 blocks of d x d entries swap their off-diagonal
- * blocks for d = 1, 2, 4 .. W/2, two-input shuffles of whole rows (a
- * scalar loop costs as much as applying a 64 x 64 block to a dozen
- * images, or an 8 x 8 block to 4 images). */
-#define TRANSPOSE(name, W, vec, lo, hi)					\
+ * W-float vector. */
+#define TRANSPOSE(name, W, vec, regs)					\
 static void								\
 name(const float *src, int ss, float *dst, int ds)			\
 {									\
@@ -409,21 +379,13 @@ name(const float *src, int ss, float *dst, int ds)			\
 	_Pragma("GCC unroll 16")					\
 	for (int i = 0; i < W; i++)					\
 		r[i] = *(const vec *)(src + i * ss);			\
-	_Pragma("GCC unroll 4")						\
-	for (int s = 0, d = 1; d < W; s++, d *= 2)			\
-		_Pragma("GCC unroll 16")				\
-		for (int i = 0; i < W; i++)				\
-			if (!(i & d)) {					\
-				vec a = r[i], b = r[i + d];		\
-				r[i] = __builtin_shuffle(a, b, lo[s]);	\
-				r[i + d] = __builtin_shuffle(a, b, hi[s]); \
-			}						\
+	regs(r);							\
 	_Pragma("GCC unroll 16")					\
 	for (int i = 0; i < W; i++)					\
 		*(vec *)(dst + i * ds) = r[i];				\
 }
-TRANSPOSE(transpose16, 16, v16, lo16, hi16)
-TRANSPOSE(transpose8, 8, v8, lo8, hi8)
+TRANSPOSE(transpose16, 16, v16, transpose16_regs)
+TRANSPOSE(transpose8, 8, v8, transpose8_regs)
 #undef TRANSPOSE
 
 /* nj consecutive b x b blocks of R, each transposed into qt: the forward

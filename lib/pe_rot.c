@@ -49,7 +49,7 @@ dgen_per_set(const struct pe *pe)
 /* Scratch slots of b x b elements in a thread's workspace: double for the
  * double forward pass, float (fslot) for the float one and the backward;
  * expm's scratch follows them. */
-enum { S_X, S_P, S_PT, S_BBAR, S_TMP, S_T1, S_POW, S_END = S_POW + RAYS_MAXMULT };
+enum { S_X, S_P, S_PT, S_BBAR, S_TMP, S_T1, S_DX, S_POW, S_END = S_POW + RAYS_MAXMULT };
 
 static double *
 slot(const struct pe *pe, double *ws, int k)
@@ -72,23 +72,37 @@ fslot(const struct pe *pe, double *ws, int k)
  * 8 and 12, which fill at most half a vector an instruction one block at
  * a time (per-record liere:8: rotations 950 -> 490 ms a step; at 16 the
  * two ways measured the same).  Rays go through them in windows of WIN,
- * in order of norm, so that the lanes of a batch need like squarings. */
+ * in order of norm, so that the lanes of a batch need like squarings.
+ * The lanes' operands are made in their own layout, straight from the
+ * positions and from dR, blocks go in and out of it by 16 x 16
+ * transposes in registers, and the backward's sums over rays stay in it
+ * until a block's last ray: with a rotation per token (per-record
+ * positions) copying blocks one element at a time, in and out, took
+ * longer than the exponentials (bench_vit --per-record: liere:8's
+ * rotations 480 -> 375 ms a step, liere:4's 350 -> 210). */
+enum { LANE_BB = 12 * 12 };	/* elements of the largest such block */
+
 static int
 lanes(const struct pe *pe)
 {
-	return pe->block % 4 == 0 && pe->block < 16;
+	return pe->block % 4 == 0 && pe->block * pe->block <= LANE_BB;
 }
 
 enum { WIN = 256 };
 
-/* The rays of a window (1 without the lanes): each one's X, dL/dP and dX
- * (backward), the lanes' operands and the rays' order by norm. */
+_Static_assert(EXPM_LANES == 16, "the lanes' positions are two 8-double vectors");
+
+typedef double v8d __attribute__((vector_size(64), aligned(8)));
+
+/* A thread's state for the lanes: their operands, rays' blocks, the
+ * backward's sums and a window's order by norm. */
 struct win {
-	int	 n;		/* rays in a window */
-	float	*X, *P, *dX;	/* [n][b][b]: P the bases' exp, or dL/dP */
 	float	*xl, *gl, *ol;	/* [b][b][EXPM_LANES] */
 	float	*ews;		/* expm_lanes_scratch(b) */
-	int	*order;		/* [n] */
+	float	*blk;		/* [EXPM_LANES][b][b]: rays' base exp (forward),
+				 * dL/dP (backward) */
+	double	*accl;		/* [axes][b][b][EXPM_LANES]: sum of p_i dX by lane */
+	int	*order;		/* [WIN] */
 };
 
 static int64_t
@@ -96,27 +110,24 @@ win_doubles(const struct pe *pe)
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
 	if (!lanes(pe))
-		return round8((3 * round16(bb) + 1) / 2 + 1);
-	return round8((3 * WIN * bb + 3 * bb * EXPM_LANES + expm_lanes_scratch(pe->block) +
-	    WIN + 1) / 2);
+		return 0;
+	return round8(pe->axes * bb * EXPM_LANES + (4 * bb * EXPM_LANES +
+	    expm_lanes_scratch(pe->block) + WIN + 1) / 2);
 }
 
-/* A thread's window: the last win_doubles of its workspace ws. */
+/* A thread's lanes: the last win_doubles of its workspace ws. */
 static struct win
 window(const struct pe *pe, const struct pe_work *w, double *ws)
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
-	float *f = (float *)(ws + w->thread_doubles - win_doubles(pe));
-	struct win v = { .n = lanes(pe) ? WIN : 1 };
-	int64_t per = lanes(pe) ? WIN * bb : round16(bb);
+	double *d = ws + w->thread_doubles - win_doubles(pe);
+	struct win v = { .accl = d };
+	float *f = (float *)(d + pe->axes * bb * EXPM_LANES);
 
-	v.X = f; v.P = f + per; v.dX = f + 2 * per;
-	f += 3 * per;
-	if (lanes(pe)) {
-		v.xl = f; v.gl = f + bb * EXPM_LANES; v.ol = f + 2 * bb * EXPM_LANES;
-		v.ews = f + 3 * bb * EXPM_LANES;
-		v.order = (int *)(v.ews + expm_lanes_scratch(pe->block));
-	}
+	v.xl = f; v.gl = f + bb * EXPM_LANES; v.ol = f + 2 * bb * EXPM_LANES;
+	v.ews = f + 3 * bb * EXPM_LANES;
+	v.blk = v.ews + expm_lanes_scratch(pe->block);
+	v.order = (int *)(v.blk + bb * EXPM_LANES);
 	return v;
 }
 
@@ -348,20 +359,48 @@ prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
 
 enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
 
-/* order[0 .. n) = the window's rays by the squarings their X[n][b][b]
- * would need by Frobenius norm (>= the 2-norm), stable; NaN last. */
+/* Block j's Gram matrix gram[i][k] = <G_i, G_k>: ||sum_i p_i G_i||_F^2
+ * is p^T gram p. */
 static void
-by_norm(int b, int n, const float *X, int *order)
+gram_of(const struct pe *pe, const double *G, int j, double gram[3][3])
 {
-	int64_t bb = (int64_t)b * b;
+	int N = pe->axes;
+	int64_t bb = (int64_t)pe->block * pe->block;
+
+	for (int i = 0; i < N; i++)
+		for (int k = 0; k <= i; k++) {
+			const double *gi = G + ((int64_t)i * pe->nblock + j) * bb;
+			const double *gk = G + ((int64_t)k * pe->nblock + j) * bb;
+			double s = 0;
+			for (int64_t e = 0; e < bb; e++)
+				s += gi[e] * gk[e];
+			gram[i][k] = gram[k][i] = s;
+		}
+}
+
+/* A ray's base position. */
+static const float *
+base_pos(const struct rays *ry, int r, int N, const float *pos)
+{
+	return pos + (int64_t)ry->tok[ry->start[r]] * N;
+}
+
+/* order[0 .. n) = the rays r0 .. r0 + n by the squarings their X would
+ * need by Frobenius norm (>= the 2-norm), stable; NaN last. */
+static void
+by_norm(const struct pe *pe, double gram[3][3], const struct rays *ry,
+    int r0, int n, const float *pos, int *order)
+{
+	int N = pe->axes;
 	unsigned char key[WIN];
 	int count[33] = { 0 };
 
 	for (int k = 0; k < n; k++) {
-		float f = 0;
-		#pragma omp simd reduction(+:f)
-		for (int64_t e = 0; e < bb; e++)
-			f += X[k * bb + e] * X[k * bb + e];
+		const float *p = base_pos(ry, r0 + k, N, pos);
+		double f = 0;
+		for (int i = 0; i < N; i++)
+			for (int q = 0; q < N; q++)
+				f += (double)p[i] * p[q] * gram[i][q];
 		/* ceil(log2(||X||_F / theta)) to within one, from f's exponent */
 		int e2 = 0;
 		double s = f > 0 && isfinite(f) ?
@@ -375,43 +414,90 @@ by_norm(int b, int n, const float *X, int *order)
 		order[count[key[k]]++] = k;
 }
 
-/* Lane l of a batch is block order[l] of a window's blocks (l < m). */
+/* The lanes' X = sum_i p_i G_i (block j) for rays r0 + order[0 .. m),
+ * summed in double as position_generator does, lanes past m zero; pl
+ * the lanes' p_i. */
 static void
-lane_index(int b, int m, const int *order, int *idx)
+lanes_x(const struct pe *pe, const double *G, int j, const struct rays *ry,
+    int r0, const int *order, int m, const float *pos, v8d pl[3][2],
+    float *xl)
 {
-	for (int l = 0; l < m; l++)
-		idx[l] = order[l] * b * b;
-}
+	int N = pe->axes;
+	int64_t bb = (int64_t)pe->block * pe->block;
+	const double *g[3];
 
-/* The lanes' operand from the window's blocks src (lanes past m zero). */
-static void
-gather(int b, int m, const float *src, const int *idx, float *xl)
-{
-	int64_t bb = (int64_t)b * b;
-
-	if (m < EXPM_LANES) {
-		memset(xl, 0, sizeof(float) * bb * EXPM_LANES);
-		for (int64_t e = 0; e < bb; e++)
-			for (int l = 0; l < m; l++)
-				xl[e * EXPM_LANES + l] = src[idx[l] + e];
-		return;
+	for (int i = 0; i < N; i++) {
+		g[i] = G + ((int64_t)i * pe->nblock + j) * bb;
+		for (int l = 0; l < EXPM_LANES; l++)
+			pl[i][l / 8][l % 8] = l < m ?
+			    base_pos(ry, r0 + order[l], N, pos)[i] : 0;
 	}
 	for (int64_t e = 0; e < bb; e++) {
-		#pragma omp simd
-		for (int l = 0; l < EXPM_LANES; l++)
-			xl[e * EXPM_LANES + l] = src[idx[l] + e];
+		v8d lo = { 0 }, hi = { 0 };
+		for (int i = 0; i < N; i++) {
+			lo += pl[i][0] * g[i][e];
+			hi += pl[i][1] * g[i][e];
+		}
+		*(v8 *)(xl + e * EXPM_LANES) = __builtin_convertvector(lo, v8);
+		*(v8 *)(xl + e * EXPM_LANES + 8) = __builtin_convertvector(hi, v8);
 	}
 }
 
-/* The window's blocks dst from the lanes' result (the first m lanes). */
+/* The lanes' operand xl[b][b][16] from the blocks src[16][b][b]. */
 static void
-scatter(int b, int m, const float *ol, const int *idx, float *dst)
+lanes_in(int b, const float *const src[EXPM_LANES], float *xl)
 {
-	for (int64_t e = 0; e < (int64_t)b * b; e++) {
-		#pragma omp simd
-		for (int l = 0; l < m; l++)
-			dst[idx[l] + e] = ol[e * EXPM_LANES + l];
+	for (int e0 = 0; e0 < b * b; e0 += 16) {
+		v16 v[16];
+#pragma GCC unroll 16
+		for (int l = 0; l < EXPM_LANES; l++)
+			v[l] = *(const v16 *)(src[l] + e0);
+		transpose16_regs(v);
+#pragma GCC unroll 16
+		for (int k = 0; k < 16; k++)
+			*(v16 *)(xl + (e0 + k) * EXPM_LANES) = v[k];
 	}
+}
+
+/* The blocks dst[0 .. m) from the lanes' result ol[b][b][16]. */
+static void
+lanes_out(int b, const float *ol, int m, float *const dst[EXPM_LANES])
+{
+	for (int e0 = 0; e0 < b * b; e0 += 16) {
+		v16 v[16];
+#pragma GCC unroll 16
+		for (int k = 0; k < 16; k++)
+			v[k] = *(const v16 *)(ol + (e0 + k) * EXPM_LANES);
+		transpose16_regs(v);
+#pragma GCC unroll 16
+		for (int l = 0; l < EXPM_LANES; l++)
+			if (l < m)
+				*(v16 *)(dst[l] + e0) = v[l];
+	}
+}
+
+/* Rays of one token, which are most rays with per-record positions. */
+static int
+lone(const struct rays *ry, int r)
+{
+	return ry->start[r + 1] - ry->start[r] == 1;
+}
+
+/* The batch of up to 16 rays r0 + order[g ..] of nr: their X in the
+ * lanes (xl, and their positions in pl), and block j of A[T][rsize] for
+ * the next batch's rays prefetched (rw 1: to be written).  Returns the
+ * batch's size. */
+static int
+lanes_batch(const struct pe *pe, const double *G, int j, const struct rays *ry,
+    int r0, const int *order, int g, int nr, const float *pos,
+    const float *A, int rw, v8d pl[3][2], float *xl)
+{
+	int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES;
+
+	for (int l = g + m; l < nr && l < g + m + EXPM_LANES; l++)
+		prefetch_ray(pe, ry, r0 + order[l], j, A, rw);
+	lanes_x(pe, G, j, ry, r0, order + g, m, pos, pl, xl);
+	return m;
 }
 
 /* Block j of one set for the rays of window r0 / WIN, in float through
@@ -422,33 +508,30 @@ lanes_forward(const struct pe *pe, const struct pe_work *w, const double *G, int
     int r0, const float *pos, float *Rs /* [T][rsize] */, double *ws)
 {
 	const struct rays *ry = w->rays;
-	struct win win = window(pe, w, ws), *wn = &win;
-	int b = pe->block, N = pe->axes;
-	int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
+	struct win wn = window(pe, w, ws);
+	int b = pe->block, nr = ry->nray - r0 < WIN ? ry->nray - r0 : WIN;
 	int64_t bb = (int64_t)b * b;
-	double *Xd = slot(pe, ws, S_X), p[3];
+	double gram[3][3];
+	v8d pl[3][2];
 
-	for (int k = 0; k < nr; k++) {
-		int base = ry->tok[ry->start[r0 + k]];
-		for (int i = 0; i < N; i++)
-			p[i] = pos[(int64_t)base * N + i];
-		position_generator(pe, G, j, p, Xd);
-		for (int64_t e = 0; e < bb; e++)
-			wn->X[k * bb + e] = (float)Xd[e];
-	}
-	by_norm(b, nr, wn->X, wn->order);
+	gram_of(pe, G, j, gram);
+	by_norm(pe, gram, ry, r0, nr, pos, wn.order);
 	for (int g = 0; g < nr; g += EXPM_LANES) {
-		int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
-		for (int l = g + EXPM_LANES; l < nr && l < g + 2 * EXPM_LANES; l++)
-			prefetch_ray(pe, ry, r0 + wn->order[l], j, Rs, 1);
-		lane_index(b, m, wn->order + g, idx);
-		gather(b, m, wn->X, idx, wn->xl);
-		expm_skew_lanes(b, wn->xl, wn->ol, wn->ews);
-		scatter(b, m, wn->ol, idx, wn->P);
+		int m = lanes_batch(pe, G, j, ry, r0, wn.order, g, nr, pos, Rs, 1,
+		    pl, wn.xl);
+		expm_skew_lanes(b, wn.xl, wn.ol, wn.ews);
+		float *dst[EXPM_LANES];	/* a lone token's R, or a walk's start */
 		for (int l = 0; l < m; l++) {
-			int k = wn->order[g + l];
-			walk_f32(pe, ry, r0 + k, j, wn->P + k * bb, Rs,
-			    fslot(pe, ws, S_TMP), fslot(pe, ws, S_T1));
+			int r = r0 + wn.order[g + l];
+			dst[l] = lone(ry, r) ? Rs + (int64_t)ry->tok[ry->start[r]] *
+			    pe->rsize + j * bb : wn.blk + l * bb;
+		}
+		lanes_out(b, wn.ol, m, dst);
+		for (int l = 0; l < m; l++) {
+			int r = r0 + wn.order[g + l];
+			if (!lone(ry, r))
+				walk_f32(pe, ry, r, j, dst[l], Rs, fslot(pe, ws, S_TMP),
+				    fslot(pe, ws, S_T1));
 		}
 	}
 }
@@ -656,67 +739,119 @@ ray_adjoint(const struct pe *pe, int j, const struct rays *ry, int r,
 		Pbar[e] += Bbar[e];
 }
 
+/* Back through block j's exponentials in the lanes, window by window of
+ * rays in order of norm: acc[i] = sum over rays of p_i dX. */
+static void
+lanes_backward(const struct pe *pe, const struct pe_work *w, const double *G,
+    int j, const float *pos, const float *R, const float *dR, double *acc[3],
+    double *ws)
+{
+	const struct rays *ry = w->rays;
+	struct win wn = window(pe, w, ws);
+	int b = pe->block, N = pe->axes;
+	int64_t bb = (int64_t)b * b;
+	double gram[3][3];
+	v8d pl[3][2], *accl = (v8d *)wn.accl;	/* [N][bb][2] */
+
+	gram_of(pe, G, j, gram);
+	memset(wn.accl, 0, sizeof(double) * N * bb * EXPM_LANES);
+	for (int r0 = 0; r0 < ry->nray; r0 += WIN) {
+		int nr = ry->nray - r0 < WIN ? ry->nray - r0 : WIN;
+		by_norm(pe, gram, ry, r0, nr, pos, wn.order);
+		for (int g = 0; g < nr; g += EXPM_LANES) {
+			int m = lanes_batch(pe, G, j, ry, r0, wn.order, g, nr, pos,
+			    dR, 0, pl, wn.xl);
+			static const float zero[LANE_BB];
+			const float *pbar[EXPM_LANES];	/* dL/dP of each base */
+			for (int l = 0; l < EXPM_LANES; l++) {
+				int r = l < m ? r0 + wn.order[g + l] : -1;
+				if (l >= m) {
+					pbar[l] = zero;
+				} else if (lone(ry, r)) {
+					pbar[l] = dR + (int64_t)ry->tok[ry->start[r]] *
+					    pe->rsize + j * bb;
+				} else {
+					ray_adjoint(pe, j, ry, r, R, dR, wn.blk + l * bb, ws);
+					pbar[l] = wn.blk + l * bb;
+				}
+			}
+			lanes_in(b, pbar, wn.gl);
+			expm_skew_adjoint_lanes(b, wn.xl, wn.gl, wn.ol, wn.ews);
+			for (int64_t e = 0; e < bb; e++) {
+				v8d lo = __builtin_convertvector(*(v8 *)(wn.ol + e * EXPM_LANES), v8d);
+				v8d hi = __builtin_convertvector(*(v8 *)(wn.ol + e * EXPM_LANES + 8), v8d);
+				for (int i = 0; i < N; i++) {
+					accl[(i * bb + e) * 2] += pl[i][0] * lo;
+					accl[(i * bb + e) * 2 + 1] += pl[i][1] * hi;
+				}
+			}
+		}
+	}
+	for (int i = 0; i < N; i++)	/* the lanes' sums, in lane order */
+		for (int64_t e = 0; e < bb; e++) {
+			const double *a = wn.accl + (i * bb + e) * EXPM_LANES;
+			double s = 0;
+			for (int l = 0; l < EXPM_LANES; l++)
+				s += a[l];
+			acc[i][e] = s;
+		}
+}
+
+/* Back through block j's exponentials one ray at a time (blocks that do
+ * not take the lanes), rays in order: acc[i] = sum of p_i dX. */
+static void
+rays_backward(const struct pe *pe, const struct pe_work *w, const double *G,
+    int j, const float *pos, const float *R, const float *dR, double *acc[3],
+    double *ws)
+{
+	const struct rays *ry = w->rays;
+	int b = pe->block, N = pe->axes;
+	int64_t bb = (int64_t)b * b;
+	double *Xd = slot(pe, ws, 0), p[3];
+	float *X = fslot(pe, ws, S_X), *Pbar = fslot(pe, ws, S_P);
+	float *dX = fslot(pe, ws, S_DX);
+
+	for (int i = 0; i < N; i++)
+		memset(acc[i], 0, sizeof(double) * bb);
+	for (int r = 0; r < ry->nray; r++) {
+		prefetch_ray(pe, ry, r + AHEAD, j, dR, 0);
+		if (r + AHEAD < ry->nray && !lone(ry, r + AHEAD))	/* R: read along rays */
+			prefetch_ray(pe, ry, r + AHEAD, j, R, 0);
+		const float *pb = base_pos(ry, r, N, pos);
+		for (int i = 0; i < N; i++)
+			p[i] = pb[i];
+		position_generator(pe, G, j, p, Xd);
+		for (int64_t e = 0; e < bb; e++)
+			X[e] = (float)Xd[e];
+		ray_adjoint(pe, j, ry, r, R, dR, Pbar, ws);
+		expm_skew_adjoint_f32(b, X, Pbar, dX, NULL, fslot(pe, ws, S_END));
+		for (int i = 0; i < N; i++)	/* whole rows: vectorized */
+			for (int64_t e = 0; e < bb; e++)
+				acc[i][e] += p[i] * dX[e];
+	}
+}
+
 /*
  * Backward of block j of one set through expm, in float:
- * dg[axes][nblock][b(b-1)/2] for this j.  Window by window of rays: each
- * ray's dL/dP at its base (ray_adjoint), then one adjoint Frechet
- * derivative per ray (through the lanes, 16 at a time, in order of norm),
- * then the sums over the rays in ray order.
+ * dg[axes][nblock][b(b-1)/2] for this j.  Each ray's dL/dP at its base
+ * (ray_adjoint), then one adjoint Frechet derivative per ray (through
+ * the lanes, 16 at a time, in order of norm, or one by one), summed
+ * over the rays in an order fixed by the positions alone.
  */
 static void
 block_backward(const struct pe *pe, const struct pe_work *w, const double *G, int j,
     const float *pos, const float *R, const float *dR, double *dg, double *ws)
 {
-	const struct rays *ry = w->rays;
-	struct win win = window(pe, w, ws), *wn = &win;
 	int b = pe->block, N = pe->axes, nb = pe->nblock;
-	int64_t bb = (int64_t)b * b, k3 = tri(b);
-	double *Xd = slot(pe, ws, 0), *acc[3];	/* acc[i] = sum over rays of p_i dX */
-	double p[3];
+	int64_t k3 = tri(b);
+	double *acc[3];	/* acc[i] = sum over rays of p_i dX */
 
-	for (int i = 0; i < N; i++) {
+	for (int i = 0; i < N; i++)
 		acc[i] = slot(pe, ws, 1 + i);
-		memset(acc[i], 0, sizeof(double) * bb);
-	}
-	for (int r0 = 0; r0 < ry->nray; r0 += wn->n) {
-		int nr = ry->nray - r0 < wn->n ? ry->nray - r0 : wn->n;
-		for (int k = 0; k < nr; k++) {
-			int base = ry->tok[ry->start[r0 + k]];
-			prefetch_ray(pe, ry, r0 + k + AHEAD, j, dR, 0);
-			if (r0 + k + AHEAD < ry->nray &&	/* R: read along rays */
-			    ry->start[r0 + k + AHEAD + 1] - ry->start[r0 + k + AHEAD] > 1)
-				prefetch_ray(pe, ry, r0 + k + AHEAD, j, R, 0);
-			for (int i = 0; i < N; i++)
-				p[i] = pos[(int64_t)base * N + i];
-			position_generator(pe, G, j, p, Xd);
-			for (int64_t e = 0; e < bb; e++)
-				wn->X[k * bb + e] = (float)Xd[e];
-			ray_adjoint(pe, j, ry, r0 + k, R, dR, wn->P + k * bb, ws);
-		}
-		if (lanes(pe)) {
-			by_norm(b, nr, wn->X, wn->order);
-			for (int g = 0; g < nr; g += EXPM_LANES) {
-				int m = nr - g < EXPM_LANES ? nr - g : EXPM_LANES, idx[EXPM_LANES];
-				lane_index(b, m, wn->order + g, idx);
-				gather(b, m, wn->X, idx, wn->xl);
-				gather(b, m, wn->P, idx, wn->gl);
-				expm_skew_adjoint_lanes(b, wn->xl, wn->gl, wn->ol, wn->ews);
-				scatter(b, m, wn->ol, idx, wn->dX);
-			}
-		} else {
-			expm_skew_adjoint_f32(b, wn->X, wn->P, wn->dX, NULL,
-			    fslot(pe, ws, S_END));
-		}
-		for (int k = 0; k < nr; k++) {
-			int base = ry->tok[ry->start[r0 + k]];
-			const float *dX = wn->dX + k * bb;
-			for (int i = 0; i < N; i++) {	/* whole rows: vectorized */
-				double pi = pos[(int64_t)base * N + i];
-				for (int64_t e = 0; e < bb; e++)
-					acc[i][e] += pi * dX[e];
-			}
-		}
-	}
+	if (lanes(pe))
+		lanes_backward(pe, w, G, j, pos, R, dR, acc, ws);
+	else
+		rays_backward(pe, w, G, j, pos, R, dR, acc, ws);
 	/* the generators' upper entries: d/dU_rc of A = U - U^T */
 	for (int i = 0; i < N; i++) {
 		double *g = dg + ((int64_t)i * nb + j) * k3;

@@ -123,7 +123,7 @@ grid_tokens(const struct vit_config *c)
 }
 
 struct vit *
-ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int optimizer,
+ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
     char *err, size_t errlen)
 {
 	struct vit_config c;
@@ -138,12 +138,14 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int optimizer,
 		goto bad;
 	if (maxT <= 0)
 		maxT = grid_tokens(&c);
-	if ((m = vit_create(&c, maxB, maxT, 0, why, sizeof why)) == NULL)
+	m = resume ? vit_create(&c, maxB, maxT, 0, why, sizeof why) :
+	    vit_create_infer(&c, maxB, maxT, why, sizeof why);
+	if (m == NULL)
 		goto bad;
 	for (int t = 0; t < m->ntensor; t++)
 		if (ckpt_copy_tensor(m, s, m->tensor[t].name, err, errlen) < 0)
 			goto fail;
-	if (optimizer &&
+	if (resume &&
 	    (copy_field(s, CKPT_ADAM_M, m->adam_m, m->nparam, err, errlen) < 0 ||
 	    copy_field(s, CKPT_ADAM_V, m->adam_v, m->nparam, err, errlen) < 0))
 		goto fail;

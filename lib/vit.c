@@ -81,8 +81,9 @@ struct vit_state {
 	float	*x;		/* [B][T][P] input copy */
 	float	*h0;		/* [N][D] embedding output (after emb dropout) */
 	float	*memb;		/* [N][D] embedding dropout mask */
-	struct lact *A;		/* [depth] */
-	float	*hs;		/* [depth][N][D] residual after each block */
+	struct lact *A;		/* [depth]: one block's, all alike (infer) */
+	float	*hs;		/* [depth or 2 (infer)][N][D] residual after
+				 * each block (hout) */
 	float	*lnf, *lnfm, *lnfr;	/* [N][D], [N], [N] */
 	float	*pooled;	/* [B][D] */
 	float	*logits, *prob, *target;	/* [B][C] */
@@ -300,7 +301,18 @@ carve(char **cur, size_t n, size_t *total)
 	return p;
 }
 
-/* Point every activation buffer into block (NULL: just count). */
+/* Carve n floats when want, else NULL. */
+static float *
+carve_if(int want, char **cur, size_t n, size_t *total)
+{
+	return want ? carve(cur, n, total) : NULL;
+}
+
+/* Point every activation buffer into block (NULL: just count).  A model
+ * for forward passes alone (m->infer) has no backward's buffers, one
+ * block's activations for every block (a block reads only its input, the
+ * residual stream, once the previous one is done) and two residual
+ * buffers: depth times less memory. */
 static size_t
 activations(struct vit *m, char *block)
 {
@@ -308,16 +320,21 @@ activations(struct vit *m, char *block)
 	const struct vit_config *c = &m->c;
 	size_t B = m->maxB, T1 = m->maxT + 1, N = B * T1, D = c->dim,
 	    M = c->mlp, H = c->heads, C = c->classes, tot = 0;
-	int drop = c->dropout > 0, edrop = c->emb_dropout > 0;
+	int train = !m->infer;
+	int drop = train && c->dropout > 0, edrop = train && c->emb_dropout > 0;
 	char *cur = block;
 
 	s->x = carve(&cur, B * m->maxT * c->P, &tot);
-	s->dx = carve(&cur, B * m->maxT * c->P, &tot);
+	s->dx = carve_if(train, &cur, B * m->maxT * c->P, &tot);
 	s->h0 = carve(&cur, N * D, &tot);
-	s->memb = edrop ? carve(&cur, N * D, &tot) : NULL;
-	s->hs = carve(&cur, (size_t)c->depth * N * D, &tot);
+	s->memb = carve_if(edrop, &cur, N * D, &tot);
+	s->hs = carve(&cur, (size_t)(train ? c->depth : 2) * N * D, &tot);
 	for (int l = 0; l < c->depth; l++) {
 		struct lact *a = &s->A[l];
+		if (!train && l > 0) {
+			*a = s->A[0];
+			continue;
+		}
 		a->ln1 = carve(&cur, N * D, &tot);
 		a->ln1m = carve(&cur, N, &tot);
 		a->ln1r = carve(&cur, N, &tot);
@@ -331,9 +348,9 @@ activations(struct vit *m, char *block)
 		a->ln2r = carve(&cur, N, &tot);
 		a->fc1 = carve(&cur, N * M, &tot);
 		a->gel = carve(&cur, N * M, &tot);
-		a->mproj = drop ? carve(&cur, N * D, &tot) : NULL;
-		a->mgel = drop ? carve(&cur, N * M, &tot) : NULL;
-		a->mfc2 = drop ? carve(&cur, N * D, &tot) : NULL;
+		a->mproj = carve_if(drop, &cur, N * D, &tot);
+		a->mgel = carve_if(drop, &cur, N * M, &tot);
+		a->mfc2 = carve_if(drop, &cur, N * D, &tot);
 	}
 	s->lnf = carve(&cur, N * D, &tot);
 	s->lnfm = carve(&cur, N, &tot);
@@ -341,36 +358,36 @@ activations(struct vit *m, char *block)
 	s->pooled = carve(&cur, B * D, &tot);
 	s->logits = carve(&cur, B * C, &tot);
 	s->prob = carve(&cur, B * C, &tot);
-	s->target = carve(&cur, B * C, &tot);
-	s->dist2 = c->locality ? carve(&cur, B * T1 * T1, &tot) : NULL;
-	s->dh = carve(&cur, N * D, &tot);
-	s->dD = carve(&cur, N * D, &tot);
-	s->dqkv = carve(&cur, N * 3 * D, &tot);
-	s->dqkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
+	s->target = carve_if(train, &cur, B * C, &tot);
+	s->dist2 = carve_if(c->locality, &cur, B * T1 * T1, &tot);
+	s->dh = carve_if(train, &cur, N * D, &tot);
+	s->dD = carve_if(train, &cur, N * D, &tot);
+	s->dqkv = carve_if(train, &cur, N * 3 * D, &tot);
+	s->dqkr = carve_if(train && s->rotary, &cur, N * 2 * D, &tot);
 	if (s->rotary) {
 		size_t Tr = (c->pos_per_record ? B : 1) * T1, nr = (size_t)s->pe.nset *
 		    Tr * s->pe.rsize;
 		s->R = carve(&cur, nr, &tot);
-		s->dR = carve(&cur, nr, &tot);
+		s->dR = carve_if(train, &cur, nr, &tot);
 		s->posr = carve(&cur, Tr * c->axes, &tot);
 		s->keypos = carve(&cur, Tr * c->axes, &tot);
 		s->keypar = carve(&cur, s->pe.nparam, &tot);
 	}
-	s->dM = carve(&cur, N * M, &tot);
-	s->dpooled = carve(&cur, B * D, &tot);
-	s->dlogits = carve(&cur, B * C, &tot);
+	s->dM = carve_if(train, &cur, N * M, &tot);
+	s->dpooled = carve_if(train, &cur, B * D, &tot);
+	s->dlogits = carve_if(train, &cur, B * C, &tot);
 	s->tmp = carve(&cur, N * D, &tot);
 	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
 	size_t nchunk = nchunks((int)N);
-	s->bpart = carve(&cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
-	s->lnpart = carve(&cur, nchunk * 2 * D, &tot);
-	s->partial = carve(&cur, B * H, &tot);
+	s->bpart = carve_if(train, &cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
+	s->lnpart = carve_if(train, &cur, nchunk * 2 * D, &tot);
+	s->partial = carve_if(train, &cur, B * H, &tot);
 	return tot;
 }
 
-struct vit *
-vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
-    char *err, size_t errlen)
+static struct vit *
+create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
+    int infer, char *err, size_t errlen)
 {
 	if (vit_config_check(c, err, errlen) == -1)
 		return NULL;
@@ -385,6 +402,7 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 		goto nomem;
 	m->c = *c;
 	m->st = s;
+	m->infer = infer;
 	m->maxB = maxB;
 	m->maxT = maxT;
 	s->nthr = omp_get_max_threads();
@@ -410,14 +428,16 @@ vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	layout(&b);
 	if (m->tensor == NULL)
 		goto nomem;
-	size_t np = m->nparam;
-	m->param = aligned_alloc(64, 4 * np * sizeof(float));
+	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
+	m->param = aligned_alloc(64, arena * sizeof(float));
 	if (m->param == NULL)
 		goto nomem;
-	memset(m->param, 0, 4 * np * sizeof(float));
-	m->grad = m->param + np;
-	m->adam_m = m->grad + np;
-	m->adam_v = m->adam_m + np;
+	memset(m->param, 0, arena * sizeof(float));
+	if (!infer) {
+		m->grad = m->param + np;
+		m->adam_m = m->grad + np;
+		m->adam_v = m->adam_m + np;
+	}
 	b.sizing = 0;
 	b.base = m->param;
 	layout(&b);
@@ -452,6 +472,20 @@ nomem:
 fail:
 	vit_destroy(m);
 	return NULL;
+}
+
+struct vit *
+vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
+    char *err, size_t errlen)
+{
+	return create(c, maxB, maxT, seed, 0, err, errlen);
+}
+
+struct vit *
+vit_create_infer(const struct vit_config *c, int maxB, int maxT, char *err,
+    size_t errlen)
+{
+	return create(c, maxB, maxT, 0, 1, err, errlen);
 }
 
 void
@@ -535,7 +569,8 @@ vit_grad_complete(struct vit *m)
 void
 vit_zero_grad(struct vit *m)
 {
-	memset(m->grad, 0, m->nparam * sizeof(float));
+	if (m->grad != NULL)
+		memset(m->grad, 0, m->nparam * sizeof(float));
 	m->st->dR_pending = 0;
 }
 
@@ -668,6 +703,17 @@ gelu_rows(void *arg, int r0, int n)
 	drop_rows(&e->drop, e->gel, r0, n, e->Tq, e->M);
 }
 
+/* The residual stream [N][D] after block l (the embedding's for l -1),
+ * N rows of this batch: a model for forward passes alone keeps two. */
+static float *
+stream(const struct vit *m, int l, size_t N)
+{
+	const struct vit_state *s = m->st;
+	if (l < 0)
+		return s->h0;
+	return s->hs + (size_t)(m->infer ? l % 2 : l) * N * m->c.dim;
+}
+
 static struct attn
 attn_shape(const struct vit *m)
 {
@@ -780,6 +826,11 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		snprintf(m->err, sizeof m->err, "positions needed");
 		return NAN;
 	}
+	if (training && m->infer) {
+		snprintf(m->err, sizeof m->err, "a model for forward passes "
+		    "alone does not train");
+		return NAN;
+	}
 	int shared = pos == NULL || vit_shared_positions(pos, B, T, c->axes);
 	if (s->rotary && !shared && !c->pos_per_record) {
 		snprintf(m->err, sizeof m->err, "records of a batch have "
@@ -790,7 +841,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	s->T = T;
 	s->training = training;
 	s->seed = seed;
-	s->have_target = target != NULL;
+	s->have_target = target != NULL && !m->infer;	/* vit_backward runs */
 	float pdrop = training ? c->dropout : 0, pemb = training ? c->emb_dropout : 0;
 
 	/* embedding: patch rows, CLS first, position table, dropout */
@@ -823,8 +874,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	for (int l = 0; l < c->depth; l++) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
-		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
-		float *hout = s->hs + (size_t)l * N * D;
+		const float *hin = stream(m, l - 1, N);
+		float *hout = stream(m, l, N);
 		/* with CLS pooling only the CLS row of the last block is read:
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
@@ -889,7 +940,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	}
 	linear_forward(s->logits, s->pooled, s->headw, s->headb, B, D, C);
 	memcpy(logits, s->logits, sizeof(float) * B * C);
-	if (target != NULL)
+	if (s->have_target)
 		memcpy(s->target, target, sizeof(float) * B * C);
 	return xent_forward(s->prob, s->logits, target, B, C);
 }
@@ -1027,7 +1078,7 @@ vit_backward(struct vit *m)
 	}
 	memset(s->dh, 0, sizeof(float) * Nf * D);
 	layernorm_backward(s->dh, GRAD(m, s->normg), GRAD(m, s->normb), s->dD,
-	    s->hs + (size_t)(c->depth - 1) * N * D, s->lnfm, s->lnfr, s->normg,
+	    stream(m, c->depth - 1, N), s->lnfm, s->lnfr, s->normg,
 	    Nf, D);
 
 	struct attn at = attn_shape(m);
@@ -1037,7 +1088,7 @@ vit_backward(struct vit *m)
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
-		const float *hin = l ? s->hs + (size_t)(l - 1) * N * D : s->h0;
+		const float *hin = stream(m, l - 1, N);
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
 		rt.qcls = Tq < T1;

@@ -89,7 +89,8 @@ struct vit {
 	float	*param;			/* [nparam] 64-byte aligned, all four in one arena */
 	float	*grad;			/* [nparam] accumulated by vit_backward */
 	float	*adam_m;		/* [nparam] optimizer state, zero at create */
-	float	*adam_v;		/* [nparam] */
+	float	*adam_v;		/* [nparam]; the three NULL when infer */
+	int	 infer;			/* made by vit_create_infer */
 	int	 ntensor;
 	struct vit_tensor *tensor;	/* [ntensor] in arena order */
 	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
@@ -126,6 +127,12 @@ int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
  * NULL with a reason in err on a bad config or no memory. */
 struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
 	    uint64_t seed, char *err, size_t errlen);
+/* The same for forward passes alone (evaluation): no gradient, optimizer
+ * or backward memory, and one block's activations for all blocks (depth
+ * times less); the same logits and loss, bit for bit; vit_forward
+ * refuses training, and vit_backward has nothing to do. */
+struct vit *vit_create_infer(const struct vit_config *c, int maxB, int maxT,
+	    char *err, size_t errlen);
 void	 vit_destroy(struct vit *m);
 
 /* The tensor called name, or NULL. */
@@ -162,7 +169,8 @@ void	 vit_exact_rotations(struct vit *m, int exact);
 float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
 	    int T, const float *target, float *logits, int training,
 	    uint64_t seed);
-/* Add the gradient of the last forward's loss to m->grad (needs target). */
+/* Add the gradient of the last forward's loss to m->grad (needs target and
+ * a model of vit_create). */
 void	 vit_backward(struct vit *m);
 /* on 1: vit_backward sums dL/dR over the calls that share their forwards'
  * rotations (the micro-batches of one optimizer step, with shared

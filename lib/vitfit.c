@@ -15,16 +15,20 @@ vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 	if (B <= old->maxB && T <= old->maxT && (!varied || c.pos_per_record))
 		return 0;
 	c.pos_per_record |= varied;
-	new = vit_create(&c, B > old->maxB ? B : old->maxB,
-	    T > old->maxT ? T : old->maxT, 0, err, errlen);
+	B = B > old->maxB ? B : old->maxB;
+	T = T > old->maxT ? T : old->maxT;
+	new = old->infer ? vit_create_infer(&c, B, T, err, errlen) :
+	    vit_create(&c, B, T, 0, err, errlen);
 	if (new == NULL)
 		return -1;
 	size_t bytes = old->nparam * sizeof(float);
 	vit_grad_complete(old);		/* a deferred share is in old alone */
 	memcpy(new->param, old->param, bytes);
-	memcpy(new->grad, old->grad, bytes);
-	memcpy(new->adam_m, old->adam_m, bytes);
-	memcpy(new->adam_v, old->adam_v, bytes);
+	if (!old->infer) {
+		memcpy(new->grad, old->grad, bytes);
+		memcpy(new->adam_m, old->adam_m, bytes);
+		memcpy(new->adam_v, old->adam_v, bytes);
+	}
 	vit_destroy(old);
 	*m = new;
 	return 0;

@@ -2,6 +2,7 @@
  * checkpoint.c - models to and from single-record containers.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "checkpoint.h"
@@ -149,6 +150,11 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 	    (copy_field(s, CKPT_ADAM_M, m->adam_m, m->nparam, err, errlen) < 0 ||
 	    copy_field(s, CKPT_ADAM_V, m->adam_v, m->nparam, err, errlen) < 0))
 		goto fail;
+	for (int i = 0; i < s->nfield; i++) {	/* in m now: the keys stay */
+		free(s->field[i].data);
+		s->field[i].data = NULL;
+		s->field[i].cap = s->field[i].nbytes = 0;
+	}
 	return m;
 fail:
 	vit_destroy(m);

@@ -23,8 +23,8 @@
  * 0, or -1 with a message in err. */
 int	 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 	    int optimizer, char *err, size_t errlen);
-/* Read the container at path into s (its keys stay there for the caller)
- * and build the model it describes for batches up to maxB records of maxT
+/* Read the container at path into s (its keys stay there for the caller,
+ * its payloads are freed once in the model) and build the model it describes for batches up to maxB records of maxT
  * tokens (0: its training grid's), parameters from the file: with resume,
  * a model to train on (vit_create) and the moments; else one for forward
  * passes alone (vit_create_infer).  NULL with a message in err. */

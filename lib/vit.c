@@ -441,7 +441,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	b.sizing = 0;
 	b.base = m->param;
 	layout(&b);
-	if (init_params(m, seed) == -1) {
+	if (!infer && init_params(m, seed) == -1) {	/* infer: the caller's */
 		snprintf(err, errlen, "%s", s->pe.err);
 		goto fail;
 	}

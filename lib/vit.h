@@ -130,7 +130,8 @@ struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
 /* The same for forward passes alone (evaluation): no gradient, optimizer
  * or backward memory, and one block's activations for all blocks (depth
  * times less); the same logits and loss, bit for bit; vit_forward
- * refuses training, and vit_backward has nothing to do. */
+ * refuses training, and vit_backward has nothing to do.  Parameters zero,
+ * for the caller to load (ckpt_load). */
 struct vit *vit_create_infer(const struct vit_config *c, int maxB, int maxT,
 	    char *err, size_t errlen);
 void	 vit_destroy(struct vit *m);

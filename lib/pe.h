@@ -171,8 +171,9 @@ struct pe_work {
 	int	 f32;		/* 0 (pe_work_init's): pe_rotations works in
 				   double, R exact to float rounding; 1: blocks
 				   of a multiple of 16 in float, like float32
-				   autograd, twice as fast, and blocks of 4, 8
-				   and 12 in float 16 at a time (the engine's) */
+				   autograd, twice as fast, and blocks of 4, 8,
+				   12 and 16 in float 16 at a time (the
+				   engine's) */
 	char	 err[256];
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).

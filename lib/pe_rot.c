@@ -9,15 +9,15 @@
  * double (R is exact to float rounding: rotgen, the tests of the
  * defining properties) or, with w->f32 (the engine) and blocks of 16 or
  * more, in float like float32 autograd, in half the time; it is parallel
- * over (set, ray).  With w->f32, blocks of 4, 8 and 12 go through
+ * over (set, ray).  With w->f32, blocks of 4, 8, 12 and 16 go through
  * expm_lanes.c, 16 rays' exponentials at once, parallel over (set,
  * block, window of rays).
  * The backward pass works in float (expm_f32.c, twice the lanes, or
  * expm_lanes.c; its gradients are within a few float ulps x 2^squarings
  * of the double ones, like any float32 autograd) and reads the powers
  * along each ray from the forward's R; it sums over tokens, so it is
- * parallel over (set, block) with the rays in order inside, which makes
- * it deterministic for any thread count.
+ * parallel over (set, block) with the rays in an order fixed by the
+ * positions inside, which makes it deterministic for any thread count.
  */
 #pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
 #include <math.h>
@@ -69,9 +69,11 @@ fslot(const struct pe *pe, double *ws, int k)
 }
 
 /* Blocks whose exponentials run EXPM_LANES at a time (expm_lanes.c): 4,
- * 8 and 12, which fill at most half a vector an instruction one block at
- * a time (per-record liere:8: rotations 950 -> 490 ms a step; at 16 the
- * two ways measured the same).  Rays go through them in windows of WIN,
+ * 8, 12 and 16; up to 12 they fill at most half a vector an instruction
+ * one block at a time (per-record liere:8: rotations 950 -> 490 ms a
+ * step), at 16 the lanes spend less on bookkeeping (bench_vit --pe
+ * liere:16 --per-record: 1.24-1.46 -> 0.97 s a step; on the grid the same
+ * to a millisecond).  Rays go through them in windows of WIN,
  * in order of norm, so that the lanes of a batch need like squarings.
  * The lanes' operands are made in their own layout, straight from the
  * positions and from dR, blocks go in and out of it by 16 x 16
@@ -80,7 +82,7 @@ fslot(const struct pe *pe, double *ws, int k)
  * positions) copying blocks one element at a time, in and out, took
  * longer than the exponentials (bench_vit --per-record: liere:8's
  * rotations 480 -> 375 ms a step, liere:4's 350 -> 210). */
-enum { LANE_BB = 12 * 12 };	/* elements of the largest such block */
+enum { LANE_BB = 16 * 16 };	/* elements of the largest such block */
 
 static int
 lanes(const struct pe *pe)

@@ -418,7 +418,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	pe_work_free(&w1);
 
 	/* the engine's float forward (w.f32: blocks of 16 and more, and of
-	 * 4, 8, 12 through 16 lanes at once; others stay double): the same
+	 * 4 to 16 through 16 lanes at once; others stay double): the same
 	 * properties within float rounding grown by the squarings (measured
 	 * up to 6.5e-6 at LieRE's init), and the same gradient from its R
 	 * (read along rays: on grids) */

@@ -7,8 +7,8 @@
  * expm.c, one exponential per ray of tokens (rays.h): a token at m times
  * another's position is R^m of that one's.  The forward pass works in
  * double (R is exact to float rounding: rotgen, the tests of the
- * defining properties) or, with w->f32 (the engine) and blocks of 16 or
- * more, in float like float32 autograd, in half the time; it is parallel
+ * defining properties) or, with w->f32 (the engine) and blocks of 32, 48,
+ * 64 ..., in float like float32 autograd, in half the time; it is parallel
  * over (set, ray).  With w->f32, blocks of 4, 8, 12 and 16 go through
  * expm_lanes.c, 16 rays' exponentials at once, parallel over (set,
  * block, window of rays).
@@ -754,6 +754,7 @@ lanes_backward(const struct pe *pe, const struct pe_work *w, const double *G,
 	int64_t bb = (int64_t)b * b;
 	double gram[3][3];
 	v8d pl[3][2], *accl = (v8d *)wn.accl;	/* [N][bb][2] */
+	static const float zero[LANE_BB];	/* the lanes past a batch */
 
 	gram_of(pe, G, j, gram);
 	memset(wn.accl, 0, sizeof(double) * N * bb * EXPM_LANES);
@@ -763,13 +764,14 @@ lanes_backward(const struct pe *pe, const struct pe_work *w, const double *G,
 		for (int g = 0; g < nr; g += EXPM_LANES) {
 			int m = lanes_batch(pe, G, j, ry, r0, wn.order, g, nr, pos,
 			    dR, 0, pl, wn.xl);
-			static const float zero[LANE_BB];
 			const float *pbar[EXPM_LANES];	/* dL/dP of each base */
 			for (int l = 0; l < EXPM_LANES; l++) {
-				int r = l < m ? r0 + wn.order[g + l] : -1;
 				if (l >= m) {
 					pbar[l] = zero;
-				} else if (lone(ry, r)) {
+					continue;
+				}
+				int r = r0 + wn.order[g + l];
+				if (lone(ry, r)) {
 					pbar[l] = dR + (int64_t)ry->tok[ry->start[r]] *
 					    pe->rsize + j * bb;
 				} else {

@@ -706,7 +706,7 @@ gelu_rows(void *arg, int r0, int n)
 /* The residual stream [N][D] after block l (the embedding's for l -1),
  * N rows of this batch: a model for forward passes alone keeps two. */
 static float *
-stream(const struct vit *m, int l, size_t N)
+residual(const struct vit *m, int l, size_t N)
 {
 	const struct vit_state *s = m->st;
 	if (l < 0)
@@ -874,8 +874,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	for (int l = 0; l < c->depth; l++) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
-		const float *hin = stream(m, l - 1, N);
-		float *hout = stream(m, l, N);
+		const float *hin = residual(m, l - 1, N);
+		float *hout = residual(m, l, N);
 		/* with CLS pooling only the CLS row of the last block is read:
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
@@ -1078,7 +1078,7 @@ vit_backward(struct vit *m)
 	}
 	memset(s->dh, 0, sizeof(float) * Nf * D);
 	layernorm_backward(s->dh, GRAD(m, s->normg), GRAD(m, s->normb), s->dD,
-	    stream(m, c->depth - 1, N), s->lnfm, s->lnfr, s->normg,
+	    residual(m, c->depth - 1, N), s->lnfm, s->lnfr, s->normg,
 	    Nf, D);
 
 	struct attn at = attn_shape(m);
@@ -1088,7 +1088,7 @@ vit_backward(struct vit *m)
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
-		const float *hin = stream(m, l - 1, N);
+		const float *hin = residual(m, l - 1, N);
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
 		rt.qcls = Tq < T1;

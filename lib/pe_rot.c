@@ -81,7 +81,8 @@ fslot(const struct pe *pe, double *ws, int k)
  * until a block's last ray: with a rotation per token (per-record
  * positions) copying blocks one element at a time, in and out, took
  * longer than the exponentials (bench_vit --per-record: liere:8's
- * rotations 480 -> 375 ms a step, liere:4's 350 -> 210). */
+ * rotations 480 -> 375 ms a step, liere:4's 350 -> 210; 335 for liere:8
+ * with expm_lanes.c's slots in L1). */
 enum { LANE_BB = 16 * 16 };	/* elements of the largest such block */
 
 static int

@@ -141,7 +141,7 @@ slot(int n)
 int64_t
 NAME(expm_scratch)(int n)
 {
-	return 24 * slot(n) + 2 * (((int64_t)n + VL - 1) / VL * VL);
+	return 10 * slot(n) + 2 * (((int64_t)n + VL - 1) / VL * VL);
 }
 
 /* y = X^T x, y[j] = sum_i x[i] X[i][j], for X[n][n]: whole vectors of
@@ -242,7 +242,7 @@ norm2_est(int n, const REAL *X, REAL *v, REAL *w)
 static int
 squarings(int n, const REAL *X, REAL *ws)
 {
-	REAL *v = ws + 24 * slot(n), *w = v + (n + VL - 1) / VL * VL;
+	REAL *v = ws + 10 * slot(n), *w = v + (n + VL - 1) / VL * VL;
 	double rho;
 
 	if (n <= SMALL) {
@@ -293,23 +293,23 @@ combine(int n, REAL *const m[5], REAL *const out[5], int eye)
  * The algorithm on the pair (Z, E) standing for [[Z, E], [0, Z]] with Z
  * skew; E is NULL for the plain exponential.  On return P holds exp(Z)
  * and, with E, Q holds L(Z, E); P NULL with E: exp(Z) is not wanted, and
- * the last squaring leaves it out (one product in 3 s + 14).  Z and E are
- * scaled in place; slot 1 holds Z^2 already for n <= SMALL (from
- * squarings, scaled).
+ * the last squaring leaves it out (one product in 3 s + 14).  Z (slot 0)
+ * and E (slot 5) are scaled in place; slot 1 holds Z^2 already for n <=
+ * SMALL (from squarings, scaled).  Five slots a side, as in
+ * expm_lanes.c: each result over a term it has used up.
  */
 static void
 expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
 {
 	int64_t sz = slot(n), nn = (int64_t)n * n;
-	REAL *a[12], *e[12];
+	REAL *a[5], *e[5];
 	int pair = *Q != NULL;
 
-	for (int k = 0; k < 12; k++) {
+	for (int k = 0; k < 5; k++) {
 		a[k] = ws + k * sz;
-		e[k] = ws + (12 + k) * sz;
+		e[k] = ws + (5 + k) * sz;
 	}
-	/* a[0] = Z, a[1] = Z^2, a[2] = Z^3, a[3] = Z^6; a[4..8] = B0..B4;
-	 * a[9] = A9, a[10] scratch, a[11] a squaring buffer. */
+	/* a[0] = Z, a[1] = Z^2, a[2] = Z^3, a[3] = Z^6 */
 	if (n > SMALL)
 		mm_sym(n, a[0], a[0], a[1], 1);
 	mm_sym(n, a[1], a[0], a[2], -1);
@@ -322,33 +322,30 @@ expm_pair(int n, int s, REAL *ws, REAL **P, REAL **Q)
 		mm(n, a[2], e[2], e[3], 0, 0);
 		mm(n, e[2], a[2], e[3], 1, 0);
 	}
+	/* B0 .. B3 over Z, Z^2, Z^3, Z^6 (read before written), B4 in slot 4 */
 	REAL *am[5] = { NULL, a[0], a[1], a[2], a[3] };
 	REAL *em[5] = { NULL, e[0], e[1], e[2], e[3] };
-	combine(n, am, a + 4, 1);
+	combine(n, am, a, 1);
 	if (pair)
-		combine(n, em, e + 4, 0);
-	/* A9 = B0 B4 + B3 */
-	memcpy(a[9], a[7], sizeof(REAL) * nn);
-	mm(n, a[4], a[8], a[9], 1, 0);
+		combine(n, em, e, 0);
+	/* A9 = B3 + B0 B4 over B3, B2 + A9 over B2, T18 = B1 + (B2 + A9) A9
+	 * over B1 */
+	mm(n, a[0], a[4], a[3], 1, 0);
 	if (pair) {
-		memcpy(e[9], e[7], sizeof(REAL) * nn);
-		mm(n, a[4], e[8], e[9], 1, 0);
-		mm(n, e[4], a[8], e[9], 1, 0);
+		mm(n, a[0], e[4], e[3], 1, 0);
+		mm(n, e[0], a[4], e[3], 1, 0);
 	}
-	/* T18 = B1 + (B2 + A9) A9 */
 	for (int64_t k = 0; k < nn; k++)
-		a[10][k] = a[6][k] + a[9][k];
-	REAL *p = a[11], *q = e[11];
-	memcpy(p, a[5], sizeof(REAL) * nn);
-	mm(n, a[10], a[9], p, 1, 0);
+		a[2][k] += a[3][k];
+	REAL *p = a[1], *q = e[1];
+	mm(n, a[2], a[3], p, 1, 0);
 	if (pair) {
 		for (int64_t k = 0; k < nn; k++)
-			e[10][k] = e[6][k] + e[9][k];
-		memcpy(q, e[5], sizeof(REAL) * nn);
-		mm(n, a[10], e[9], q, 1, 0);
-		mm(n, e[10], a[9], q, 1, 0);
+			e[2][k] += e[3][k];
+		mm(n, a[2], e[3], q, 1, 0);
+		mm(n, e[2], a[3], q, 1, 0);
 	}
-	/* (P, Q)^2 = (P P, P Q + Q P), ping-pong with slots 0 and 1 */
+	/* (P, Q)^2 = (P P, P Q + Q P), ping-pong with slots 0 (B0 used up) */
 	REAL *p2 = a[0], *q2 = e[0];
 	for (int k = 0; k < s; k++) {
 		if (P != NULL || k + 1 < s)
@@ -424,9 +421,9 @@ NAME(expm_skew_adjoint)(int n, const REAL *X, const REAL *G, REAL *dX,
 	for (int i = 0; i < n; i++)
 		for (int j = 0; j < n; j++) {
 			ws[i * n + j] = X[j * n + i] * scale;
-			ws[12 * sz + i * n + j] = G[i * n + j] * scale;
+			ws[5 * sz + i * n + j] = G[i * n + j] * scale;
 		}
-	Q = ws + 12 * sz;
+	Q = ws + 5 * sz;
 	scale_square(n, ws, scale);	/* (X^T)^2 = X^2, symmetric */
 	expm_pair(n, s, ws, R != NULL ? &P : NULL, &Q);
 	memcpy(dX, Q, sizeof(REAL) * nn);

@@ -297,6 +297,20 @@ riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
 	}
 }
 
+/* Offset of token t's block j in a [T][rsize] table (R, dR). */
+static int64_t
+block_at(const struct pe *pe, int t, int j)
+{
+	return (int64_t)t * pe->rsize + (int64_t)j * pe->block * pe->block;
+}
+
+/* Ray r's base token: its first. */
+static int
+ray_base(const struct rays *ry, int r)
+{
+	return ry->tok[ry->start[r]];
+}
+
 /* R of block j for every token of ray r from P, the base's: P, then its
  * powers in token order (cur and tmp two blocks of scratch). */
 #define RAY_WALK(name, REAL, MUL)					\
@@ -315,7 +329,7 @@ name(const struct pe *pe, const struct rays *ry, int r, int j,		\
 			MUL(b, cur, P, tmp, 0);				\
 			sw = cur; cur = tmp; tmp = sw;			\
 		}							\
-		float *out = Rs + (int64_t)t * pe->rsize + j * bb;	\
+		float *out = Rs + block_at(pe, t, j);			\
 		for (int64_t e = 0; e < bb; e++)			\
 			out[e] = (float)cur[e];				\
 	}								\
@@ -357,7 +371,7 @@ prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
 	if (r >= ry->nray)
 		return;
 	for (int q = ry->start[r]; q < ry->start[r + 1]; q++)
-		prefetch_floats(A + (int64_t)ry->tok[q] * pe->rsize + j * bb, bb, rw);
+		prefetch_floats(A + block_at(pe, ry->tok[q], j), bb, rw);
 }
 
 enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
@@ -385,7 +399,7 @@ gram_of(const struct pe *pe, const double *G, int j, double gram[3][3])
 static const float *
 base_pos(const struct rays *ry, int r, int N, const float *pos)
 {
-	return pos + (int64_t)ry->tok[ry->start[r]] * N;
+	return pos + (int64_t)ray_base(ry, r) * N;
 }
 
 /* order[0 .. n) = the rays r0 .. r0 + n by the squarings their X would
@@ -526,8 +540,8 @@ lanes_forward(const struct pe *pe, const struct pe_work *w, const double *G, int
 		float *dst[EXPM_LANES];	/* a lone token's R, or a walk's start */
 		for (int l = 0; l < m; l++) {
 			int r = r0 + wn.order[g + l];
-			dst[l] = lone(ry, r) ? Rs + (int64_t)ry->tok[ry->start[r]] *
-			    pe->rsize + j * bb : wn.blk + l * bb;
+			dst[l] = lone(ry, r) ? Rs + block_at(pe, ray_base(ry, r), j) :
+			    wn.blk + l * bb;
 		}
 		lanes_out(b, wn.ol, m, dst);
 		for (int l = 0; l < m; l++) {
@@ -547,10 +561,10 @@ ray_forward(const struct pe *pe, const double *G, const struct rays *ry, int r,
 {
 	int N = pe->axes;
 	double *X = slot(pe, ws, S_X), p[3];
-	int base = ry->tok[ry->start[r]];
+	const float *pb = base_pos(ry, r, N, pos);
 
 	for (int i = 0; i < N; i++)
-		p[i] = pos[(int64_t)base * N + i];
+		p[i] = pb[i];
 	for (int j = 0; j < pe->nblock; j++) {
 		position_generator(pe, G, j, p, X);
 		if (f32)
@@ -685,7 +699,7 @@ static void
 add_block(const struct pe *pe, const float *dR, int t, int j, float *acc)
 {
 	int64_t bb = (int64_t)pe->block * pe->block;
-	const float *d = dR + (int64_t)t * pe->rsize + j * bb;
+	const float *d = dR + block_at(pe, t, j);
 
 	for (int64_t e = 0; e < bb; e++)
 		acc[e] += d[e];
@@ -702,7 +716,7 @@ ray_adjoint(const struct pe *pe, int j, const struct rays *ry, int r,
 {
 	int b = pe->block, first = ry->start[r], last = ry->start[r + 1] - 1;
 	int64_t bb = (int64_t)b * b;
-	int M = ry->mult[ry->tok[last]], base = ry->tok[first];
+	int M = ry->mult[ry->tok[last]], base = ray_base(ry, r);
 	float *PT = fslot(pe, ws, S_PT), *Bbar = fslot(pe, ws, S_BBAR);
 	float *tmp = fslot(pe, ws, S_TMP), *T1 = fslot(pe, ws, S_T1);
 	const float *B[RAYS_MAXMULT + 1];	/* B[k] = R(k p), k < M */
@@ -713,13 +727,13 @@ ray_adjoint(const struct pe *pe, int j, const struct rays *ry, int r,
 			add_block(pe, dR, ry->tok[q], j, Pbar);
 		return;
 	}
-	const float *P = R + (int64_t)base * pe->rsize + j * bb;
+	const float *P = R + block_at(pe, base, j);
 	B[1] = P;
 	for (int k = 2, q = first + 1; k < M; k++) {
 		while (ry->mult[ry->tok[q]] < k)
 			q++;
 		if (ry->mult[ry->tok[q]] == k) {
-			B[k] = R + (int64_t)ry->tok[q] * pe->rsize + j * bb;
+			B[k] = R + block_at(pe, ry->tok[q], j);
 		} else {
 			float *o = fslot(pe, ws, S_POW + k - 2);
 			expm_mul_f32(b, B[k - 1], P, o, 0);
@@ -773,8 +787,7 @@ lanes_backward(const struct pe *pe, const struct pe_work *w, const double *G,
 				}
 				int r = r0 + wn.order[g + l];
 				if (lone(ry, r)) {
-					pbar[l] = dR + (int64_t)ry->tok[ry->start[r]] *
-					    pe->rsize + j * bb;
+					pbar[l] = dR + block_at(pe, ray_base(ry, r), j);
 				} else {
 					ray_adjoint(pe, j, ry, r, R, dR, wn.blk + l * bb, ws);
 					pbar[l] = wn.blk + l * bb;

@@ -21,10 +21,12 @@
  * vit-train --accum: rotations made and taken back once a step); the
  * figures are per micro-batch.  --per-record gives every record its own
  * positions (the grid perturbed as posgen --perturb 0.1): a rotation set
- * per record.
+ * per record.  --eval times forward passes with targets (as vit-eval) of
+ * the forward-only model vit-eval builds (vit_create_infer), and its peak
+ * RSS.
  *
- * usage: bench_vit [--pe SPEC [--accum N] [--per-record]] [--steps N]
- *        [--threads N] [--peak] [--no-torch] [--rounds N]
+ * usage: bench_vit [--pe SPEC [--accum N] [--per-record] [--eval]]
+ *        [--steps N] [--threads N] [--peak] [--no-torch] [--rounds N]
  */
 #include <cblas.h>
 #include <getopt.h>
@@ -241,7 +243,7 @@ main(int argc, char *argv[])
 {
 	const char *pe = NULL;
 	int steps = 5, threads = 2, peak_only = 0, torch = 1, rounds = 3, accum = 1;
-	int perrec = 0;
+	int perrec = 0, eval = 0;
 	static const struct option lo[] = {
 		{ "pe", required_argument, NULL, 'p' },
 		{ "steps", required_argument, NULL, 's' },
@@ -251,6 +253,7 @@ main(int argc, char *argv[])
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "accum", required_argument, NULL, 'a' },
 		{ "per-record", no_argument, NULL, 'e' },
+		{ "eval", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int ch;
@@ -269,6 +272,7 @@ main(int argc, char *argv[])
 		case 'r': rounds = (int)cli_int("--rounds", optarg, 1, 100); break;
 		case 'a': accum = (int)cli_int("--accum", optarg, 1, 64); break;
 		case 'e': perrec = 1; break;
+		case 'v': eval = 1; break;
 		default: usage_error("unknown option");
 		}
 	if (pe == NULL && !peak_only)
@@ -298,6 +302,14 @@ main(int argc, char *argv[])
 	struct vit *m = vit_create(&c, B, T, 1, err, sizeof err);
 	if (m == NULL)
 		die("%s: %s", pe, err);
+	if (eval) {	/* the same parameters, as vit-eval loads them */
+		struct vit *n = vit_create_infer(&c, B, T, err, sizeof err);
+		if (n == NULL)
+			die("%s: %s", pe, err);
+		memcpy(n->param, m->param, sizeof(float) * m->nparam);
+		vit_destroy(m);
+		m = n;
+	}
 
 	float *x = malloc(sizeof(float) * B * T * c.P);
 	float *pos = malloc(sizeof(float) * B * T * 2);
@@ -329,6 +341,12 @@ main(int argc, char *argv[])
 			c0 = cpu_seconds();
 		}
 		double ts = now_seconds();
+		if (eval) {
+			loss = vit_forward(m, x, pos, B, T, target, logits, 0, 0);
+			if (s > 0)
+				best = fmin(best, now_seconds() - ts);
+			continue;
+		}
 		vit_zero_grad(m);
 		vit_defer_rotation_grad(m, accum > 1);	/* as vit-train */
 		for (int a = 0; a < accum; a++) {
@@ -345,16 +363,17 @@ main(int argc, char *argv[])
 	double dc = (cpu_seconds() - c0) / steps / accum / threads;
 	best /= accum;
 	peak = fmax(peak, sgemm_peak());	/* the machine's best, before or after */
-	double gf = 3 * vit_flops(&c, B, T) / best / 1e9;	/* at the best step */
+	/* at the best step; a training step is about 3 forwards */
+	double gf = (eval ? 1 : 3) * vit_flops(&c, B, T) / best / 1e9;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double load[3];
 	getloadavg(load, 3);
-	double rot = rotation_ms(m, pos, perrec ? B * T : T);
-	printf("vit   %-14s %8.1f img/s  %7.0f ms/step  best %.1f img/s  "
+	double rot = eval ? 0 : rotation_ms(m, pos, perrec ? B * T : T);
+	printf("%s %-14s %8.1f img/s  %7.0f ms/step  best %.1f img/s  "
 	    "%6.1f GFLOP/s  %.2f of sgemm peak %.0f  peak RSS %.0f MB  "
 	    "cpu-time %.1f img/s  (loss %.3f, %d threads, accum %d%s, load %.2f)\n",
-	    pe, B / dt, dt * 1000, B / best, gf, gf / peak, peak,
+	    eval ? "eval " : "vit  ", pe, B / dt, dt * 1000, B / best, gf, gf / peak, peak,
 	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, accum,
 	    perrec ? ", positions per record" : "", load[0]);
 	if (rot > 0)

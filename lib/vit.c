@@ -78,7 +78,7 @@ struct vit_state {
 
 	/* activations, all in one block */
 	char	*block;
-	float	*x;		/* [B][T][P] input copy */
+	float	*x;		/* [B][T][P] input copy (not infer) */
 	float	*h0;		/* [N][D] embedding output (after emb dropout) */
 	float	*memb;		/* [N][D] embedding dropout mask */
 	struct lact *A;		/* [depth]: one block's, all alike (infer) */
@@ -324,7 +324,7 @@ activations(struct vit *m, char *block)
 	int drop = train && c->dropout > 0, edrop = train && c->emb_dropout > 0;
 	char *cur = block;
 
-	s->x = carve(&cur, B * m->maxT * c->P, &tot);
+	s->x = carve_if(train, &cur, B * m->maxT * c->P, &tot);
 	s->dx = carve_if(train, &cur, B * m->maxT * c->P, &tot);
 	s->h0 = carve(&cur, N * D, &tot);
 	s->memb = carve_if(edrop, &cur, N * D, &tot);
@@ -845,8 +845,11 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	float pdrop = training ? c->dropout : 0, pemb = training ? c->emb_dropout : 0;
 
 	/* embedding: patch rows, CLS first, position table, dropout */
-	memcpy(s->x, x, sizeof(float) * B * T * c->P);
-	linear_forward(s->tmp, s->x, s->patchw, s->patchb, B * T, c->P, D);
+	if (!m->infer) {	/* for the backward's patch gradient */
+		memcpy(s->x, x, sizeof(float) * B * T * c->P);
+		x = s->x;
+	}
+	linear_forward(s->tmp, x, s->patchw, s->patchb, B * T, c->P, D);
 	#pragma omp parallel for
 	for (int b = 0; b < B; b++) {
 		float *h = s->h0 + (size_t)b * T1 * D;

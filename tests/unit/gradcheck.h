@@ -84,7 +84,7 @@ gc_model(struct vit *m, const struct gc_batch *b, const char *label)
 		/* Richardson: cancels the eps^2 term of central differences */
 		double fdr = (4 * fd[1] - fd[0]) / 3;
 		double err = fabs(fdr - an) / fmax(fabs(fdr), 2e-2);
-		worst = fmax(worst, err);
+		worst = maxn(worst, err);
 		CHECK(err < 1e-2, "%s: d/d %s: analytic %.6g, differences %.6g",
 		    label, t->name, an, fdr);
 	}

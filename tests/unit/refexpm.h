@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test.h"
+
 /* exp(X) by scaling and squaring around 40 Taylor terms in long double. */
 static inline void
 ref_expm(int n, const double *X, double *R)
@@ -70,7 +72,7 @@ orth_err(int n, const double *R)
 			double v = 0;
 			for (int k = 0; k < n; k++)
 				v += R[k * n + i] * R[k * n + j];
-			e = fmax(e, fabs(v - (i == j)));
+			e = maxn(e, fabs(v - (i == j)));
 		}
 	return e;
 }

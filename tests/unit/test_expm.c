@@ -84,10 +84,10 @@ test_lanes(struct rng *r)
 				expm_skew_adjoint(n, x, g, dref, NULL, wsd);
 				double gmax = 0;
 				for (int k = 0; k < nn; k++)
-					gmax = fmax(gmax, fabs(dref[k]));
+					gmax = maxn(gmax, fabs(dref[k]));
 				for (int k = 0; k < nn; k++) {
-					eR = fmax(eR, fabs(R[k * L + l] - ref[k]));
-					eG = fmax(eG, fabs(dX[k * L + l] - dref[k]) / fmax(1, gmax));
+					eR = maxn(eR, fabs(R[k * L + l] - ref[k]));
+					eG = maxn(eG, fabs(dX[k * L + l] - dref[k]) / fmax(1, gmax));
 				}
 			}
 			const char *what = pass ? " beside a NaN lane" : "";
@@ -128,7 +128,7 @@ main(void)
 			ref_expm(n, X, ref);
 			double e = 0;
 			for (int64_t k = 0; k < nn; k++)
-				e = fmax(e, fabs(R[k] - ref[k]));
+				e = maxn(e, fabs(R[k] - ref[k]));
 			CHECK(e < 1e-9, "n=%d scale %g (s=%d): exp agrees with the long-double reference (%.2g)",
 			    n, scales[b], expm_squarings(n, X, ws), e);
 			CHECK(orth_err(n, R) < 1e-10, "n=%d scale %g: |R^T R - I| = %.2g", n, scales[b], orth_err(n, R));
@@ -140,7 +140,7 @@ main(void)
 			expm_skew_adjoint(n, X, G, dX, Rf, ws);
 			double e2 = 0;
 			for (int64_t k = 0; k < nn; k++)
-				e2 = fmax(e2, fabs(Rf[k] - R[k]));
+				e2 = maxn(e2, fabs(Rf[k] - R[k]));
 			CHECK(e2 < 1e-12, "n=%d scale %g: the backward pass's R equals the forward's (%.2g)", n, scales[b], e2);
 			/* without R the last squaring is left out: same dX */
 			expm_skew_adjoint(n, X, G, Xh, NULL, ws);
@@ -174,9 +174,9 @@ main(void)
 			expm_skew_adjoint_f32(n, Xf, Gf, dXf, Rff, wsf);
 			double ef = 0, gf = 0, gmax = 0;
 			for (int64_t k = 0; k < nn; k++) {
-				ef = fmax(ef, fabs(Rff[k] - ref[k]));
-				gf = fmax(gf, fabs(dXf[k] - dX[k]));
-				gmax = fmax(gmax, fabs(dX[k]));
+				ef = maxn(ef, fabs(Rff[k] - ref[k]));
+				gf = maxn(gf, fabs(dXf[k] - dX[k]));
+				gmax = maxn(gmax, fabs(dX[k]));
 			}
 			CHECK(ef < 2e-6 * (1 << sq), "n=%d scale %g (s=%d): float exp agrees with the long-double reference (%.2g)",
 			    n, scales[b], sq, ef);
@@ -188,7 +188,7 @@ main(void)
 			expm_skew_f32(n, Xf, Rff, wsf);
 			ef = 0;
 			for (int64_t k = 0; k < nn; k++)
-				ef = fmax(ef, fabs(Rff[k] - ref[k]));
+				ef = maxn(ef, fabs(Rff[k] - ref[k]));
 			CHECK(ef < 2e-6 * (1 << sq), "n=%d scale %g: float exp alone agrees too (%.2g)", n, scales[b], ef);
 		}
 		/* determinism: the same input gives the same bits */

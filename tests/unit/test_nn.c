@@ -65,7 +65,7 @@ fd(struct layer *L, float *x, const float *g, size_t n, const char *what)
 		x[i] = x0;
 		double d1 = (lp - lm) / (2 * e), d2 = (lp2 - lm2) / e;
 		double d = (4 * d2 - d1) / 3;	/* Richardson */
-		worst = fmax(worst, fabs(d - g[i]) / (1e-2 + fabs(d)));
+		worst = maxn(worst, fabs(d - g[i]) / (1e-2 + fabs(d)));
 	}
 	loss(L);
 	CHECK(worst < 5e-3, "%s: backward matches differences (worst %.2e)", what, worst);
@@ -113,7 +113,7 @@ test_gemm_rows(void)
 				double t = 0;
 				for (int k = 0; k < K; k++)
 					t += (double)a[k * M + i] * b[k * N + j];
-				err = fmax(err, fabs(t - c1[i * N + j]));
+				err = maxn(err, fabs(t - c1[i * N + j]));
 			}
 		CHECK(err < 1e-4, "gemm_rows %d x %d: transposed A matches a double product (%.1e)", M, N, err);
 		omp_set_num_threads(1);
@@ -172,7 +172,7 @@ test_gelu(void)
 	double err = 0;
 	for (size_t i = 0; i < n; i++) {	/* exact erf GELU */
 		double v = gelu_x[i];
-		err = fmax(err, fabs(L.y[i] - 0.5 * v * (1 + erf(v / sqrt(2)))));
+		err = maxn(err, fabs(L.y[i] - 0.5 * v * (1 + erf(v / sqrt(2)))));
 	}
 	CHECK(err < 1e-6, "gelu equals x Phi(x) with the exact erf (%.1e)", err);
 	/* GELU' as the forward leaves it, beside y and over x itself */
@@ -293,7 +293,7 @@ test_posemb(void)
 		double s = 0;
 		for (int k = 0; k < K; k++)
 			s += w[t * K + k];
-		wsum = fmax(wsum, fabs(s - 1));
+		wsum = maxn(wsum, fabs(s - 1));
 	}
 	CHECK(wsum < 1e-6, "trilinear weights sum to 1 at another grid");
 	struct pt c = { randv((size_t)(1 + nG) * D, 1), idx, w, B, T, K, D };
@@ -312,7 +312,7 @@ test_posemb(void)
 	for (int t = 1; t < 7; t++) {
 		float v = w1[2 * t] * tab1[idx1[2 * t]] + w1[2 * t + 1] * tab1[idx1[2 * t + 1]];
 		float want = 10 * (1 + ((t + 0.5f) * 4 / 8 - 0.5f));
-		err = fmaxf(err, fabsf(v - want));
+		err = maxn(err, fabsf(v - want));
 	}
 	CHECK(err < 1e-4, "linear interpolation reproduces a linear table (%.1e)", err);
 	free(idx); free(w); free(c.tab); free(L.y); free(L.r); free(dt);

@@ -128,7 +128,7 @@ rel_defect(const struct pe *pe, const float *A, const float *B, const float *C)
 				double v = 0;
 				for (int k = 0; k < b; k++)
 					v += (double)a[k * b + r] * bq[k * b + s];
-				e = fmax(e, fabs(v - c[r * b + s]));
+				e = maxn(e, fabs(v - c[r * b + s]));
 			}
 	}
 	return e;
@@ -247,14 +247,14 @@ test_init(void)
 			double m = 0;
 			for (int i = 0; i < N; i++)
 				m += a[i * 32 + j] * a[i * 32 + j];
-			emag = fmax(emag, fabs(sqrt(m) - pe_pair_freq(&pe, j, 10)));
+			emag = maxn(emag, fabs(sqrt(m) - pe_pair_freq(&pe, j, 10)));
 			for (int j2 = 0; j2 < 32; j2++) {
 				if (pe_pair_group(&pe, j2) == pe_pair_group(&pe, j))
 					continue;
 				double d = 0;
 				for (int i = 0; i < N; i++)
 					d += a[i * 32 + j] * a[i * 32 + j2];
-				eorth = fmax(eorth, fabs(d));
+				eorth = maxn(eorth, fabs(d));
 			}
 		}
 		CHECK(emag < 1e-6 && eorth < 1e-6, "rope-mixed %dD init: magnitudes 10^(-k/K), groups orthogonal (%.2g, %.2g)",
@@ -270,19 +270,6 @@ test_init(void)
 struct props {
 	double	 eref, eorth, detlo, dethi, defect;
 };
-
-/* max and min that keep a NaN (fmax and fmin drop it): a NaN R fails. */
-static double
-maxn(double a, double b)
-{
-	return a > b || isnan(a) ? a : b;
-}
-
-static double
-minn(double a, double b)
-{
-	return a < b || isnan(a) ? a : b;
-}
 
 static struct props
 props(const struct pe *pe, const float *params, int T, int axes, const float *pos,
@@ -398,8 +385,8 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		fm = ref_loss(&pe, params, 3 * T, pos, W);
 		pp[e] = save;
 		double fd = (fp - fm) / (hp + hm);
-		gerr = fmax(gerr, fabs(fd - dp[e]) / fmax(1, fabs(fd)));
-		gmax = fmax(gmax, fabs(fd));
+		gerr = maxn(gerr, fabs(fd - dp[e]) / fmax(1, fabs(fd)));
+		gmax = maxn(gmax, fabs(fd));
 	}
 	if (pe.nparam)
 		CHECK(gerr < (pe.block > 2 && pe.kind == PE_LIERE ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
@@ -442,7 +429,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		pe_rotations_backward(&pe, &w, params, 3 * T, pos, R2, W, dp2);
 		double derr = 0;
 		for (int64_t e = 0; e < pe.nparam; e++)
-			derr = fmax(derr, fabs(dp2[e] - dp[e]) / fmax(1, fabs(dp[e])));
+			derr = maxn(derr, fabs(dp2[e] - dp[e]) / fmax(1, fabs(dp[e])));
 		CHECK(derr < 1e-4, "%s %dD%s, float: gradient from its R as from the exact one (rel %.2g)",
 		    spec, axes, grid ? " on a grid" : "", derr);
 	}
@@ -499,7 +486,7 @@ test_closed_form(void)
 		X[0] = X[3] = 0; X[1] = u; X[2] = -u;
 		expm_skew(2, X, Rg, ws);
 		for (int k = 0; k < 4; k++)
-			e = fmax(e, fabs(R[4 * j + k] - Rg[k]));
+			e = maxn(e, fabs(R[4 * j + k] - Rg[k]));
 	}
 	CHECK(e < 2e-7, "2x2 closed form equals the general exp path (%.2g)", e);
 	pe_work_free(&w);
@@ -546,10 +533,10 @@ test_apply(const char *spec)
 				for (int k = 0; k < b; k++) {
 					v += (double)q[i * b + k] * xb[k];
 					g += (double)q[k * b + i] * db[k];
-					edR = fmax(edR, fabs(dR[t * pe.rsize + j * b * b + i * b + k] - (double)db[i] * xb[k]));
+					edR = maxn(edR, fabs(dR[t * pe.rsize + j * b * b + i * b + k] - (double)db[i] * xb[k]));
 				}
-				ey = fmax(ey, fabs(y[t * dim + h * HD + j * b + i] - v));
-				edx = fmax(edx, fabs(dx[t * dim + h * HD + j * b + i] - g));
+				ey = maxn(ey, fabs(y[t * dim + h * HD + j * b + i] - v));
+				edx = maxn(edx, fabs(dx[t * dim + h * HD + j * b + i] - g));
 			}
 		}
 	CHECK(ey < 1e-5 && edx < 1e-5 && edR < 1e-6,
@@ -562,7 +549,7 @@ test_apply(const char *spec)
 		for (int i = 0; i < dim; i++) {
 			int inhead = i >= h * HD && i < (h + 1) * HD;
 			if (!inhead)
-				ein = fmax(ein, fabs(y[t * dim + i] - x[t * dim + i]));
+				ein = maxn(ein, fabs(y[t * dim + i] - x[t * dim + i]));
 		}
 	CHECK(ein == 0, "%s: apply leaves the other heads alone", spec);
 
@@ -588,9 +575,9 @@ test_apply(const char *spec)
 	}
 	double eb = 0;
 	for (int i = 0; i < 3 * T * dim; i++)
-		eb = fmax(eb, fmax(fabs(yb[i] - y1[i]), fabs(dxb[i] - dx1[i])));
+		eb = maxn(eb, maxn(fabs(yb[i] - y1[i]), fabs(dxb[i] - dx1[i])));
 	for (int i = 0; i < T * pe.rsize; i++)
-		eb = fmax(eb, fabs(dRb[i] - dR1[i]) / 4);
+		eb = maxn(eb, fabs(dRb[i] - dR1[i]) / 4);
 	CHECK(eb < 1e-5, "%s: a batch of 3 images equals one image at a time (%.2g)", spec, eb);
 	free(dR1);
 	free(dRb);
@@ -677,13 +664,13 @@ test_apply_batch(const char *spec, int hd, int nimg, int lines)
 						e += (double)q[k * b + u] * dr[j * b + k];
 						g[u * b + k] += (double)dr[j * b + u] * xr[j * b + k];
 					}
-					ey = fmax(ey, fabs(y[i * is + t * ld + j * b + u] - v));
-					edx = fmax(edx, fabs(dx[i * is + t * ld + j * b + u] - e));
+					ey = maxn(ey, fabs(y[i * is + t * ld + j * b + u] - v));
+					edx = maxn(edx, fabs(dx[i * is + t * ld + j * b + u] - e));
 				}
 			}
 		}
 	for (int64_t e = 0; e < nr; e++)
-		eg = fmax(eg, fabs(dR[e] - gref[e]) / sqrt(nimg));
+		eg = maxn(eg, fabs(dR[e] - gref[e]) / sqrt(nimg));
 	const char *rows = lines ? "whole lines" : "odd rows";
 	CHECK(ey < 1e-5 && edx < 1e-5 && eg < 1e-5 && gaps,
 	    "%s, head %d, %d images, %s: batch apply and backward equal double "
@@ -730,9 +717,9 @@ test_apply_wide(void)
 			for (int k = 0; k < D; k++) {
 				v += (double)R[t * D * D + i * D + k] * x[t * D + k];
 				g += (double)R[t * D * D + k * D + i] * dy[t * D + k];
-				e = fmax(e, fabs(dR[t * D * D + i * D + k] - (double)dy[t * D + i] * x[t * D + k]));
+				e = maxn(e, fabs(dR[t * D * D + i * D + k] - (double)dy[t * D + i] * x[t * D + k]));
 			}
-			e = fmax(e, fmax(fabs(y[t * D + i] - v), fabs(dx[t * D + i] - g)));
+			e = maxn(e, maxn(fabs(y[t * D + i] - v), fabs(dx[t * D + i] - g)));
 		}
 	CHECK(pe.block == D && e < 1e-5, "apply and backward with 80-wide blocks (%.2g)", e);
 	pe_work_free(&w);

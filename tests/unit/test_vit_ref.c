@@ -20,8 +20,8 @@ relerr(const float *a, const float *b, size_t n)
 {
 	double d = 0, s = 0;
 	for (size_t i = 0; i < n; i++) {
-		d = fmax(d, fabs((double)a[i] - b[i]));
-		s = fmax(s, fabs((double)b[i]));
+		d = maxn(d, fabs((double)a[i] - b[i]));
+		s = maxn(s, fabs((double)b[i]));
 	}
 	return d / fmax(s, 1e-30);
 }
@@ -97,7 +97,7 @@ run(const char *name)
 		snprintf(what, sizeof what, "g:%s", t->name);
 		const float *g = field(&s, what, t->n);
 		e = g ? relerr(m->grad + t->off, g, t->n) : INFINITY;
-		worst = fmax(worst, e);
+		worst = maxn(worst, e);
 		CHECK(e <= 1e-4, "%s: grad %s rel. error %.2e", name, t->name, e);
 	}
 	printf("# %s: worst gradient rel. error %.2e\n", name, worst);

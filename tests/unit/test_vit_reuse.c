@@ -139,8 +139,8 @@ grad_diff(struct vit *a, struct vit *b, double *scale)
 	const float *ga = pe_view(a, a->grad, &n), *gb = pe_view(b, b->grad, &n);
 	double d = 0, s = 0;
 	for (size_t i = 0; i < n; i++) {
-		d = fmax(d, fabs((double)ga[i] - gb[i]));
-		s = fmax(s, fabs((double)gb[i]));
+		d = maxn(d, fabs((double)ga[i] - gb[i]));
+		s = maxn(s, fabs((double)gb[i]));
 	}
 	*scale = s;
 	return d;
@@ -176,7 +176,7 @@ deferred(const char *pe, int dim)
 	float *gr = pe_view(ref, ref->grad, &np), *gd = pe_view(def, def->grad, &np);
 	double held = 0;
 	for (size_t i = 0; i < np; i++)
-		held = fmax(held, fabs((double)gr[i] - gd[i]));
+		held = maxn(held, fabs((double)gr[i] - gd[i]));
 	CHECK(held > 0, "%s: deferred: the generators' gradient waits (%.3g held back)",
 	    pe, held);
 	micro(ref, &d, 2, 1);

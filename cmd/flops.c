@@ -172,6 +172,13 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
 }
 
+/* For vt_load_fields: the keys alone. */
+static int
+no_field(const char *name)
+{
+	return 0;
+}
+
 /* The configuration a checkpoint was trained with (its VIT_* keys). */
 static void
 load_model(struct opts *o)
@@ -179,7 +186,7 @@ load_model(struct opts *o)
 	struct vt s;
 	char err[256];
 
-	if (vt_load(&s, o->model) < 0)
+	if (vt_load_fields(&s, o->model, no_field) < 0)
 		die("%s", s.err);
 	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
 		die("%s: %s", o->model, err);

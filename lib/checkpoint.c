@@ -123,6 +123,13 @@ grid_tokens(const struct vit_config *c)
 	return t;
 }
 
+/* For vt_load_fields: every field but the AdamW moments. */
+static int
+not_moment(const char *name)
+{
+	return strcmp(name, CKPT_ADAM_M) != 0 && strcmp(name, CKPT_ADAM_V) != 0;
+}
+
 struct vit *
 ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
     char *err, size_t errlen)
@@ -131,7 +138,7 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 	struct vit *m;
 	char why[256];
 
-	if (vt_load(s, path) < 0) {
+	if (vt_load_fields(s, path, resume ? NULL : not_moment) < 0) {
 		snprintf(err, errlen, "%s", s->err);
 		return NULL;
 	}
@@ -171,7 +178,7 @@ ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
 	int rc = -1;
 
 	vt_init(&want);
-	if (vt_load(&g, path) < 0) {
+	if (vt_load_fields(&g, path, pe_field) < 0) {
 		snprintf(err, errlen, "%s", g.err);
 		goto out;
 	}

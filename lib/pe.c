@@ -341,6 +341,12 @@ pe_meta_read(struct pe *pe, const struct vt *s)
 	return 0;
 }
 
+int
+pe_field(const char *name)
+{
+	return strcmp(name, PE_FIELD) == 0;
+}
+
 const float *
 pe_load_params(struct pe *pe, struct vt *s)
 {

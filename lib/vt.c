@@ -115,7 +115,7 @@ reserve(struct vt *s, struct vt_field *f, size_t nbytes)
 
 	if (want == 0)
 		want = 64;
-	if (f->data && f->cap >= want)
+	if (f->skip || (f->data && f->cap >= want))
 		return 0;
 	free(f->data);
 	f->cap = 0;
@@ -540,6 +540,22 @@ skip_pad(struct vt *s, size_t n, const char *what)
 	return 0;
 }
 
+/* Read past n payload bytes in pieces, keeping none; 0, -1 short. */
+static int
+read_past(FILE *fp, size_t n, size_t *got)
+{
+	unsigned char buf[1 << 16];
+
+	for (*got = 0; *got < n; ) {
+		size_t k = n - *got < sizeof buf ? n - *got : sizeof buf, g;
+		int rc = read_exact(fp, buf, k, &g);
+		*got += g;
+		if (rc == -1)
+			return -1;
+	}
+	return 0;
+}
+
 /* Bytes of a record whose fields are all fixed (ndyn == 0). */
 static size_t
 fixed_bytes(const struct vt *s)
@@ -608,7 +624,8 @@ vt_read_record(struct vt *s)
 		struct vt_field *f = &s->field[i];
 		size_t got;
 
-		if (read_exact(s->fp, f->data, f->nbytes, &got) == -1)
+		if ((f->skip ? read_past(s->fp, f->nbytes, &got) :
+		    read_exact(s->fp, f->data, f->nbytes, &got)) == -1)
 			return fail(s, "record %lld: field '%s' truncated (%zu of %zu bytes)",
 			    rec, f->name, got, f->nbytes);
 		if (skip_pad(s, pad(f->nbytes, s->align), "field") == -1)
@@ -710,6 +727,12 @@ vt_write_record(struct vt *s)
 int
 vt_load(struct vt *s, const char *path)
 {
+	return vt_load_fields(s, path, NULL);
+}
+
+int
+vt_load_fields(struct vt *s, const char *path, int (*keep)(const char *name))
+{
 	FILE *fp;
 	int rc;
 
@@ -718,6 +741,15 @@ vt_load(struct vt *s, const char *path)
 	if ((fp = fopen(path, "rb")) == NULL)
 		return fail(s, "%s", strerror(errno));
 	rc = vt_read_header(s, fp, path);
+	for (int i = 0; rc == 0 && keep != NULL && i < s->nfield; i++) {
+		struct vt_field *f = &s->field[i];
+		if (!keep(f->name)) {
+			f->skip = 1;
+			free(f->data);
+			f->data = NULL;
+			f->cap = 0;
+		}
+	}
 	if (rc == 0) {
 		rc = vt_read_record(s);
 		if (rc == 0)

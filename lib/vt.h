@@ -42,6 +42,7 @@ struct vt_field {
 	size_t	 nbytes;		/* this record's payload bytes */
 	void	*data;			/* [count] of dtype, 64-byte aligned */
 	size_t	 cap;			/* bytes allocated at data */
+	int	 skip;			/* payloads read past, data NULL */
 };
 
 struct vt_meta {
@@ -111,6 +112,9 @@ int	 vt_write_record(struct vt *s);
 
 /* Read a whole single-record container (generators, checkpoints). */
 int	 vt_load(struct vt *s, const char *path);
+/* vt_load keeping the payloads of the fields keep(name) accepts (NULL:
+ * all); the others are read past (checked whole) and their data is NULL. */
+int	 vt_load_fields(struct vt *s, const char *path, int (*keep)(const char *name));
 /* Write s, whose fields hold one record, to path atomically.  0 or -1. */
 int	 vt_save(struct vt *s, const char *path);
 

@@ -8,10 +8,12 @@
 #include "checkpoint.h"
 #include "pe.h"
 
-/* Add an f32 field name[rank] holding n floats copied from src. */
+/* Add an f32 field name[rank] whose payload is the floats at src, lent:
+ * a checkpoint is written from the model's arrays, never a copy of them
+ * (which for ViT-B would be 1 GB more at every save). */
 static int
 add_floats(struct vt *s, const char *name, int rank, const int *shape,
-    const float *src, size_t n)
+    const float *src)
 {
 	int64_t dim[VT_MAXRANK];
 	for (int k = 0; k < rank; k++)
@@ -19,7 +21,7 @@ add_floats(struct vt *s, const char *name, int rank, const int *shape,
 	int i = vt_add_field(s, name, VT_F32, rank, dim);
 	if (i < 0)
 		return -1;
-	memcpy(s->field[i].data, src, n * sizeof *src);
+	vt_lend(s, i, src);
 	return 0;
 }
 
@@ -57,7 +59,7 @@ ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 		goto out;
 	for (int t = 0; t < m->ntensor; t++) {
 		const struct vit_tensor *w = &m->tensor[t];
-		if (add_floats(&s, w->name, w->rank, w->shape, m->param + w->off, w->n) < 0)
+		if (add_floats(&s, w->name, w->rank, w->shape, m->param + w->off) < 0)
 			goto fail;
 	}
 	if (optimizer) {
@@ -67,8 +69,8 @@ ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 			goto out;
 		}
 		n[0] = (int)m->nparam;
-		if (add_floats(&s, CKPT_ADAM_M, 1, n, m->adam_m, m->nparam) < 0 ||
-		    add_floats(&s, CKPT_ADAM_V, 1, n, m->adam_v, m->nparam) < 0)
+		if (add_floats(&s, CKPT_ADAM_M, 1, n, m->adam_m) < 0 ||
+		    add_floats(&s, CKPT_ADAM_V, 1, n, m->adam_v) < 0)
 			goto fail;
 	}
 	if (vt_save(&s, path) < 0)

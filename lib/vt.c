@@ -72,7 +72,8 @@ void
 vt_free(struct vt *s)
 {
 	for (int i = 0; i < s->nfield; i++)
-		free(s->field[i].data);
+		if (!s->field[i].lent)
+			free(s->field[i].data);
 	for (int i = 0; i < s->nmeta; i++) {
 		free(s->meta[i].key);
 		free(s->meta[i].val);
@@ -117,6 +118,9 @@ reserve(struct vt *s, struct vt_field *f, size_t nbytes)
 		want = 64;
 	if (f->skip || (f->data && f->cap >= want))
 		return 0;
+	if (f->lent)
+		return fail(s, "field '%s': %zu bytes do not fit the %zu lent", f->name,
+		    nbytes, f->cap);
 	free(f->data);
 	f->cap = 0;
 	if ((f->data = aligned_alloc(64, want)) == NULL)
@@ -247,6 +251,18 @@ int
 vt_set_shape(struct vt *s, int i, const int64_t *shape)
 {
 	return shape_field(s, i, shape, (long long)s->recno + 1);
+}
+
+void
+vt_lend(struct vt *s, int i, const void *data)
+{
+	struct vt_field *f = &s->field[i];
+
+	if (!f->lent)
+		free(f->data);
+	f->data = (void *)data;	/* only vt_write_record reads it */
+	f->cap = f->nbytes;
+	f->lent = 1;
 }
 
 static int

@@ -43,6 +43,7 @@ struct vt_field {
 	void	*data;			/* [count] of dtype, 64-byte aligned */
 	size_t	 cap;			/* bytes allocated at data */
 	int	 skip;			/* payloads read past, data NULL */
+	int	 lent;			/* data is the caller's (vt_lend) */
 };
 
 struct vt_meta {
@@ -89,6 +90,9 @@ struct vt_field *vt_get(struct vt *s, const char *name);
 /* Set this record's shape of field i (must match its fixed dims) and make
  * room for its payload.  Fixed-shape fields need no call.  0 or -1. */
 int	 vt_set_shape(struct vt *s, int i, const int64_t *shape);
+/* Make field i's payload, of the size its shape gives, the caller's bytes
+ * at data, for writing without a copy: s never changes or frees them. */
+void	 vt_lend(struct vt *s, int i, const void *data);
 
 /* Last value of key, or NULL. */
 const char *vt_meta(const struct vt *s, const char *key);

@@ -400,6 +400,25 @@ test_load_fields(struct vt *s, const char *path)
 	vt_free(&r);
 }
 
+/* A lent payload is written as it is and never freed (vt_free of this
+ * stack array would abort). */
+static void
+test_lend(const char *path)
+{
+	float x[6] = { 1, -2, 3.5f, 0, 1e-3f, 7 };
+	int64_t n = 6;
+	struct vt s, r;
+
+	vt_init(&s);
+	int i = vt_add_field(&s, "x", VT_F32, 1, &n);
+	vt_lend(&s, i, x);
+	CHECK(vt_save(&s, path) == 0 && s.field[i].data == x, "vt_save of a lent field (%s)", s.err);
+	vt_free(&s);
+	CHECK(vt_load(&r, path) == 0 && memcmp(r.field[0].data, x, sizeof x) == 0,
+	    "the lent payload reads back (%s)", r.err);
+	vt_free(&r);
+}
+
 static void
 test_save_load(void)
 {
@@ -426,6 +445,7 @@ test_save_load(void)
 	    "vt_load reads back what vt_save wrote (%s)", r.err);
 	vt_free(&r);
 	test_load_fields(&s, path);
+	test_lend(path);
 	snprintf(path, sizeof(path), "%s/none", dir);
 	CHECK(vt_load(&r, path) == -1 && strstr(r.err, "No such file"), "missing file: %s", r.err);
 	vt_free(&r);

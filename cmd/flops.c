@@ -172,10 +172,12 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
 }
 
-/* For vt_load_fields: the keys alone. */
+/* For vt_load_with: the keys alone. */
 static int
-no_field(const char *name)
+keys_only(struct vt *s, void *unused)
 {
+	for (int i = 0; i < s->nfield; i++)
+		vt_skip(s, i);
 	return 0;
 }
 
@@ -186,7 +188,7 @@ load_model(struct opts *o)
 	struct vt s;
 	char err[256];
 
-	if (vt_load_fields(&s, o->model, no_field) < 0)
+	if (vt_load_with(&s, o->model, keys_only, NULL) < 0)
 		die("%s", s.err);
 	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
 		die("%s: %s", o->model, err);

@@ -247,7 +247,7 @@ main(int argc, char *argv[])
 		usage_error("say --generators FILE (from skewgen, or a checkpoint)");
 	if (argc - optind > 1)
 		usage_error("one positions FILE at most");
-	if (vt_load_fields(&gen, o.gen, pe_field) == -1)
+	if (vt_load_with(&gen, o.gen, pe_generators_only, NULL) == -1)
 		die("%s", gen.err);
 	if ((params = pe_load_params(&pe, &gen)) == NULL)
 		die("%s", pe.err);

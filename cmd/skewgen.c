@@ -119,7 +119,7 @@ extract(const struct opts *o, int argc, char *argv[])
 	struct pe pe;
 	const float *params;
 
-	if (vt_load_fields(&in, o->from, pe_field) == -1)
+	if (vt_load_with(&in, o->from, pe_generators_only, NULL) == -1)
 		die("%s", in.err);
 	if ((params = pe_load_params(&pe, &in)) == NULL)
 		die("%s", pe.err);

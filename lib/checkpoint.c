@@ -13,7 +13,7 @@
  * (which for ViT-B would be 1 GB more at every save). */
 static int
 add_floats(struct vt *s, const char *name, int rank, const int *shape,
-    const float *src)
+    float *src)
 {
 	int64_t dim[VT_MAXRANK];
 	for (int k = 0; k < rank; k++)
@@ -125,52 +125,89 @@ grid_tokens(const struct vit_config *c)
 	return t;
 }
 
-/* For vt_load_fields: every field but the AdamW moments. */
-static int
-not_moment(const char *name)
+/* ckpt_load's arguments and model, for build. */
+struct load {
+	int	 maxB, maxT, resume;
+	struct vit *m;
+};
+
+/* Where in L->m the field name is read, and its n floats: a tensor, or
+ * when resuming a moment; NULL for a field the model does not read. */
+static float *
+destination(const struct load *L, const char *name, size_t *n)
 {
-	return strcmp(name, CKPT_ADAM_M) != 0 && strcmp(name, CKPT_ADAM_V) != 0;
+	const struct vit_tensor *w = vit_find_tensor(L->m, name);
+
+	if (w != NULL) {
+		*n = w->n;
+		return L->m->param + w->off;
+	}
+	*n = L->m->nparam;
+	if (L->resume && strcmp(name, CKPT_ADAM_M) == 0)
+		return L->m->adam_m;
+	if (L->resume && strcmp(name, CKPT_ADAM_V) == 0)
+		return L->m->adam_v;
+	return NULL;
+}
+
+/* vt_load_with's prepare: the model the keys describe, with its arrays
+ * lent to their fields, so the record is read straight into it (no copy
+ * of the parameters is ever held), and the other fields read past. */
+static int
+build(struct vt *s, void *arg)
+{
+	struct load *L = arg;
+	struct vit_config c;
+	char why[256];
+
+	if (vit_config_load(&c, s, why, sizeof why) < 0)
+		goto bad;
+	int maxT = L->maxT > 0 ? L->maxT : grid_tokens(&c);
+	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why, sizeof why) :
+	    vit_create_infer(&c, L->maxB, maxT, why, sizeof why);
+	if (L->m == NULL)
+		goto bad;
+	for (int i = 0; i < s->nfield; i++) {
+		struct vt_field *f = &s->field[i];
+		size_t n;
+		float *dst = destination(L, f->name, &n);
+		if (dst == NULL) {
+			vt_skip(s, i);
+			continue;
+		}
+		if (f->dtype != VT_F32 || f->nbytes != n * sizeof *dst) {
+			snprintf(why, sizeof why, "field '%s' is %s[%lld], the model wants f32[%zu]",
+			    f->name, vt_dtype_name(f->dtype), (long long)f->count, n);
+			goto bad;
+		}
+		vt_lend(s, i, dst);
+	}
+	for (int t = 0; t < L->m->ntensor + 2 * L->resume; t++) {
+		const char *name = t < L->m->ntensor ? L->m->tensor[t].name :
+		    t == L->m->ntensor ? CKPT_ADAM_M : CKPT_ADAM_V;
+		if (vt_find(s, name) < 0) {
+			snprintf(why, sizeof why, "no field '%s'", name);
+			goto bad;
+		}
+	}
+	return 0;
+bad:
+	snprintf(s->err, sizeof s->err, "%s: %s", s->name, why);
+	return -1;
 }
 
 struct vit *
 ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
     char *err, size_t errlen)
 {
-	struct vit_config c;
-	struct vit *m;
-	char why[256];
+	struct load L = { maxB, maxT, resume, NULL };
 
-	if (vt_load_fields(s, path, resume ? NULL : not_moment) < 0) {
+	if (vt_load_with(s, path, build, &L) < 0) {
 		snprintf(err, errlen, "%s", s->err);
+		vit_destroy(L.m);
 		return NULL;
 	}
-	if (vit_config_load(&c, s, why, sizeof why) < 0)
-		goto bad;
-	if (maxT <= 0)
-		maxT = grid_tokens(&c);
-	m = resume ? vit_create(&c, maxB, maxT, 0, why, sizeof why) :
-	    vit_create_infer(&c, maxB, maxT, why, sizeof why);
-	if (m == NULL)
-		goto bad;
-	for (int t = 0; t < m->ntensor; t++)
-		if (ckpt_copy_tensor(m, s, m->tensor[t].name, err, errlen) < 0)
-			goto fail;
-	if (resume &&
-	    (copy_field(s, CKPT_ADAM_M, m->adam_m, m->nparam, err, errlen) < 0 ||
-	    copy_field(s, CKPT_ADAM_V, m->adam_v, m->nparam, err, errlen) < 0))
-		goto fail;
-	for (int i = 0; i < s->nfield; i++) {	/* in m now: the keys stay */
-		free(s->field[i].data);
-		s->field[i].data = NULL;
-		s->field[i].cap = s->field[i].nbytes = 0;
-	}
-	return m;
-fail:
-	vit_destroy(m);
-	return NULL;
-bad:
-	snprintf(err, errlen, "%s: %s", path, why);
-	return NULL;
+	return L.m;
 }
 
 int
@@ -180,7 +217,7 @@ ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
 	int rc = -1;
 
 	vt_init(&want);
-	if (vt_load_fields(&g, path, pe_field) < 0) {
+	if (vt_load_with(&g, path, pe_generators_only, NULL) < 0) {
 		snprintf(err, errlen, "%s", g.err);
 		goto out;
 	}

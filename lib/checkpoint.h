@@ -23,13 +23,13 @@
  * 0, or -1 with a message in err. */
 int	 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 	    int optimizer, char *err, size_t errlen);
-/* Read the container at path into s (its keys stay there for the caller,
- * its payloads are freed once in the model) and build the model it
- * describes for batches up to maxB records of maxT tokens (0: its training
- * grid's), parameters from the file: with resume, a model to train on
- * (vit_create) and the moments; else one for forward passes alone
- * (vit_create_infer), and the moments are read past, never held.  NULL
- * with a message in err. */
+/* Read the container at path into s (its keys stay there for the caller;
+ * its fields are lent to the model or were read past) and build the model
+ * it describes for batches up to maxB records of maxT tokens (0: its
+ * training grid's), the parameters read straight into it: with resume, a
+ * model to train on (vit_create) and the moments; else one for forward
+ * passes alone (vit_create_infer), and the moments are read past, never
+ * held.  NULL with a message in err. */
 struct vit *ckpt_load(const char *path, struct vt *s, int maxB, int maxT,
 	    int resume, char *err, size_t errlen);
 /* Copy the f32 field of s called name into tensor name of m, checking its

@@ -342,9 +342,12 @@ pe_meta_read(struct pe *pe, const struct vt *s)
 }
 
 int
-pe_field(const char *name)
+pe_generators_only(struct vt *s, void *unused)
 {
-	return strcmp(name, PE_FIELD) == 0;
+	for (int i = 0; i < s->nfield; i++)
+		if (strcmp(s->field[i].name, PE_FIELD) != 0)
+			vt_skip(s, i);
+	return 0;
 }
 
 const float *

@@ -251,7 +251,7 @@ int	 pe_meta_read(struct pe *pe, const struct vt *s);
  * be absent when nparam is 0).  NULL with pe->err when either is missing
  * or they disagree. */
 const float *pe_load_params(struct pe *pe, struct vt *s);
-/* 1 if name is PE_FIELD: vt_load_fields reads a file's generators alone. */
-int	 pe_field(const char *name);
+/* For vt_load_with: read a file's keys and its field PE_FIELD alone. */
+int	 pe_generators_only(struct vt *s, void *unused);
 
 #endif

@@ -254,15 +254,28 @@ vt_set_shape(struct vt *s, int i, const int64_t *shape)
 }
 
 void
-vt_lend(struct vt *s, int i, const void *data)
+vt_lend(struct vt *s, int i, void *data)
 {
 	struct vt_field *f = &s->field[i];
 
 	if (!f->lent)
 		free(f->data);
-	f->data = (void *)data;	/* only vt_write_record reads it */
+	f->data = data;
 	f->cap = f->nbytes;
 	f->lent = 1;
+}
+
+void
+vt_skip(struct vt *s, int i)
+{
+	struct vt_field *f = &s->field[i];
+
+	if (!f->lent)
+		free(f->data);
+	f->data = NULL;
+	f->cap = 0;
+	f->lent = 0;
+	f->skip = 1;
 }
 
 static int
@@ -743,11 +756,12 @@ vt_write_record(struct vt *s)
 int
 vt_load(struct vt *s, const char *path)
 {
-	return vt_load_fields(s, path, NULL);
+	return vt_load_with(s, path, NULL, NULL);
 }
 
 int
-vt_load_fields(struct vt *s, const char *path, int (*keep)(const char *name))
+vt_load_with(struct vt *s, const char *path,
+    int (*prepare)(struct vt *s, void *arg), void *arg)
 {
 	FILE *fp;
 	int rc;
@@ -757,15 +771,8 @@ vt_load_fields(struct vt *s, const char *path, int (*keep)(const char *name))
 	if ((fp = fopen(path, "rb")) == NULL)
 		return fail(s, "%s", strerror(errno));
 	rc = vt_read_header(s, fp, path);
-	for (int i = 0; rc == 0 && keep != NULL && i < s->nfield; i++) {
-		struct vt_field *f = &s->field[i];
-		if (!keep(f->name)) {
-			f->skip = 1;
-			free(f->data);
-			f->data = NULL;
-			f->cap = 0;
-		}
-	}
+	if (rc == 0 && prepare != NULL)
+		rc = prepare(s, arg);
 	if (rc == 0) {
 		rc = vt_read_record(s);
 		if (rc == 0)

@@ -42,7 +42,7 @@ struct vt_field {
 	size_t	 nbytes;		/* this record's payload bytes */
 	void	*data;			/* [count] of dtype, 64-byte aligned */
 	size_t	 cap;			/* bytes allocated at data */
-	int	 skip;			/* payloads read past, data NULL */
+	int	 skip;			/* payloads read past (vt_skip) */
 	int	 lent;			/* data is the caller's (vt_lend) */
 };
 
@@ -90,9 +90,12 @@ struct vt_field *vt_get(struct vt *s, const char *name);
 /* Set this record's shape of field i (must match its fixed dims) and make
  * room for its payload.  Fixed-shape fields need no call.  0 or -1. */
 int	 vt_set_shape(struct vt *s, int i, const int64_t *shape);
-/* Make field i's payload, of the size its shape gives, the caller's bytes
- * at data, for writing without a copy: s never changes or frees them. */
-void	 vt_lend(struct vt *s, int i, const void *data);
+/* Make field i's payload, of the size its fixed shape gives, the caller's
+ * bytes at data: records are written from them and read into them, with
+ * no copy; s never moves or frees them. */
+void	 vt_lend(struct vt *s, int i, void *data);
+/* Read past field i's payloads from now on, keeping none (data NULL). */
+void	 vt_skip(struct vt *s, int i);
 
 /* Last value of key, or NULL. */
 const char *vt_meta(const struct vt *s, const char *key);
@@ -116,9 +119,11 @@ int	 vt_write_record(struct vt *s);
 
 /* Read a whole single-record container (generators, checkpoints). */
 int	 vt_load(struct vt *s, const char *path);
-/* vt_load keeping the payloads of the fields keep(name) accepts (NULL:
- * all); the others are read past (checked whole) and their data is NULL. */
-int	 vt_load_fields(struct vt *s, const char *path, int (*keep)(const char *name));
+/* vt_load, calling prepare(s, arg) between the header and the record,
+ * where it may vt_lend or vt_skip fields; its -1 (with its message in
+ * s->err) ends the load with -1. */
+int	 vt_load_with(struct vt *s, const char *path,
+	    int (*prepare)(struct vt *s, void *arg), void *arg);
 /* Write s, whose fields hold one record, to path atomically.  0 or -1. */
 int	 vt_save(struct vt *s, const char *path);
 

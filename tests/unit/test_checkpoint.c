@@ -1,7 +1,8 @@
 /*
  * test_checkpoint.c - a model through ckpt_save and ckpt_load: config,
  * every tensor and the AdamW moments come back bit for bit; the skewgen
- * keys are there; generator files must match the model.
+ * keys are there; generator files must match the model; a model for
+ * forward passes reads its parameters alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,55 @@
 
 #include "checkpoint.h"
 #include "test.h"
+
+/* A model for forward passes reads the parameters alone, straight into
+ * its arena: the moments are read past; fields it does not know are read
+ * past; a field of another size, or a missing one, is an error. */
+static void
+check_forward_only(const struct vit *m, const char *path)
+{
+	struct vt s, raw;
+	struct vit *n;
+	char err[512] = "", other[64];
+	int64_t four = 4;
+
+	n = ckpt_load(path, &s, 2, 0, 0, err, sizeof err);
+	CHECK(n != NULL && memcmp(n->param, m->param, m->nparam * 4) == 0,
+	    "forward-only: parameters bit for bit (%s)", err);
+	struct vt_field *f = vt_get(&s, CKPT_ADAM_M);
+	CHECK(f && f->skip && f->data == NULL, "forward-only: the moments read past");
+	CHECK(n && vt_get(&s, "head.w")->data == n->param + vit_find_tensor(n, "head.w")->off,
+	    "forward-only: read straight into the model");
+	vit_destroy(n);
+	vt_free(&s);
+
+	snprintf(other, sizeof other, "%s.other", path);
+	CHECK(vt_load(&raw, path) == 0 && vt_add_field(&raw, "notes", VT_F32, 1, &four) >= 0 &&
+	    vt_save(&raw, other) == 0, "a checkpoint with a field of its own (%s)", raw.err);
+	n = ckpt_load(other, &s, 2, 0, 1, err, sizeof err);
+	CHECK(n && memcmp(n->adam_v, m->adam_v, m->nparam * 4) == 0 &&
+	    vt_get(&s, "notes")->skip, "a field the model does not know is read past (%s)", err);
+	vit_destroy(n);
+	vt_free(&s);
+	vt_meta_set(&raw, "VIT_MLP", "32");
+	CHECK(vt_save(&raw, other) == 0, "VIT_MLP changed");
+	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
+	    strstr(err, "field 'blocks.0.mlp.fc1.w' is f32[384], the model wants f32[512]"),
+	    "a field of another size: %s", err);
+	vt_free(&s);
+	vt_free(&raw);
+
+	err[0] = '\0';
+	CHECK(ckpt_save(other, m, NULL, 0, err, sizeof err) == 0, "save without moments: %s", err);
+	n = ckpt_load(other, &s, 2, 0, 0, err, sizeof err);
+	CHECK(n != NULL, "forward-only without moments: %s", err);
+	vit_destroy(n);
+	vt_free(&s);
+	CHECK(ckpt_load(other, &s, 2, 0, 1, err, sizeof err) == NULL &&
+	    strstr(err, "no field 'adam.m'"), "resume without moments: %s", err);
+	vt_free(&s);
+	unlink(other);
+}
 
 int
 main(void)
@@ -63,6 +113,7 @@ main(void)
 	CHECK(ckpt_load_generators(n, path, err, sizeof err) == -1 &&
 	    strstr(err, "LAYERS is 2, the model's is 3"), "another depth refused: %s", err);
 	vit_destroy(n);
+	check_forward_only(m, path);
 
 	/* Damaged files. */
 	CHECK(truncate(path, 3000) == 0, "cut the file");

@@ -73,7 +73,11 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		const float *qb = q + (size_t)b * T * a->ldqk + h * hd;
 		const float *kb = k + (size_t)b * T * a->ldqk + h * hd;
 		const float *vb = v + (size_t)b * T * a->ldv + h * hd;
-		float *pb = P + (size_t)bh * TT, *ob = out + (size_t)b * Tq * D + h * hd;
+		/* without P, the thread's third scratch slot (locality takes
+		 * the first two) */
+		float *pb = P ? P + (size_t)bh * TT : a->scratch +
+		    ((size_t)omp_get_thread_num() * 3 + 2) * T * T;
+		float *ob = out + (size_t)b * Tq * D + h * hd;
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, T, hd,
 		    scale, qb, a->ldqk, kb, a->ldqk, 0.0f, pb, T);
 		softmax_rows(pb, Tq, T);

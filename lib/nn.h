@@ -137,7 +137,7 @@ struct attn {
 	int	 nthr;		/* OpenMP threads, each with its scratch */
 	float	*scratch;	/* [nthr][3][T][T] */
 };
-/* P[B][H][Tq][T] kept for backward; out[B][Tq][H*hd]. */
+/* P[B][H][Tq][T] kept for backward (NULL: not kept); out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,
 	    const float *q, const float *k, const float *v, const float *logsig);
 /* dq (Tq rows), dk, dv (T rows) written from dout[B][Tq][H*hd]; dlogsig[H]

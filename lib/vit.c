@@ -33,14 +33,15 @@ struct lact {			/* activations of one block */
 	float	*ln1m, *ln1r;	/* [N] */
 	float	*qkv;		/* [N][3D] */
 	float	*qkr;		/* [N][2D] rotated q, k (rotary encodings), or NULL */
-	float	*P;		/* [B][H][T1][T1] softmax */
+	float	*P;		/* [B][H][T1][T1] softmax (infer: NULL) */
 	float	*att;		/* [N][D] attention output before proj */
 	float	*h1;		/* [N][D] residual after attention */
-	float	*ln2;		/* [N][D] */
-	float	*ln2m, *ln2r;	/* [N] */
+	float	*ln2;		/* [N][D] (infer: ln1's buffer) */
+	float	*ln2m, *ln2r;	/* [N] (infer: ln1m's, ln1r's) */
 	float	*fc1;		/* [N][M] before GELU (GELU' of it after a
 				 * forward with targets) */
-	float	*gel;		/* [N][M] after GELU and dropout */
+	float	*gel;		/* [N][M] after GELU and dropout (infer:
+				 * fc1's buffer) */
 	float	*mproj, *mgel, *mfc2;	/* dropout masks [N][D], [N][M], [N][D] */
 };
 
@@ -312,7 +313,9 @@ carve_if(int want, char **cur, size_t n, size_t *total)
  * for forward passes alone (m->infer) has no backward's buffers, one
  * block's activations for every block (a block reads only its input, the
  * residual stream, once the previous one is done) and two residual
- * buffers: depth times less memory. */
+ * buffers: depth times less memory.  Within its block, GELU works in
+ * place, ln2 takes ln1's buffer (dead once qkv is made; the next ln1 is
+ * made after fc1 has read ln2), and attention keeps no probabilities. */
 static size_t
 activations(struct vit *m, char *block)
 {
@@ -340,14 +343,14 @@ activations(struct vit *m, char *block)
 		a->ln1r = carve(&cur, N, &tot);
 		a->qkv = carve(&cur, N * 3 * D, &tot);
 		a->qkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
-		a->P = carve(&cur, B * H * T1 * T1, &tot);
+		a->P = carve_if(train, &cur, B * H * T1 * T1, &tot);
 		a->att = carve(&cur, N * D, &tot);
 		a->h1 = carve(&cur, N * D, &tot);
-		a->ln2 = carve(&cur, N * D, &tot);
-		a->ln2m = carve(&cur, N, &tot);
-		a->ln2r = carve(&cur, N, &tot);
+		a->ln2 = train ? carve(&cur, N * D, &tot) : a->ln1;
+		a->ln2m = train ? carve(&cur, N, &tot) : a->ln1m;
+		a->ln2r = train ? carve(&cur, N, &tot) : a->ln1r;
 		a->fc1 = carve(&cur, N * M, &tot);
-		a->gel = carve(&cur, N * M, &tot);
+		a->gel = train ? carve(&cur, N * M, &tot) : a->fc1;
 		a->mproj = carve_if(drop, &cur, N * D, &tot);
 		a->mgel = carve_if(drop, &cur, N * M, &tot);
 		a->mfc2 = carve_if(drop, &cur, N * D, &tot);

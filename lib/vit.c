@@ -35,7 +35,8 @@ struct lact {			/* activations of one block */
 	float	*qkr;		/* [N][2D] rotated q, k (rotary encodings), or NULL */
 	float	*P;		/* [B][H][T1][T1] softmax (infer: NULL) */
 	float	*att;		/* [N][D] attention output before proj */
-	float	*h1;		/* [N][D] residual after attention */
+	float	*h1;		/* [N][D] residual after attention (infer:
+				 * att's buffer) */
 	float	*ln2;		/* [N][D] (infer: ln1's buffer) */
 	float	*ln2m, *ln2r;	/* [N] (infer: ln1m's, ln1r's) */
 	float	*fc1;		/* [N][M] before GELU (GELU' of it after a
@@ -80,7 +81,8 @@ struct vit_state {
 	/* activations, all in one block */
 	char	*block;
 	float	*x;		/* [B][T][P] input copy (not infer) */
-	float	*h0;		/* [N][D] embedding output (after emb dropout) */
+	float	*h0;		/* [N][D] embedding output (after emb dropout;
+				 * infer: the second of hs) */
 	float	*memb;		/* [N][D] embedding dropout mask */
 	struct lact *A;		/* [depth]: one block's, all alike (infer) */
 	float	*hs;		/* [depth or 2 (infer)][N][D] residual after
@@ -313,9 +315,11 @@ carve_if(int want, char **cur, size_t n, size_t *total)
  * for forward passes alone (m->infer) has no backward's buffers, one
  * block's activations for every block (a block reads only its input, the
  * residual stream, once the previous one is done) and two residual
- * buffers: depth times less memory.  Within its block, GELU works in
- * place, ln2 takes ln1's buffer (dead once qkv is made; the next ln1 is
- * made after fc1 has read ln2), and attention keeps no probabilities. */
+ * buffers, the embedding's in the second: depth times less memory.
+ * Within its block, GELU works in place, ln2 takes ln1's buffer (dead
+ * once qkv is made; the next ln1 is made after fc1 has read ln2), h1
+ * att's (proj's chunks write the rows they have read: gemm_chunks), and
+ * attention keeps no probabilities. */
 static size_t
 activations(struct vit *m, char *block)
 {
@@ -329,9 +333,11 @@ activations(struct vit *m, char *block)
 
 	s->x = carve_if(train, &cur, B * m->maxT * c->P, &tot);
 	s->dx = carve_if(train, &cur, B * m->maxT * c->P, &tot);
-	s->h0 = carve(&cur, N * D, &tot);
+	s->h0 = carve_if(train, &cur, N * D, &tot);
 	s->memb = carve_if(edrop, &cur, N * D, &tot);
 	s->hs = carve(&cur, (size_t)(train ? c->depth : 2) * N * D, &tot);
+	if (!train)	/* block 0 reads it, writes hs[0]; block 1 writes here */
+		s->h0 = s->hs + N * D;
 	for (int l = 0; l < c->depth; l++) {
 		struct lact *a = &s->A[l];
 		if (!train && l > 0) {
@@ -345,7 +351,7 @@ activations(struct vit *m, char *block)
 		a->qkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
 		a->P = carve_if(train, &cur, B * H * T1 * T1, &tot);
 		a->att = carve(&cur, N * D, &tot);
-		a->h1 = carve(&cur, N * D, &tot);
+		a->h1 = train ? carve(&cur, N * D, &tot) : a->att;
 		a->ln2 = train ? carve(&cur, N * D, &tot) : a->ln1;
 		a->ln2m = train ? carve(&cur, N, &tot) : a->ln1m;
 		a->ln2r = train ? carve(&cur, N, &tot) : a->ln1r;

@@ -7,7 +7,8 @@
  * whose dims are either fixed in the header or '*' (given per record in a
  * small preamble).  Payloads are little-endian and each is padded to ALIGN
  * bytes, so a mapped file keeps every field aligned; in memory every
- * field's data is 64-byte aligned for BLAS whatever the stream's ALIGN.
+ * field's data is 64-byte aligned for BLAS whatever the stream's ALIGN
+ * (unless the caller lent its own array: vt_lend).
  *
  * Library functions never exit: they return -1 and leave a message such as
  * "input: record 17: field 'pos' truncated" in s->err.

@@ -152,6 +152,36 @@ determinism(void)
 	omp_set_num_threads(1);
 }
 
+/* Locality's CLS row: with cls_rotate, CLS is at cls_pos, so moving it
+ * changes the distances and the logits; without, its distances are 0
+ * wherever cls_pos says (finite differences cannot see which: both are
+ * consistent). */
+static void
+cls_distance(void)
+{
+	struct vit_config c;
+	struct batch d;
+	char err[256];
+	float lg[2][3 * 5];
+
+	small(&c, "none", 2);
+	c.locality = 1;
+	make_batch(&d, &c, 3, 1);
+	for (int rot = 0; rot < 2; rot++) {
+		c.cls_rotate = rot;
+		for (int k = 0; k < 2; k++) {
+			c.cls_pos[0] = c.cls_pos[1] = k ? 3.0f : 0.5f;
+			struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+			vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[k], 0, 0);
+			vit_destroy(m);
+		}
+		int same = memcmp(lg[0], lg[1], sizeof lg[0]) == 0;
+		CHECK(rot ? !same : same, "locality, CLS %s: moving cls_pos %s the logits",
+		    rot ? "positioned" : "unpositioned", rot ? "changes" : "leaves");
+	}
+	free_batch(&d);
+}
+
 /* abs and sincos at another grid than the training one: the tables are
  * interpolated, gradients flow back to the table, a 3x2 model accepts
  * 4x3 tokens only after vit_set_grid. */
@@ -213,6 +243,7 @@ main(void)
 	c.cls_rotate = 1;
 	c.cls_pos[0] = c.cls_pos[1] = 0.5f;
 	check(&c, 0, 0, "locality per-record positions, CLS positioned");
+	cls_distance();
 	small(&c, "abs", 2);
 	c.dropout = 0.25f;
 	c.emb_dropout = 0.1f;

@@ -152,6 +152,34 @@ determinism(void)
 	omp_set_num_threads(1);
 }
 
+/* Weight decay falls on the matrices of the products alone (patch, qkv,
+ * proj, fc1, fc2, head: the rank-2 ".w" tensors), never on norms, biases,
+ * CLS, position tables, log sigma or generators. */
+static void
+decay_flags(const char *pe)
+{
+	struct vit_config c;
+	char err[256] = "";
+	int bad = 0, on = 0;
+
+	small(&c, pe, 2);
+	c.locality = 1;
+	struct vit *m = vit_create(&c, 2, 6, 1, err, sizeof err);
+	for (int t = 0; m != NULL && t < m->ntensor; t++) {
+		const struct vit_tensor *w = &m->tensor[t];
+		size_t n = strlen(w->name);
+		int matrix = w->rank == 2 && n > 2 && strcmp(w->name + n - 2, ".w") == 0;
+		on += w->decay;
+		if (w->decay != matrix) {
+			printf("# %s: decay %d\n", w->name, w->decay);
+			bad++;
+		}
+	}
+	CHECK(m != NULL && bad == 0 && on == 2 + 4 * c.depth,
+	    "%s: weight decay on the %d matrices alone (%s)", pe, on, err);
+	vit_destroy(m);
+}
+
 /* Locality's CLS row: with cls_rotate, CLS is at cls_pos, so moving it
  * changes the distances and the logits; without, its distances are 0
  * wherever cls_pos says (finite differences cannot see which: both are
@@ -244,6 +272,8 @@ main(void)
 	c.cls_pos[0] = c.cls_pos[1] = 0.5f;
 	check(&c, 0, 0, "locality per-record positions, CLS positioned");
 	cls_distance();
+	decay_flags("abs");
+	decay_flags("liere:4");
 	small(&c, "abs", 2);
 	c.dropout = 0.25f;
 	c.emb_dropout = 0.1f;

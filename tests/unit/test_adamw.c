@@ -37,6 +37,14 @@ hand_steps(void)
 	g = 0.5f;
 	adamw_update(&o, &q, &g, &mq, &vq, 1, lr, 0, 1);
 	CHECK_CLOSE(q, 0.9, 1e-6, "step 1 without weight decay: 0.9");
+	/* A gradient of 1e-7, near eps: step 1 has m^ = g and sqrt(v^) = |g|,
+	 * so p = 1 - lr g / (|g| + eps) = 1 - 0.1/1.1 with the documented
+	 * eps 1e-8 (1e-6 would give 1 - 0.1/11). */
+	float r = 1, mr = 0, vr = 0;
+	g = 1e-7f;
+	adamw_update(&o, &r, &g, &mr, &vr, 1, lr, 0, 1);
+	CHECK_CLOSE(r, 1 - lr * 1e-7 / (1e-7 + 1e-8), 1e-6,
+	    "step 1 with a gradient of 1e-7: eps is the default 1e-8 (%.6f)", r);
 }
 
 static void
@@ -82,6 +90,18 @@ schedule(void)
 	CHECK_CLOSE(lr_schedule(4, 100, 10, lr, 0), lr / 2, 1e-12, "warmup step 4: lr/2");
 	CHECK_CLOSE(lr_schedule(10, 100, 10, lr, 0), lr, 1e-12, "peak after warmup");
 	CHECK_CLOSE(lr_schedule(55, 100, 10, lr, 0), lr / 2, 1e-12, "half-way down the cosine: lr/2");
+	/* A quarter of the way down (step 35 of a decay from 10 to 110) the
+	 * cosine stands at (1 + cos(pi/4))/2 = 0.854 of its height above
+	 * lr_min; a straight line would give 0.75. */
+	double lmin = 1e-5, q = lmin + (lr - lmin) * (1 + cos(M_PI / 4)) / 2;
+	CHECK_CLOSE(lr_schedule(35, 110, 10, lr, lmin), q, 1e-12,
+	    "a quarter down the cosine: lr_min + (lr - lr_min)(1 + cos(pi/4))/2");
+	/* Step s (0-based) of the warmup takes lr (s + 1)/warmup: the first
+	 * step already learns, the last reaches lr. */
+	int warm = 1;
+	for (int t = 0; t < 10; t++)
+		warm &= fabs(lr_schedule(t, 100, 10, lr, 0) - lr * (t + 1) / 10) <= 1e-15;
+	CHECK(warm, "warmup step s: lr (s + 1) / 10, every step");
 	CHECK_CLOSE(lr_schedule(100, 100, 10, lr, 1e-5), 1e-5, 1e-12, "end: lr_min");
 	CHECK_CLOSE(lr_schedule(150, 100, 10, lr, 1e-5), 1e-5, 1e-12, "past the end: lr_min");
 	int mono = 1;

@@ -21,6 +21,14 @@ main(void)
 	CHECK(lo < 0.25 && hi > 0.25, "interval [%.4f, %.4f] holds the mean", lo, hi);
 	CHECK_CLOSE(hi - lo, 2 * 1.96 * se, 0.012, "width %.4f near 2*1.96*se", hi - lo);
 	CHECK_CLOSE((lo + hi) / 2, 0.25, 0.01, "centred on the mean");
+	/* A 50% interval spans the quartiles of the resampled means: about
+	 * mean -/+ 0.674 se (0.0146), one on each side.  Their spread over
+	 * 2000 resamples is about 0.03 se, the means' grid 1/400. */
+	bootstrap_mean_ci(x, n, 2000, 0.5, 7, &lo2, &hi2);
+	CHECK_CLOSE(lo2, 0.25 - 0.674 * se, 0.3 * se,
+	    "50%% interval: lower end %.4f at the first quartile", lo2);
+	CHECK_CLOSE(hi2, 0.25 + 0.674 * se, 0.3 * se,
+	    "50%% interval: upper end %.4f at the third quartile", hi2);
 	bootstrap_mean_ci(x, n, 2000, 0.95, 7, &lo2, &hi2);
 	CHECK(lo == lo2 && hi == hi2, "same seed, same interval");
 	bootstrap_mean_ci(x, n, 2000, 0.95, 8, &lo2, &hi2);

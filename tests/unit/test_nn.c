@@ -304,17 +304,39 @@ test_posemb(void)
 	posemb_backward(dt, L.r, idx, w, B, T, K, D);
 	fd(&L, c.tab, dt, (size_t)(1 + nG) * D, "position table (3D, interpolated) dtable");
 	/* a linear function of the cell index is reproduced by interpolation
-	 * on a finer grid along one axis: centre (i+0.5)*G/g-0.5 */
+	 * on a finer grid along one axis: centre (i+0.5)*G/g-0.5, clamped to
+	 * [0, G-1] as PyTorch's interpolate (align_corners False) does, so the
+	 * edge tokens 0 and 7 (centres -0.25 and 3.25) read the edge rows */
 	int G1[1] = { 4 }, g1[1] = { 8 };
 	int idx1[8 * 2];
-	float w1[8 * 2], tab1[5] = { 0, 10, 20, 30, 40 }, err = 0;
+	float w1[8 * 2], tab1[5] = { 0, 10, 20, 30, 40 }, err = 0, edge = 0;
 	posemb_grid(idx1, w1, G1, g1, 1);
-	for (int t = 1; t < 7; t++) {
+	for (int t = 0; t < 8; t++) {
 		float v = w1[2 * t] * tab1[idx1[2 * t]] + w1[2 * t + 1] * tab1[idx1[2 * t + 1]];
-		float want = 10 * (1 + ((t + 0.5f) * 4 / 8 - 0.5f));
-		err = maxn(err, fabsf(v - want));
+		float c = (t + 0.5f) * 4 / 8 - 0.5f;
+		c = c < 0 ? 0 : c > 3 ? 3 : c;
+		float want = 10 * (1 + c);
+		if (t == 0 || t == 7)
+			edge = maxn(edge, fabsf(v - want));
+		else
+			err = maxn(err, fabsf(v - want));
 	}
 	CHECK(err < 1e-4, "linear interpolation reproduces a linear table (%.1e)", err);
+	CHECK(edge < 1e-4, "edge tokens 0 and 7 read the first and last rows, "
+	    "centres clamped to the grid (%.1e)", edge);
+	/* the same clamp on a coarser-to-finer 2D grid: the corner tokens of a
+	 * 5x5 run on a 3x3 table read the corner rows exactly */
+	int G2[2] = { 3, 3 }, g2[2] = { 5, 5 }, idx2[25 * 4];
+	float w2[25 * 4];
+	int corners = 1;
+	posemb_grid(idx2, w2, G2, g2, 2);
+	static const int tc[4] = { 0, 4, 20, 24 }, rc[4] = { 0, 2, 6, 8 };
+	for (int q = 0; q < 4; q++)
+		for (int k = 0; k < 4; k++) {
+			float wt = w2[tc[q] * 4 + k];
+			corners &= wt == 0 || (wt == 1 && idx2[tc[q] * 4 + k] == 1 + rc[q]);
+		}
+	CHECK(corners, "2D corner tokens read the corner rows with weight 1");
 	free(idx); free(w); free(c.tab); free(L.y); free(L.r); free(dt);
 }
 

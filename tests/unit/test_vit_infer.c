@@ -124,6 +124,55 @@ same_forward(const struct cfg *f)
 	vit_destroy(n);
 }
 
+/* Dropout acts in training forwards only: a training model (vit_create)
+ * of a config with dropout and emb_dropout gives, with training 0, the
+ * logits and loss of the same weights in a config without dropout, bit for
+ * bit.  Run first and flushed, so that its verdict shows even if a later
+ * forward crashes. */
+static void
+dropout_off_at_inference(void)
+{
+	static const struct cfg on = { "abs", 2, VIT_POOL_CLS, 0, 0, 0.3f },
+	    off = { "abs", 2, VIT_POOL_CLS, 0, 0, 0 };
+	struct vit_config c, c0;
+	char err[256];
+	int T = 9;
+	float x[B * MAXT * P], pos[B * MAXT * 3], target[B * C];
+	float l1[B * C], l2[B * C], l3[B * C];
+
+	config(&c, &on);
+	config(&c0, &off);
+	struct vit *m = vit_create(&c, B, T, 11, err, sizeof err);
+	struct vit *n = vit_create(&c0, B, T, 11, err, sizeof err);
+	if (m == NULL || n == NULL || m->nparam != n->nparam) {
+		CHECK(0, "dropout at inference: %s", err);
+		vit_destroy(m);
+		vit_destroy(n);
+		fflush(stdout);
+		return;
+	}
+	unsigned r = 77;
+	for (size_t i = 0; i < m->nparam; i++) {
+		r = r * 1103515245u + 12345u;
+		m->param[i] += 0.3f * ((float)((r >> 8) & 0xffff) / 32768.0f - 1);
+	}
+	memcpy(n->param, m->param, sizeof(float) * m->nparam);
+	data(B, T, 2, 0, x, pos, target);
+	float e1 = vit_forward(m, x, pos, B, T, target, l1, 0, 5);
+	float e2 = vit_forward(n, x, pos, B, T, target, l2, 0, 5);
+	CHECK(isfinite(e1) && memcmp(&e1, &e2, sizeof e1) == 0 &&
+	    memcmp(l1, l2, sizeof l1) == 0, "dropout 0.3 in a training model, "
+	    "forward with training 0: the logits and loss of dropout 0 "
+	    "(%.9g %.9g)", e1, e2);
+	/* and the dropout is real: a training forward differs */
+	float e3 = vit_forward(m, x, pos, B, T, target, l3, 1, 5);
+	CHECK(isfinite(e3) && memcmp(l1, l3, sizeof l1) != 0,
+	    "... while a training forward drops (loss %.9g)", e3);
+	vit_destroy(m);
+	vit_destroy(n);
+	fflush(stdout);
+}
+
 int
 main(void)
 {
@@ -137,6 +186,7 @@ main(void)
 		{ "none", 2, VIT_POOL_MEAN, 0, 0, 0.2f },
 	};
 
+	dropout_off_at_inference();
 	for (size_t i = 0; i < sizeof cfgs / sizeof *cfgs; i++)
 		same_forward(&cfgs[i]);
 	return test_done();

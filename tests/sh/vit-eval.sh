@@ -34,6 +34,7 @@ n=$(awk '/^class/ { split($5, f, "/"); n += f[2]; h += f[1] } END { print n, h }
 check_grep "per-class lines name the classes" "^class 1 below [0-9.]+ [0-9]+/[0-9]+$" "$T/out"
 # JSON: the same figures.
 check "--json" $E --json --per-class "$T/m.vt" "$T/test.vt"
+cp "$T/out" "$T/json"
 $PY - "$T/out" "$top1" > "$T/jsoncheck" 2>&1 <<'EOF'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -45,6 +46,40 @@ assert sum(c["records"] for c in j["per_class"]) == 300
 print("fine")
 EOF
 check_grep "JSON: records, top1 and its interval, per_class" "^fine" "$T/jsoncheck"
+# ... and they agree with each other and with the text: per-class top1
+# weighted by the class's records is the overall top1; the intervals are
+# the text's (same seed); the loss is the mean of -log p(label) from
+# --predict's probabilities (2 classes: p(label) is p when the prediction
+# is right, else 1 - p).
+$PY - "$T/json" "$T/text" "$T/labels" "$T/pred" > "$T/jsoncheck2" 2>&1 <<'EOF'
+import json, math, sys
+j = json.load(open(sys.argv[1]))
+def per_class():
+    per = sum(c["top1"] * c["records"] for c in j["per_class"]) / j["records"]
+    assert abs(per - j["top1"]) < 1e-5, f"per-class top1 give {per}, top1 {j['top1']}"
+def ci():
+    text = {l.split()[0]: [float(x) for x in l.split()[4:6]] for l in open(sys.argv[2]) if "CI" in l}
+    for k in ("top1", "top5", "loss"):
+        assert all(abs(a - b) < 1e-4 for a, b in zip(j[k + "_ci"], text[k])), f"{k}_ci {j[k + '_ci']}, text {text[k]}"
+def loss():
+    names, nll = {"right": 0, "below": 1}, []
+    for lab, line in zip(open(sys.argv[3]), open(sys.argv[4])):
+        name, p = line.split()
+        p = float(p) if names[name] == int(lab) else 1 - float(p)
+        nll.append(-math.log(max(p, 1e-7)))
+    assert len(nll) == 300 and abs(sum(nll) / 300 - j["loss"]) < 1e-3, f"loss {j['loss']}, -log p(label) {sum(nll) / 300}"
+out = []
+for f in (per_class, ci, loss):
+    try:
+        f()
+        out.append(f"{f.__name__} ok")
+    except Exception as e:	# failures first: check_grep shows the head
+        out.insert(0, f"{f.__name__} failed: {e!r}")
+print("\n".join(out))
+EOF
+check_grep "JSON: per-class top1 x records add up to top1" "^per_class ok" "$T/jsoncheck2"
+check_grep "JSON: top1_ci, top5_ci, loss_ci are the text's intervals" "^ci ok" "$T/jsoncheck2"
+check_grep "JSON: loss = mean -log p(label) of --predict" "^loss ok" "$T/jsoncheck2"
 check "--predict --json" $E --predict --json "$T/m.vt" "$T/test.vt"
 $PY -c "
 import json, sys

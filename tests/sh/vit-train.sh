@@ -39,6 +39,51 @@ assert abs(steps[3]["epoch"] - 1) < 1e-9 and abs(steps[1]["epoch"] - 0.64) < 1e-
 print("fine")
 EOF
 check_grep "log: JSON lines, steps 1..12, 3 validations, decaying lr" "^fine" "$T/logcheck"
+# The optimizer's defaults, as vit-train(1) documents them, are the ones the
+# checkpoint records (TRAIN_*), and the last validation line is vit-eval's
+# top-1 and loss of the final model on the same stream (a model near chance,
+# so top-1 < 1 = top-5 of 2 classes tells the two apart).
+vit-eval --json --resamples 0 --threads 1 "$T/m.vt" "$T/val.vt" > "$T/m-eval.json"
+$PY - "$T/m.vt" "$T/log.json" "$T/m-eval.json" > "$T/defcheck" 2>&1 <<'EOF'
+import json, sys
+from vtstream import read
+head = read(sys.argv[1])[0]
+def defaults():
+    want = {"TRAIN_LR": 1e-3, "TRAIN_LR_MIN": 0, "TRAIN_WD": 0.05, "TRAIN_BETA1": 0.9,
+            "TRAIN_BETA2": 0.999, "TRAIN_EPS": 1e-8, "TRAIN_WARMUP": 0, "TRAIN_SMOOTHING": 0,
+            "TRAIN_CLIP": 0, "TRAIN_MIXUP": 0, "TRAIN_ACCUM": 1, "TRAIN_SEED": 1}
+    for k, v in want.items():
+        got = float(head[k][0])
+        assert abs(got - v) <= 1e-12 * abs(v), f"{k} {got}, documented {v}"
+def val():
+    val = [json.loads(l) for l in open(sys.argv[2]) if "val_acc" in l][-1]
+    ev = json.load(open(sys.argv[3]))
+    assert ev["top1"] < 1, f"top1 {ev['top1']}: cannot tell top-1 from top-5"
+    assert abs(val["val_acc"] - ev["top1"]) < 1e-5, f"val_acc {val['val_acc']}, vit-eval top1 {ev['top1']}"
+    assert abs(val["val_top5"] - ev["top5"]) < 1e-5 and abs(val["val_loss"] - ev["loss"]) < 1e-5, (val, ev)
+out = []
+for f in (defaults, val):
+    try:
+        f()
+        out.append(f"{f.__name__} ok")
+    except Exception as e:	# failures first: check_grep shows the head
+        out.insert(0, f"{f.__name__} failed: {e!r}")
+print("\n".join(out))
+EOF
+check_grep "checkpoint: TRAIN_* keys hold the documented defaults (betas 0.9 0.999, eps 1e-8, wd 0.05, lr 1e-3)" "^defaults ok" "$T/defcheck"
+check_grep "log: the last val_acc, val_top5, val_loss are vit-eval's top1, top5, loss" "^val ok" "$T/defcheck"
+# Warmup: lr (step + 1) / warmup for the first --warmup steps, then the
+# cosine from lr: 5 steps, warmup 3: lr/3, 2lr/3, lr, lr, lr/2.
+vit-train $M --pe abs --batch 32 --steps 5 --warmup 3 --lr 3e-3 --log "$T/warm.json" "$T/ep.vt"
+$PY - "$T/warm.json" > "$T/warmcheck" 2>&1 <<'EOF'
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+lr = [json.loads(l)["lr"] for l in open(sys.argv[1])]
+want = [1e-3, 2e-3, 3e-3, 3e-3, 1.5e-3]
+assert len(lr) == 5 and all(abs(a - b) < 1e-6 * b for a, b in zip(lr, want)), f"lr {lr}, wanted {want}"
+print("fine")
+EOF
+check_grep "--warmup 3: lr lr/3, 2lr/3, lr, then the cosine" "^fine" "$T/warmcheck"
 
 check "--steps 5 stops at step 5" vit-train $M --pe abs --batch 32 --steps 5 -o "$T/s.vt" "$T/ep.vt"
 [ "$(key "$T/s.vt" STEP)" = 5 ] && ok "5 steps" || nok "steps: $(key "$T/s.vt" STEP)"
@@ -115,6 +160,44 @@ $PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "liere:8 --accum 3 matches a 
 vit-train $B --batch 90 --lr 2e-3 -o "$T/g3.vt" "$T/ep.vt"
 d=$($PY tests/sh/vtstream.py "$T/g1.vt" --maxdiff "$T/g3.vt")
 $PY -c "import sys; sys.exit(not $d > 1e-3)" && ok "... and the comparison can fail (lr 2x: $d)" || nok "comparison blind: $d"
+# Unequal micro-batches in one step: batch 30 x 2 over epochs of 100 makes
+# steps of 30+30 and 30+10 records; batch 60 takes the same records in one.
+vit-train $B --batch 60 -o "$T/u1.vt" "$T/ep.vt" && vit-train $B --batch 30 --accum 2 -o "$T/u2.vt" "$T/ep.vt"
+d=$($PY tests/sh/vtstream.py "$T/u1.vt" --maxdiff "$T/u2.vt")
+$PY -c "import sys; sys.exit(not $d < 2e-4)" && ok "--accum 2, micro-batches of 30 and 10: a batch of 40 (max diff $d)" || nok "unequal micro-batches: max diff $d"
+# Weight decay only on weight matrices: lr * wd = 1 wipes them in one step
+# (to about lr), while norms' gains, tokens and position parameters stay.
+vit-train $M --pe abs --batch 20 --steps 1 --lr 1e-6 --wd 1e6 -o "$T/wd-abs.vt" "$T/small.vt" &&
+	vit-train $M --pe liere:4 --batch 20 --steps 1 --lr 1e-6 --wd 1e6 -o "$T/wd-liere.vt" "$T/small.vt"
+$PY - "$T/wd-abs.vt" "$T/wd-liere.vt" > "$T/wdcheck" 2>&1 <<'EOF'
+import sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+import numpy as np
+from vtstream import read
+a, l = read(sys.argv[1])[1], read(sys.argv[2])[1]
+for f in ("patch.w", "blocks.0.attn.qkv.w", "blocks.0.mlp.fc1.w", "head.w"):
+    assert np.abs(a[f]).max() < 1e-5, f"{f} not decayed: {np.abs(a[f]).max()}"
+for f in ("blocks.0.ln1.w", "blocks.0.ln2.w", "norm.w"):
+    assert np.abs(a[f] - 1).max() < 1e-4, f"{f} decayed: {a[f]}"
+for f, x in (("cls", a), ("pos_embed", a), ("pe.params", l)):
+    assert np.abs(x[f]).max() > 1e-3, f"{f} decayed: {np.abs(x[f]).max()}"
+print("fine")
+EOF
+check_grep "lr * wd = 1 wipes weight matrices, not LayerNorm gains, cls, pos_embed, pe.params" "^fine" "$T/wdcheck"
+# Label smoothing 1 of 2 classes: targets 1/2 each, so with --lr 0 at a
+# fresh model (logits near equal) the loss is about ln 2.
+vit-train $M --pe abs --batch 20 --steps 1 --lr 0 --smoothing 1 --log "$T/smooth.json" "$T/small.vt"
+l=$(sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$T/smooth.json")
+$PY -c "import math, sys; sys.exit(not abs(${l:-0} - math.log(2)) < 1e-3)" && ok "--smoothing 1: loss $l = ln 2" || nok "--smoothing 1: loss $l, not ln 2"
+# Clipping: --clip 1e-12 leaves a gradient far below eps, so AdamW's step
+# is ~lr * 1e-5; the moments are the same as with --lr 0 (same gradient).
+C="$M --pe abs --batch 20 --steps 1 --wd 0"
+vit-train $C --clip 1e-12 -o "$T/c1.vt" "$T/small.vt" && vit-train $C --clip 1e-12 --lr 0 -o "$T/c0.vt" "$T/small.vt"
+d=$($PY tests/sh/vtstream.py "$T/c1.vt" --maxdiff "$T/c0.vt")
+$PY -c "import sys; sys.exit(not $d < 1e-6)" && ok "--clip 1e-12: the step moves nothing (max diff $d)" || nok "--clip 1e-12: weights moved $d"
+vit-train $C -o "$T/c2.vt" "$T/small.vt" && vit-train $C --lr 0 -o "$T/c3.vt" "$T/small.vt"
+d=$($PY tests/sh/vtstream.py "$T/c2.vt" --maxdiff "$T/c3.vt")
+$PY -c "import sys; sys.exit(not $d > 1e-4)" && ok "... without --clip it does (max diff $d)" || nok "unclipped step moved only $d"
 
 # Multi-resolution: from record 50 on, 5x5 grids; batches end early.
 gen --records 100 --seed 7 --tokens-from 50:5 > "$T/multi.vt"
@@ -171,14 +254,25 @@ check_exit 2 "--resume takes no model option" vit-train --resume --lr 1 -o "$T/m
 check_exit 2 "--resume needs --out" vit-train --resume "$T/ep.vt"
 check_exit 2 "unknown preset" vit-train --preset huge "$T/ep.vt"
 check_exit 2 "bad --share" vit-train --share some "$T/ep.vt"
+# Every --share and --pool value reaches the model: a one-step run each.
+for s in none:mean heads:cls layers:mean all:cls; do
+	vit-train $M --pe liere:4 --share ${s%:*} --pool ${s#*:} --batch 8 --steps 1 \
+	    -o "$T/share.vt" "$T/small.vt" 2>"$T/err" || { nok "--share ${s%:*} --pool ${s#*:}: $(head -c 200 "$T/err")"; continue; }
+	sed -n '/^ENDHDR$/q; s/^\(SHARE\|VIT_SHARE\|VIT_POOL\) /\1=/p' "$T/share.vt" | tr '\n' ' ' > "$T/sharekeys"
+	[ "$(cat "$T/sharekeys")" = "VIT_POOL=${s#*:} VIT_SHARE=${s%:*} SHARE=${s%:*} " ] &&
+		ok "--share ${s%:*} --pool ${s#*:}: the checkpoint says so" ||
+		nok "--share ${s%:*} --pool ${s#*:}: checkpoint has $(cat "$T/sharekeys")"
+done
 check_exit 1 "unknown position encoding" vit-train $M --pe nosuch "$T/ep.vt"
 # A loss that overflows (weight decay lr * wd = 1e12 blows the weights up
 # within a few steps) stops the run and keeps the last checkpoint: one
 # step an epoch, so the epoch count of the checkpoint is the step before.
+# The loss itself goes non-finite first (a forward pass of huge weights),
+# so the message names the loss, not the gradient norm that would follow.
 gen --records 100 --epoch-records 10 > "$T/e10.vt"
 vit-train $M --pe abs --batch 10 --lr 1e6 --wd 1e6 -o "$T/h.vt" "$T/e10.vt" 2>"$T/err"
 check_grep "non-finite loss stops the run, names step and last good checkpoint" \
-    "^vit-train: step [0-9]+: the (loss|gradient norm) is (nan|inf|-nan).*last good checkpoint is .*h.vt \(epoch [0-9]+\)" "$T/err"
+    "^vit-train: step [0-9]+: the loss is (nan|-nan|inf|-inf).*last good checkpoint is .*h.vt \(epoch [0-9]+\)" "$T/err"
 s=$(sed -n 's/.*step \([0-9]*\):.*/\1/p' "$T/err")
 [ "$(key "$T/h.vt" EPOCH)" = $((s - 1)) ] && [ "$(key "$T/h.vt" DONE)" = 0 ] && ok "the checkpoint of step $((s - 1)) is kept" || nok "checkpoint after NaN: epoch $(key "$T/h.vt" EPOCH)"
 check "... and is whole" $PY tests/sh/vtstream.py "$T/h.vt" --maxdiff "$T/h.vt"

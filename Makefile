@@ -91,7 +91,9 @@ deps:
 	  fi; \
 	fi
 
-build-all: $(PROGS) $(UNITS)
+# The benchmarks are built (not run) too, so that a change that breaks one
+# fails the tests rather than the next make bench.
+build-all: $(PROGS) $(UNITS) $(BENCHES)
 
 test: deps
 	@$(MAKE) --no-print-directory build-all

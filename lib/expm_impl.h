@@ -31,22 +31,11 @@ kern_2v(int n, const REAL *A, const REAL *B, REAL *C, int acc)
 		ROW(0) ROW(1) ROW(2) ROW(3) ROW(4) ROW(5) ROW(6) ROW(7)
 #undef ROW
 	}
-	/* Stored from an array: as sixteen stores of their own, GCC 12 ran
-	 * short of registers and kept b0 and b1 on the stack, reloading them
-	 * in every multiply-add; on Zen 4, one 512-bit load a cycle, that
-	 * halved this loop (61 -> 107 GFLOP/s a core at n = 64). */
-	vec out[16] = { c00, c01, c10, c11, c20, c21, c30, c31,
-	    c40, c41, c50, c51, c60, c61, c70, c71 };
-	for (int r = 0; r < 8; r++) {
-		vec *o = (vec *)(C + r * n);
-		if (acc) {
-			o[0] += out[2 * r];
-			o[1] += out[2 * r + 1];
-		} else {
-			o[0] = out[2 * r];
-			o[1] = out[2 * r + 1];
-		}
-	}
+#define OUT(r) { vec *o0 = (vec *)(C + r * n), *o1 = (vec *)(C + r * n + VL); \
+	if (acc) { *o0 += c##r##0; *o1 += c##r##1; } \
+	else { *o0 = c##r##0; *o1 = c##r##1; } }
+	OUT(0) OUT(1) OUT(2) OUT(3) OUT(4) OUT(5) OUT(6) OUT(7)
+#undef OUT
 }
 
 /* C[8][w] (+)= A[8][n] B[n][w] with a w-lane vector type V. */

@@ -40,21 +40,11 @@ lmul(int n, const vec *A, const vec *B, vec *C, const vec *D)
 					c[r][q] = D ? D[(i0 + r) * n + j0 + q] : (vec){ 0 };
 			for (int k = 0; k < n; k++) {
 				const vec *a = A + i0 * n + k, *b = B + k * n + j0;
-				vec ar[4] = { a[0], a[n], a[2 * n], a[3 * n] };
-				vec bq[4] = { b[0], b[1], b[2], b[3] };
-				/* in registers: left to itself GCC 12 (tuned
-				 * for Zen 3 on Zen 4) reloads them as operands
-				 * of every FMA, 32 loads for 16 FMAs, and Zen 4
-				 * loads one 64-byte vector a cycle: n = 8
-				 * 42 -> 78 GFLOP/s a core */
-				__asm__("" : "+v"(ar[0]), "+v"(ar[1]), "+v"(ar[2]),
-				    "+v"(ar[3]), "+v"(bq[0]), "+v"(bq[1]),
-				    "+v"(bq[2]), "+v"(bq[3]));
 #pragma GCC unroll 4
 				for (int r = 0; r < 4; r++)
 #pragma GCC unroll 4
 					for (int q = 0; q < 4; q++)
-						c[r][q] += ar[r] * bq[q];
+						c[r][q] += a[r * n] * b[q];
 			}
 #pragma GCC unroll 4
 			for (int r = 0; r < 4; r++)

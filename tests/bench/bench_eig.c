@@ -40,6 +40,7 @@ void	sstedc_(const char *compz, const int *n, float *d, float *e, float *z,
 struct bufs {
 	float	 X[N * N], S[N * N], A[N * N], R[N * N], G[N * N], dX[N * N];
 	float	 d[N], e[N], tau[N], U[N * N], V[N * N];
+	float	 off[N];		/* the reduction's off-diagonal */
 	float	 work[LWORK], *ws;
 	int	 iwork[LIWORK], info;
 };
@@ -79,15 +80,15 @@ run_orgtr(struct bufs *b)
 	sorgtr_("U", &n, b->A, &n, b->tau, b->work, &lw, &b->info, 1);
 }
 
-/* The bidiagonal of a zero-diagonal tridiagonal with off-diagonal e:
- * diagonal e[0], e[2], ..., off-diagonal e[1], e[3], ... */
+/* The bidiagonal of the zero-diagonal tridiagonal with off-diagonal off:
+ * diagonal off[0], off[2], ..., off-diagonal off[1], off[3], ... */
 static void
 run_bdsdc(struct bufs *b)
 {
 	int h = H;
 	for (int i = 0; i < H; i++) {
-		b->d[i] = b->X[2 * i * N + 2 * i + 1];
-		b->e[i] = i + 1 < H ? b->X[(2 * i + 1) * N + 2 * i + 2] : 0;
+		b->d[i] = b->off[2 * i];
+		b->e[i] = i + 1 < H ? b->off[2 * i + 1] : 0;
 	}
 	sbdsdc_("L", "I", &h, b->d, b->e, b->U, &h, b->V, &h, NULL, NULL,
 	    b->work, b->iwork, &b->info, 1, 1);
@@ -97,10 +98,8 @@ static void
 run_stedc(struct bufs *b)
 {
 	int n = N, lw = LWORK, liw = LIWORK;
-	for (int i = 0; i < N; i++) {
-		b->d[i] = 0;
-		b->e[i] = i + 1 < N ? b->X[i * N + i + 1] : 0;
-	}
+	memset(b->d, 0, sizeof b->d);
+	memcpy(b->e, b->off, sizeof b->e);
 	sstedc_("I", &n, b->d, b->e, b->U, &n, b->work, &lw, b->iwork, &liw,
 	    &b->info, 1);
 }
@@ -159,6 +158,9 @@ main(int argc, char *argv[])
 	for (int i = 0; i < N; i++)	/* a symmetric stand-in of X's size */
 		for (int j = 0; j < N; j++)
 			b->S[i * N + j] = b->X[i * N + j] * (i < j ? 1 : -1);
+	run_sytrd(b);		/* the tridiagonal the eigensolvers take */
+	memcpy(b->off, b->e, sizeof b->off);
+	b->off[N - 1] = 0;
 	expm_skew_f32(N, b->X, b->R, b->ws);
 	printf("liere:64 block at LieRE's init, %d squarings; one thread, microseconds a call\n",
 	    expm_squarings_f32(N, b->X, b->ws));

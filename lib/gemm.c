@@ -1,7 +1,6 @@
 /*
  * gemm.c - a large sgemm as one single-threaded OpenBLAS call per OpenMP
- * thread, each on its own block of rows (or columns) of the result (see
- * nn.h).
+ * thread, each on its own block of rows of the result (see nn.h).
  */
 #include <cblas.h>
 #include <omp.h>
@@ -15,33 +14,27 @@ gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
     int ldc)
 {
 	int nthr = omp_get_max_threads();
-	/* split the longer side of C: each thread packs all of the other
-	 * operand, so the shorter side's is the one packed twice (fc2's
-	 * weight gradient, 192 x 768: 256 -> 273 GFLOP/s on 2 threads) */
-	int cols = N > M, L = cols ? N : M;
-	/* blocks of whole 16-row (column) panels, at least 64 each */
-	int per = (L + nthr - 1) / nthr;
-	per = (per + 15) & ~15;
-	if (per < 64)
-		per = 64;
-	int nblk = (L + per - 1) / per;
+	/* Blocks of whole 48-row panels, at least 96 rows each.  OpenBLAS
+	 * computes an edge panel narrower than its unroll (12 rows on Haswell
+	 * and Zen, 16 on SkylakeX) with other register kernels, in another
+	 * order, so blocks start on a multiple of every unroll.  Rows, never
+	 * columns: a column block's bits depend on where it starts under any
+	 * alignment (Zen kernels), and the same bits on any thread count
+	 * matter more than packing the shorter operand once. */
+	int per = (M + nthr - 1) / nthr;
+	per = (per + 47) / 48 * 48;
+	if (per < 96)
+		per = 96;
+	int nblk = (M + per - 1) / per;
 	int blas = openblas_get_num_threads();
 	openblas_set_num_threads(1);
 	#pragma omp parallel for num_threads(nblk) schedule(static, 1)
 	for (int i = 0; i < nblk; i++) {
-		int l0 = i * per, l = L - l0 < per ? L - l0 : per;
-		const float *a = A, *b = B;
-		float *c = C;
-		if (cols) {
-			b += transb ? (size_t)l0 * ldb : (size_t)l0;
-			c += l0;
-		} else {
-			a += transa ? (size_t)l0 : (size_t)l0 * lda;
-			c += (size_t)l0 * ldc;
-		}
+		int r0 = i * per, m = M - r0 < per ? M - r0 : per;
+		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
 		cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans,
-		    transb ? CblasTrans : CblasNoTrans, cols ? M : l, cols ? l : N,
-		    K, alpha, a, lda, b, ldb, beta, c, ldc);
+		    transb ? CblasTrans : CblasNoTrans, m, N, K, alpha, a, lda,
+		    B, ldb, beta, C + (size_t)r0 * ldc, ldc);
 	}
 	openblas_set_num_threads(blas);
 }

@@ -20,8 +20,8 @@
 #include <stdint.h>
 
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), with
- * the rows of C (its columns when it has more) split across the OpenMP
- * threads (see above). */
+ * the rows of C split across the OpenMP threads (see above); the same bits
+ * on any thread count. */
 void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
 	    const float *A, int lda, const float *B, int ldb, float beta,
 	    float *C, int ldc);

@@ -43,8 +43,10 @@ static const char usage_text[] =
 "  --classes FILE      class names, one per line\n"
 "  --coarse            CIFAR-100 coarse labels (default fine)\n"
 "  --volume            rank-4 .npy arrays are volumes (N,D,H,W)\n"
-"  --raw WxHxC         raw u8 frames on stdin\n"
+"  --raw HxWxC         raw u8 frames on stdin (ffmpeg -s takes WxH)\n"
 "  --frames T          frames per clip (videos: default 8)\n"
+"  --tail T            --raw: frames short of a clip at the end: drop\n"
+"                      (default), pad (repeat the last) or error\n"
 "  --stride S          videos: every S-th frame (default: spread uniformly)\n"
 "  --label N           label of records that have none (default -1)\n"
 "Geometry:\n"
@@ -60,6 +62,7 @@ static const char usage_text[] =
 "  --erase P           random erasing with probability P\n"
 "Output:\n"
 "  --f32               normalized f32 values (default u8 0..255)\n"
+"  --no-source         no per-record source field\n"
 "  --norm PRESET       imagenet cifar10 cifar100 mnist fashion-mnist kinetics half none\n"
 "  --mean LIST         per-channel means (0..1 scale)\n"
 "  --std LIST          per-channel standard deviations\n"
@@ -73,10 +76,17 @@ static const char usage_text[] =
 "  --threads N         threads (default: all cores)\n"
 "  --help, --version\n";
 
+/* --tail: what becomes of whole frames short of a clip at the end of --raw
+ * input (stray bytes short of a frame are never a record); not given, they
+ * are dropped. */
+enum tail { TAIL_UNSET, TAIL_DROP, TAIL_PAD, TAIL_ERROR };
+
 struct opts {
 	const char *format, *idx, *labels, *classes;
 	int	 coarse, volume, frames, stride, label, channels;
-	int	 raw_w, raw_h, raw_c;		/* --raw; raw_w 0 when off */
+	int	 raw_h, raw_w, raw_c;		/* --raw; raw_w 0 when off */
+	int	 tail;				/* enum tail */
+	int	 no_source;
 	int	 rs_short, rs_h, rs_w;		/* --resize */
 	int	 crop_h, crop_w;		/* --crop */
 	int	 pt, ph, pw;			/* --patch */
@@ -148,7 +158,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		O_FRAMES, O_STRIDE, O_LABEL, O_CHANNELS, O_RESIZE, O_CROP, O_PATCH,
 		O_CROPPAD, O_RRC, O_FLIP, O_RA, O_ERASE, O_F32, O_NORM, O_MEAN, O_STD,
 		O_EPOCHS, O_SHUFFLE, O_SEED, O_SUBSET, O_SHARD, O_SKIPBAD, O_STATS,
-		O_THREADS, O_HELP, O_VERSION };
+		O_THREADS, O_TAIL, O_NOSOURCE, O_HELP, O_VERSION };
 	static const struct option lo[] = {
 		{ "format", 1, 0, O_FORMAT }, { "idx", 1, 0, O_IDX },
 		{ "labels", 1, 0, O_LABELS },
@@ -166,6 +176,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "seed", 1, 0, O_SEED }, { "subset", 1, 0, O_SUBSET },
 		{ "shard", 1, 0, O_SHARD }, { "skip-bad", 0, 0, O_SKIPBAD },
 		{ "stats", 0, 0, O_STATS }, { "threads", 1, 0, O_THREADS },
+		{ "tail", 1, 0, O_TAIL }, { "no-source", 0, 0, O_NOSOURCE },
 		{ "help", 0, 0, O_HELP }, { "version", 0, 0, O_VERSION },
 		{ 0, 0, 0, 0 }
 	};
@@ -186,9 +197,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case O_RAW:
 			if (vt_parse_dims(optarg, d, 3) != 3 || d[0] < 1 || d[1] < 1 ||
 			    d[0] > IMAGE_MAXSIDE || d[1] > IMAGE_MAXSIDE || (d[2] != 1 && d[2] != 3))
-				usage_error("--raw: want WxHxC with C 1 or 3, got '%s'", optarg);
-			o->raw_w = (int)d[0], o->raw_h = (int)d[1], o->raw_c = (int)d[2];
+				usage_error("--raw: want HxWxC (height first) with C 1 or 3, got '%s'", optarg);
+			o->raw_h = (int)d[0], o->raw_w = (int)d[1], o->raw_c = (int)d[2];
 			break;
+		case O_TAIL:
+			o->tail = !strcmp(optarg, "drop") ? TAIL_DROP : !strcmp(optarg, "pad") ?
+			    TAIL_PAD : !strcmp(optarg, "error") ? TAIL_ERROR : -1;
+			if (o->tail < 0)
+				usage_error("--tail: want drop, pad or error, got '%s'", optarg);
+			break;
+		case O_NOSOURCE: o->no_source = 1; break;
 		case O_FRAMES: o->frames = (int)cli_int("--frames", optarg, 1, 4096); break;
 		case O_STRIDE: o->stride = (int)cli_int("--stride", optarg, 1, 1 << 20); break;
 		case O_LABEL: o->label = (int)cli_int("--label", optarg, -1, INT32_MAX); break;
@@ -239,6 +257,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		usage_error("%s: no file operands", o->idx ? "--idx FILE" : "--raw reads stdin");
 	if (!o->raw_w && !o->idx && optind == argc)
 		usage_error("no input (give files, or --raw for frames on stdin)");
+	if (o->tail && !o->raw_w)
+		usage_error("--tail is for --raw input");
 	if (o->raw_w && (o->epochs > 1 || o->shuffle || o->subset))
 		usage_error("--raw streams stdin once: no --epochs, --shuffle or --subset");
 	if ((o->mean == NULL) != (o->std == NULL))
@@ -265,7 +285,7 @@ guess_format(const char *path)
 	size_t got = fread(m, 1, sizeof m, fp);
 	fclose(fp);
 	const char *dot = strrchr(path, '.');
-	if (got >= 4 && (!memcmp(m, "\x89PNG", 4) || !memcmp(m, "\xff\xd8\xff", 3)))
+	if (image_magic(m, got) != IMAGE_NONE)
 		return "image";
 	if (got >= 6 && !memcmp(m, "\x93NUMPY", 6))
 		return "npy";
@@ -307,9 +327,8 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 	if (rc < 0)
 		die("%s", err);
 	if (s->kind == SOURCE_FILES) {
-		/* A directory or list of videos: the first file decides. */
 		if (strcmp(f, "dir") == 0 || strcmp(f, "list") == 0)
-			s->temporal = strcmp(guess_format(s->path[0]), "video") == 0;
+			s->temporal = source_files_temporal(s);
 		s->frames = o->frames ? o->frames : 8;
 		s->stride = o->stride;
 	}
@@ -377,10 +396,23 @@ oom:
 	return snprintf(err, IMAGE_ERRLEN, "out of memory"), -1;
 }
 
-/* Output shape from the options and the first good record. */
-static void
-make_plan(struct plan *p, const struct opts *o, const struct source *s)
+/* "TxHxW" (d3) or "HxW" into buf[64]; buf. */
+static char *
+dims(char *buf, int d3, int t, int h, int w)
 {
+	if (d3)
+		snprintf(buf, 64, "%dx%dx%d", t, h, w);
+	else
+		snprintf(buf, 64, "%dx%d", h, w);
+	return buf;
+}
+
+/* Output shape from the options and the first good record of the input
+ * named name. */
+static void
+make_plan(struct plan *p, const struct opts *o, const struct source *s, const char *name)
+{
+	char pd[64], rd[64];
 	struct image im = { 0 };
 	char err[IMAGE_ERRLEN];
 	int64_t first = 0;
@@ -388,10 +420,10 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s)
 	p->o = o;
 	if (o->raw_w) {
 		if (image_alloc(&im, o->frames ? o->frames : 1, o->raw_h, o->raw_w, o->raw_c) < 0)
-			usage_error("--raw %dx%dx%d --frames %d: clips too large", o->raw_w,
-			    o->raw_h, o->raw_c, o->frames);
+			usage_error("--raw %dx%dx%d --frames %d: clips too large", o->raw_h,
+			    o->raw_w, o->raw_c, o->frames);
 	} else {
-		while (source_get(s, first, &im, err) < 0) {
+		while (source_get(s, first, &im, NULL, err) < 0) {
 			if (!o->skip_bad || ++first == s->n)
 				die("%s", err);
 		}
@@ -426,9 +458,14 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s)
 		p->oh = im.h, p->ow = im.w;
 	image_free(&im);
 	struct image shape = { .t = p->t, .h = p->oh, .w = p->ow, .c = p->c };
+	int d3 = s->temporal;
+	if (!d3 && o->pt > 1)
+		die("%s: patch %dx%dx%d is a tubelet, but the records are %s images",
+		    name, o->pt, o->ph, o->pw, dims(rd, 0, 1, p->oh, p->ow));
 	if (!patch_fits(&shape, o->pt, o->ph, o->pw))
-		die("patch %dx%dx%d does not divide the %dx%dx%d records (see --resize, --crop)",
-		    o->pt, o->ph, o->pw, p->t, p->oh, p->ow);
+		die("%s: patch %s does not divide the %s records (see --resize, --crop%s)",
+		    name, dims(pd, d3, o->pt, o->ph, o->pw), dims(rd, d3, p->t, p->oh, p->ow),
+		    d3 ? ", --frames" : "");
 	p->tokens = (int64_t)(p->t / o->pt) * (p->oh / o->ph) * (p->ow / o->pw);
 	p->values = patch_values(&shape, o->pt, o->ph, o->pw);
 	p->recbytes = (size_t)(p->tokens * p->values) * (o->f32 ? 4 : 1);
@@ -478,11 +515,7 @@ static int
 meta_dims(struct vt *out, const char *key, int d3, int t, int h, int w)
 {
 	char buf[64];
-	if (d3)
-		snprintf(buf, sizeof buf, "%dx%dx%d", t, h, w);
-	else
-		snprintf(buf, sizeof buf, "%dx%d", h, w);
-	return vt_meta_set(out, key, buf);
+	return vt_meta_set(out, key, dims(buf, d3, t, h, w));
 }
 
 static void
@@ -495,7 +528,8 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 	vt_init(out);
 	if (vt_add_field(out, "patch", o->f32 ? VT_F32 : VT_U8, 2,
 	    (int64_t[]){ p->tokens, p->values }) < 0 ||
-	    vt_add_field(out, "label", VT_I32, 0, NULL) < 0)
+	    vt_add_field(out, "label", VT_I32, 0, NULL) < 0 ||
+	    (!o->no_source && vt_add_field(out, "source", VT_U8, 1, (int64_t[]){ VT_ANY }) < 0))
 		die("%s", out->err);
 	int d3 = s->temporal;
 	rc |= meta_dims(out, "GRID", d3, p->t / o->pt, p->oh / o->ph, p->ow / o->pw);
@@ -538,7 +572,9 @@ struct run {
 	int32_t	*label;			/* [batch] */
 	int64_t	*idx;			/* [batch] record numbers */
 	char	(*err)[IMAGE_ERRLEN];	/* [batch]; "" when good */
+	char	(*src)[SOURCE_NAMELEN];	/* [batch] source texts; NULL: --no-source */
 	int64_t	 written, skipped;
+	int64_t	 tail_frames, tail_bytes;	/* --raw: left after the last clip */
 	struct progress pg;
 };
 
@@ -558,6 +594,12 @@ flush_batch(struct run *u, int n, const int64_t *idx, char *bad)
 		}
 		memcpy(u->out->field[0].data, u->buf + (size_t)k * u->p->recbytes, u->p->recbytes);
 		*(int32_t *)u->out->field[1].data = u->label[k];
+		if (u->src) {
+			int64_t len = (int64_t)strlen(u->src[k]);
+			if (vt_set_shape(u->out, 2, &len) < 0)
+				die("%s", u->out->err);
+			memcpy(u->out->field[2].data, u->src[k], (size_t)len);
+		}
 		if (vt_write_record(u->out) < 0)
 			die("%s", u->out->err);
 		u->written++;
@@ -597,7 +639,7 @@ run_source(struct run *u, const struct source *s, const int64_t *keep, int64_t n
 				rng_seed(&r, o->seed, (uint64_t)e * (uint64_t)s->n + (uint64_t)idx[k]);
 				u->label[k] = s->label[idx[k]];
 				char why[IMAGE_ERRLEN];
-				if (source_get(s, idx[k], &w->a, err) == 0 &&
+				if (source_get(s, idx[k], &w->a, u->src ? u->src[k] : NULL, err) == 0 &&
 				    transform(u->p, w, &r, u->buf + (size_t)k * u->p->recbytes, why) < 0) {
 					if (s->kind == SOURCE_FILES)
 						snprintf(err, IMAGE_ERRLEN, "%.300s: %.200s", s->path[idx[k]], why);
@@ -612,37 +654,38 @@ run_source(struct run *u, const struct source *s, const int64_t *keep, int64_t n
 	free(bad);
 }
 
-/* Stream clips of raw frames from stdin, in order. */
+/* Stream clips of raw frames from stdin, in order.  Whole frames short of
+ * a clip at the end make one more clip with --tail pad (the last frame
+ * repeated); otherwise they, and any stray bytes short of a frame, are
+ * left in u->tail_* for report_tail, once every complete clip is out. */
 static void
 run_raw(struct run *u)
 {
 	const struct plan *p = u->p;
 	const struct opts *o = p->o;
-	size_t clip = (size_t)p->t * o->raw_h * o->raw_w * o->raw_c;
+	size_t frame = (size_t)o->raw_h * o->raw_w * o->raw_c, clip = (size_t)p->t * frame;
 	uint8_t *in = malloc(clip * (size_t)u->batch);
-	int64_t clipno = 0, *idx = u->idx;
+	int64_t clipno = 0, *idx = u->idx, nlast = p->t;	/* real frames of the last clip */
 	int eof = 0;
 	if (!in)
 		die("out of memory for %d raw clips", u->batch);
 	while (!eof) {
 		int n = 0;
 		while (n < u->batch && !eof) {
-			size_t got = fread(in + (size_t)n * clip, 1, clip, stdin);
+			uint8_t *c = in + (size_t)n * clip;
+			size_t got = fread(c, 1, clip, stdin);
 			if (got < clip) {
 				if (ferror(stdin))
 					die_errno("stdin");
 				eof = 1;
-				if (got > 0) {
-					char msg[IMAGE_ERRLEN];
-					snprintf(msg, sizeof msg, "stdin: truncated: the last clip has "
-					    "%zu of %zu bytes (is --raw %dx%dx%d right?)", got, clip,
-					    o->raw_w, o->raw_h, o->raw_c);
-					if (!o->skip_bad)
-						die("%s", msg);
-					warnx("skipping: %s", msg);
-					u->skipped++;
-				}
-				break;
+				u->tail_frames = (int64_t)(got / frame);
+				u->tail_bytes = (int64_t)(got % frame);
+				if (o->tail != TAIL_PAD || u->tail_frames == 0)
+					break;
+				for (int64_t f = u->tail_frames; f < p->t; f++)
+					memcpy(c + f * frame, c + (u->tail_frames - 1) * frame, frame);
+				nlast = u->tail_frames;
+				u->tail_frames = 0;
 			}
 			if (clipno % o->shard_n == o->shard_i)
 				idx[n++] = clipno;
@@ -654,6 +697,13 @@ run_raw(struct run *u)
 			struct rng r;
 			u->err[k][0] = 0;
 			u->label[k] = o->label;
+			if (u->src) {
+				char range[64];
+				int64_t a = idx[k] * p->t;
+				snprintf(range, sizeof range, ":frames %lld-%lld", (long long)a,
+				    (long long)(a + (idx[k] == clipno - 1 && eof ? nlast : p->t) - 1));
+				source_name(u->src[k], "stdin", range);
+			}
 			rng_seed(&r, o->seed, (uint64_t)idx[k]);
 			if (image_alloc(&w->a, p->t, o->raw_h, o->raw_w, o->raw_c) < 0)
 				snprintf(u->err[k], IMAGE_ERRLEN, "out of memory");
@@ -667,6 +717,29 @@ run_raw(struct run *u)
 	free(in);
 }
 
+/* Say what was left after the last clip of --raw input: dropped with a
+ * warning, or (--tail error) an error, the complete records being out. */
+static void
+report_tail(const struct run *u)
+{
+	const struct opts *o = u->p->o;
+	char what[256], fr[96] = "", by[128] = "";
+	if (!u->tail_frames && !u->tail_bytes)
+		return;
+	if (u->tail_frames)
+		snprintf(fr, sizeof fr, "%lld whole frame%s (fewer than a clip of %d)",
+		    (long long)u->tail_frames, u->tail_frames == 1 ? "" : "s", u->p->t);
+	if (u->tail_bytes)
+		snprintf(by, sizeof by, "%lld stray byte%s (fewer than a %dx%dx%d frame of "
+		    "%d bytes)", (long long)u->tail_bytes, u->tail_bytes == 1 ? "" : "s",
+		    o->raw_h, o->raw_w, o->raw_c, o->raw_h * o->raw_w * o->raw_c);
+	snprintf(what, sizeof what, "%s%s%s", fr, *fr && *by ? " and " : "", by);
+	if (o->tail == TAIL_ERROR)
+		die("stdin: the input ends in %s (%lld records written)", what,
+		    (long long)u->written);
+	warnx("stdin: dropped the input's last %s", what);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -675,6 +748,7 @@ main(int argc, char **argv)
 	struct plan *p = malloc(sizeof *p);
 	struct vt out;
 	int64_t nkept = 0, *keep = NULL, epoch_records = -1;
+	const char *name = "stdin";
 
 	cli_init(argc, argv);
 	parse_opts(argc, argv, &o);
@@ -683,6 +757,7 @@ main(int argc, char **argv)
 		die("out of memory");
 	if (!o.raw_w) {
 		char **in = o.idx ? (char **)&o.idx : argv + optind;
+		name = in[0];
 		load_source(&s, &o, o.idx ? 1 : argc - optind, in);
 		if (s.n == 0)
 			die("%s: no records", in[0]);
@@ -690,7 +765,7 @@ main(int argc, char **argv)
 		s.temporal = o.frames > 0;
 		snprintf(s.what, sizeof s.what, "raw");
 	}
-	make_plan(p, &o, &s);
+	make_plan(p, &o, &s, name);
 	if (!o.raw_w) {
 		keep = keep_subset(&s, &o, &nkept);
 		/* Known unless bad files may yet be skipped. */
@@ -703,13 +778,15 @@ main(int argc, char **argv)
 	struct run u = { .p = p, .out = &out };
 	u.w = calloc((size_t)threads, sizeof *u.w);
 	size_t in = o.raw_w ? (size_t)p->t * o.raw_h * o.raw_w * o.raw_c : 0;
-	int64_t b = BATCH_BYTES / (int64_t)(p->recbytes + in + IMAGE_ERRLEN);
+	size_t src = o.no_source ? 0 : SOURCE_NAMELEN;
+	int64_t b = BATCH_BYTES / (int64_t)(p->recbytes + in + IMAGE_ERRLEN + src);
 	u.batch = (int)(b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b);
 	u.buf = aligned_alloc(64, ((size_t)u.batch * p->recbytes + 63) / 64 * 64);
 	u.label = malloc(sizeof *u.label * (size_t)u.batch);
 	u.idx = malloc(sizeof *u.idx * (size_t)u.batch);
 	u.err = malloc(sizeof *u.err * (size_t)u.batch);
-	if (!u.w || !u.buf || !u.label || !u.idx || !u.err)
+	u.src = src ? malloc(src * (size_t)u.batch) : NULL;
+	if (!u.w || !u.buf || !u.label || !u.idx || !u.err || (src && !u.src))
 		die("out of memory for a batch of %d records of %zu bytes", u.batch, p->recbytes);
 	progress_start(&u.pg, epoch_records >= 0 ? epoch_records * o.epochs : 0);
 	double t0 = now_seconds();
@@ -720,6 +797,7 @@ main(int argc, char **argv)
 	double dt = now_seconds() - t0;
 	progress_end(&u.pg);
 	cli_close_out(stdout, "stdout");
+	report_tail(&u);
 	if (u.skipped)
 		warnx("skipped %lld bad records", (long long)u.skipped);
 	if (o.stats)
@@ -735,6 +813,7 @@ main(int argc, char **argv)
 	free(u.label);
 	free(u.idx);
 	free(u.err);
+	free(u.src);
 	free(keep);
 	free(p);
 	source_free(&s);

@@ -59,6 +59,11 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 		return -1;
 	}
 	int64_t n = st.st_size / rec, n0 = s->n;
+	if (source_add_memfile(s, path, n0) < 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		fclose(fp);
+		return -1;
+	}
 	uint8_t *data = realloc(s->data, (size_t)(n0 + n) * CIFAR_PIXELS);
 	int32_t *label = realloc(s->label, (size_t)(n0 + n) * sizeof *label);
 	if (data)

@@ -117,6 +117,10 @@ idx_load(struct source *s, const char *images, const char *labels, char *err)
 		snprintf(err, IMAGE_ERRLEN, "%s: IDX images must be N x H x W [x C]", images);
 		goto out;
 	}
+	if (source_add_memfile(s, images, 0) < 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", images);
+		goto out;
+	}
 	s->n = x.dim[0];
 	s->t = 1, s->h = (int)x.dim[1], s->w = (int)x.dim[2];
 	s->c = x.rank == 4 ? (int)x.dim[3] : 1;

@@ -152,6 +152,10 @@ npy_source_load(struct source *s, const char *data, const char *labels,
 	s->kind = SOURCE_MEM;
 	s->temporal = volume;
 	snprintf(s->what, sizeof s->what, "npy");
+	if (source_add_memfile(s, data, 0) < 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", data);
+		return -1;
+	}
 	if (read_pixels(s, data, err) < 0)
 		return -1;
 	if (labels)

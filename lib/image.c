@@ -70,20 +70,45 @@ image_set_channels(struct image *im, int c)
 }
 
 int
+image_magic(const unsigned char *m, size_t n)
+{
+	if (n >= 8 && memcmp(m, "\x89PNG\r\n\x1a\n", 8) == 0)
+		return IMAGE_PNG;
+	if (n >= 3 && memcmp(m, "\xff\xd8\xff", 3) == 0)
+		return IMAGE_JPEG;
+	return IMAGE_NONE;
+}
+
+int
+image_file_kind(const char *path)
+{
+	unsigned char m[8];
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return -1;
+	size_t got = fread(m, 1, sizeof m, fp);
+	int bad = ferror(fp);
+	fclose(fp);
+	if (bad) {
+		errno = EIO;
+		return -1;
+	}
+	return image_magic(m, got);
+}
+
+int
 image_load(const char *path, struct image *im, char *err)
 {
-	unsigned char magic[4] = { 0 };
-	FILE *fp = fopen(path, "rb");
-	if (!fp) {
+	switch (image_file_kind(path)) {
+	case IMAGE_PNG:
+		return image_png_load(path, im, err);
+	case IMAGE_JPEG:
+		return image_jpeg_load(path, im, err);
+	case IMAGE_NONE:
+		snprintf(err, IMAGE_ERRLEN, "%s: not a PNG or JPEG image", path);
+		return -1;
+	default:
 		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	size_t got = fread(magic, 1, sizeof magic, fp);
-	fclose(fp);
-	if (got >= 4 && memcmp(magic, "\x89PNG", 4) == 0)
-		return image_png_load(path, im, err);
-	if (got >= 3 && memcmp(magic, "\xff\xd8\xff", 3) == 0)
-		return image_jpeg_load(path, im, err);
-	snprintf(err, IMAGE_ERRLEN, "%s: not a PNG or JPEG file", path);
-	return -1;
 }

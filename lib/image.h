@@ -33,7 +33,15 @@ size_t	 image_frame_bytes(const struct image *im);
 /* Convert im in place to c channels (1: ITU-R 601 luma, 3: grey repeated);
  * 0, or -1 for counts other than 1 and 3 or short memory. */
 int	 image_set_channels(struct image *im, int c);
-/* Decode the PNG or JPEG file at path (told apart by its magic bytes) into
+enum image_kind { IMAGE_NONE, IMAGE_PNG, IMAGE_JPEG };
+
+/* The still image format whose magic bytes begin the n bytes at m (the
+ * only test of "is this an image file" in vitpipe): an enum image_kind. */
+int	 image_magic(const unsigned char *m, size_t n);
+/* image_magic of the file at path: an enum image_kind, or -1 with errno
+ * when it cannot be opened or read. */
+int	 image_file_kind(const char *path);
+/* Decode the PNG or JPEG file at path (told apart by image_magic) into
  * im with 1 (grey) or 3 (RGB) channels; 0, or -1 with err. */
 int	 image_load(const char *path, struct image *im, char *err);
 /* Decode the PNG file at path (any bit depth, palette, alpha dropped). */

@@ -10,22 +10,52 @@
 #include "source.h"
 #include "video.h"
 
+/* Bytes in the valid UTF-8 sequence at p that is not a control
+ * character, or 0. */
 static int
-is_still_image(const char *path)
+utf8_char(const unsigned char *p)
 {
-	unsigned char m[4] = { 0 };
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return 1;	/* let image_load say why */
-	size_t got = fread(m, 1, sizeof m, fp);
-	fclose(fp);
-	return (got >= 4 && memcmp(m, "\x89PNG", 4) == 0) ||
-	    (got >= 3 && memcmp(m, "\xff\xd8\xff", 3) == 0);
+	unsigned c = p[0];
+	if (c < 0x20 || c == 0x7f)
+		return 0;
+	if (c < 0x80)
+		return 1;
+	/* The lowest second byte that is not overlong, the highest that is
+	 * not a surrogate or past U+10FFFF. */
+	int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 :
+	    c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+	unsigned lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+	unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+	if (n == 0 || p[1] < lo || p[1] > hi)
+		return 0;
+	for (int k = 2; k < n; k++)
+		if ((p[k] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+void
+source_name(char *name, const char *path, const char *suffix)
+{
+	const unsigned char *p = (const unsigned char *)path;
+	size_t room = SOURCE_NAMELEN - 1 - strlen(suffix), len = 0;
+	while (*p) {
+		int n = utf8_char(p);
+		if (len + (n ? (size_t)n : 1) > room)
+			break;
+		if (n == 0)
+			name[len++] = '?', p++;
+		else
+			for (; n > 0; n--)
+				name[len++] = (char)*p++;
+	}
+	snprintf(name + len, SOURCE_NAMELEN - len, "%s", suffix);
 }
 
 int
-source_get(const struct source *s, int64_t i, struct image *im, char *err)
+source_get(const struct source *s, int64_t i, struct image *im, char *name, char *err)
 {
+	char suffix[64];
 	if (s->kind == SOURCE_MEM) {
 		if (image_alloc(im, s->t, s->h, s->w, s->c) < 0) {
 			snprintf(err, IMAGE_ERRLEN, "out of memory");
@@ -33,11 +63,57 @@ source_get(const struct source *s, int64_t i, struct image *im, char *err)
 		}
 		size_t bytes = (size_t)s->t * s->h * s->w * s->c;
 		memcpy(im->px, s->data + (size_t)i * bytes, bytes);
+		if (name) {
+			int f = s->nfile - 1;
+			while (f > 0 && s->first[f] > i)
+				f--;
+			snprintf(suffix, sizeof suffix, ":%lld", (long long)(i - s->first[f]));
+			source_name(name, s->file[f], suffix);
+		}
 		return 0;
 	}
-	if (s->temporal && !is_still_image(s->path[i]))
-		return video_load(s->path[i], s->frames, s->stride, im, err);
+	if (s->temporal && image_file_kind(s->path[i]) == IMAGE_NONE) {
+		int64_t range[2];
+		if (video_load(s->path[i], s->frames, s->stride, im, range, err) < 0)
+			return -1;
+		if (name) {
+			snprintf(suffix, sizeof suffix, ":frames %lld-%lld",
+			    (long long)range[0], (long long)range[1]);
+			source_name(name, s->path[i], suffix);
+		}
+		return 0;
+	}
+	if (name)
+		source_name(name, s->path[i], "");
 	return image_load(s->path[i], im, err);
+}
+
+int
+source_add_memfile(struct source *s, const char *path, int64_t first)
+{
+	char **f = realloc(s->file, (size_t)(s->nfile + 1) * sizeof *f);
+	int64_t *k = realloc(s->first, (size_t)(s->nfile + 1) * sizeof *k);
+	if (f)
+		s->file = f;
+	if (k)
+		s->first = k;
+	if (!f || !k || !(f[s->nfile] = strdup(path)))
+		return -1;
+	k[s->nfile++] = first;
+	return 0;
+}
+
+int
+source_files_temporal(const struct source *s)
+{
+	for (int64_t i = 0; i < s->n; i++) {
+		int k = image_file_kind(s->path[i]);
+		if (k == IMAGE_PNG || k == IMAGE_JPEG)
+			return 0;
+		if (k == IMAGE_NONE && video_probe(s->path[i]))
+			return 1;
+	}
+	return 0;
 }
 
 int
@@ -145,6 +221,10 @@ source_free(struct source *s)
 	for (int64_t i = 0; s->path && i < s->n; i++)
 		free(s->path[i]);
 	free(s->path);
+	for (int i = 0; i < s->nfile; i++)
+		free(s->file[i]);
+	free(s->file);
+	free(s->first);
 	free(s->label);
 	free_classes(s);
 	memset(s, 0, sizeof *s);

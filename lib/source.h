@@ -15,6 +15,7 @@
 #include "image.h"
 
 #define SOURCE_MAXN	(1LL << 31)	/* most records in one source */
+#define SOURCE_NAMELEN	4097		/* a record's source text, NUL included */
 
 enum source_kind { SOURCE_MEM, SOURCE_FILES };
 
@@ -27,14 +28,32 @@ struct source {
 	uint8_t	*data;			/* SOURCE_MEM: [n][t][h][w][c] */
 	char	**path;			/* SOURCE_FILES: [n] */
 	int	 frames, stride;	/* SOURCE_FILES videos: sampling (video.h) */
+	char	**file;			/* SOURCE_MEM: [nfile] the files read */
+	int64_t	*first;			/* SOURCE_MEM: [nfile] each one's first record */
+	int	 nfile;
 	int32_t	*label;			/* [n]; -1 when unlabelled */
 	int	 nclass;		/* 0 when unknown */
 	char	**classname;		/* [nclass] names, or NULL */
 };
 
 /* Record i as a clip in im (SOURCE_FILES: PNG or JPEG by magic bytes,
- * anything else through video_load).  0, or -1 with err. */
-int	 source_get(const struct source *s, int64_t i, struct image *im, char *err);
+ * anything else through video_load) and, unless name is NULL, where it
+ * came from as vitpipe(5) words it: "PATH", "PATH:N" (item N of a data set
+ * file) or "PATH:frames A-B", in name[SOURCE_NAMELEN].  0, or -1 with err. */
+int	 source_get(const struct source *s, int64_t i, struct image *im, char *name,
+	    char *err);
+/* Into name[SOURCE_NAMELEN]: path as valid UTF-8 without control
+ * characters (each offending byte becomes '?'), shortened at a character
+ * boundary so that suffix still fits, then suffix. */
+void	 source_name(char *name, const char *path, const char *suffix);
+/* Note that SOURCE_MEM records from number first on come from path (for
+ * source_get's names).  0, or -1 when memory is short. */
+int	 source_add_memfile(struct source *s, const char *path, int64_t first);
+/* Whether the files of a SOURCE_FILES source are videos: the first file
+ * that is a PNG or JPEG says no, the first that FFmpeg reads as a video
+ * says yes; files that are neither decide nothing (source_get names them
+ * when they are read).  0 when no file decides. */
+int	 source_files_temporal(const struct source *s);
 /* Append a file record with label to a SOURCE_FILES source.  0, or -1. */
 int	 source_add_file(struct source *s, const char *path, int32_t label);
 /* Append class name (copied) as class number s->nclass.  0, or -1. */

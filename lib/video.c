@@ -72,9 +72,14 @@ averr(char *err, const char *path, const char *what, int e)
 static int
 dec_open(struct dec *d, const char *path, int decode, char *err)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	int e;
+	pthread_once(&once, quiet);
 	memset(d, 0, sizeof *d);
-	if ((e = avformat_open_input(&d->fmt, path, NULL, NULL)) < 0)
+	if ((e = avformat_open_input(&d->fmt, path, NULL, NULL)) == AVERROR_INVALIDDATA)
+		return snprintf(err, IMAGE_ERRLEN, "%s: not a video FFmpeg reads, nor a PNG "
+		    "or JPEG image", path), -1;
+	if (e < 0)
 		return averr(err, path, "cannot open", e);
 	if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0)
 		return averr(err, path, "no stream info", e);
@@ -96,6 +101,16 @@ dec_open(struct dec *d, const char *path, int decode, char *err)
 	if ((e = avcodec_open2(d->cc, codec, NULL)) < 0)
 		return averr(err, path, "cannot open decoder", e);
 	return 0;
+}
+
+int
+video_probe(const char *path)
+{
+	char err[IMAGE_ERRLEN];
+	struct dec d;
+	int rc = dec_open(&d, path, 0, err);
+	dec_close(&d);
+	return rc == 0;
 }
 
 /* Packets of the video stream. */
@@ -143,10 +158,9 @@ keep(struct dec *d, struct image *im, int t, int k, const char *path, char *err)
 }
 
 int
-video_load(const char *path, int t, int stride, struct image *im, char *err)
+video_load(const char *path, int t, int stride, struct image *im, int64_t range[2],
+    char *err)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, quiet);
 	int64_t n = count_frames(path, err);
 	if (n < 0)
 		return -1;
@@ -154,6 +168,7 @@ video_load(const char *path, int t, int stride, struct image *im, char *err)
 	if (!idx)
 		return snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path), -1;
 	video_sample(n, t, stride, idx);
+	range[0] = idx[0], range[1] = idx[t - 1];
 	struct dec d;
 	int64_t got = 0;	/* frames decoded */
 	int k = 0, rc = -1, e = 0, flushing = 0;

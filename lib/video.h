@@ -14,9 +14,13 @@
  * else frames start + i stride of a window centred in the clip, the last
  * frame repeated past its end. */
 void	 video_sample(int64_t n, int t, int stride, int64_t *idx);
+/* 1 when FFmpeg opens path and finds a video stream in it, else 0. */
+int	 video_probe(const char *path);
 /* Decode the first video stream of path and keep t frames chosen by
- * video_sample, as RGB at the native size, into im (t x h x w x 3).
+ * video_sample, as RGB at the native size, into im (t x h x w x 3), and
+ * the numbers of the first and last frames chosen into range[2].
  * 0, or -1 with err. */
-int	 video_load(const char *path, int t, int stride, struct image *im, char *err);
+int	 video_load(const char *path, int t, int stride, struct image *im,
+	    int64_t range[2], char *err);
 
 #endif

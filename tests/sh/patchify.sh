@@ -173,6 +173,55 @@ print("ok")'
 check "raw single frames are 2D" sh -c "head -c 6144 '$T/v.webm.rgb' | $P --raw 32x32x3 --patch 8"
 check_grep "raw frames: 2D grid" '^GRID 4x4$' "$T/out"
 
+# --- raw frames: height first, and the tail after the last whole clip -----
+# 20 frames of 24 rows by 32 columns (ffmpeg's -s 32x24) at --frames 8: two
+# whole clips, then 4 whole frames; and 1000 frames of 8x16x1 then 100
+# stray bytes.
+$PY - "$T" <<'EOF'
+import sys, numpy as np
+t = sys.argv[1]
+r = np.random.default_rng(11)
+r.integers(0, 256, (20, 24, 32, 3), dtype=np.uint8).tofile(t + "/f20.rgb")
+open(t + "/f1000.grey", "wb").write(r.integers(0, 256, 1000 * 128 + 100, dtype=np.uint8).tobytes())
+EOF
+RAW="$P --raw 24x32x3 --frames 8 --patch 2x8x8"
+check_exit 0 "raw tail: complete clips written, the tail dropped" $RAW <"$T/f20.rgb"
+cp "$T/out" "$T/t-drop.vt"; cp "$T/err" "$T/t-drop.err"
+check_grep "raw tail: one line saying what was dropped" \
+    "^patchify: stdin: dropped the input's last 4 whole frames \(fewer than a clip of 8\)\$" "$T/t-drop.err"
+[ "$(wc -l <"$T/t-drop.err")" -eq 1 ] && ok "raw tail: the warning is one line" || nok "raw tail: $(cat "$T/t-drop.err")"
+check_exit 0 "--tail pad" $RAW --tail pad <"$T/f20.rgb"; cp "$T/out" "$T/t-pad.vt"
+[ -s "$T/err" ] && nok "--tail pad warns: $(cat "$T/err")" || ok "--tail pad is quiet"
+check_exit 1 "--tail error" $RAW --tail error <"$T/f20.rgb"; cp "$T/out" "$T/t-err.vt"
+check_grep "--tail error says what is wrong, not the geometry" \
+    '^patchify: stdin: the input ends in 4 whole frames \(fewer than a clip of 8\) \(2 records written\)$' "$T/err"
+check_exit 0 "raw: 1000 frames and 100 stray bytes" $P --raw 8x16x1 --patch 8 --no-source <"$T/f1000.grey"
+cp "$T/out" "$T/t-1000.vt"
+check_grep "raw: stray bytes named as such" \
+    "^patchify: stdin: dropped the input's last 100 stray bytes \(fewer than a 8x16x1 frame of 128 bytes\)\$" "$T/err"
+pycheck "raw: HxWxC frames, complete clips kept, padded clip repeats the last frame" '
+import numpy as np, vtstream as V
+t = "'"$T"'"
+ref = np.fromfile(t + "/f20.rgb", np.uint8).reshape(20, 24, 32, 3)
+for name, n in (("drop", 2), ("err", 2), ("pad", 3)):
+    m, f = V.read(t + "/t-" + name + ".vt")
+    assert m["SIZE"] == ["8x24x32"] and m["GRID"] == ["4x3x4"], m
+    assert len(f["patch"]) == n, (name, len(f["patch"]))
+    for k in range(2):
+        assert (f["patch"][k] == V.patches(ref[8 * k:8 * k + 8], 2, 8, 8)).all(), name
+    want = ["stdin:frames 0-7", "stdin:frames 8-15", "stdin:frames 16-19"][:n]
+    assert V.sources(t + "/t-" + name + ".vt") == want, V.sources(t + "/t-" + name + ".vt")
+m, f = V.read(t + "/t-pad.vt")
+clip = np.concatenate([ref[16:20], np.repeat(ref[19:20], 4, 0)])
+assert (f["patch"][2] == V.patches(clip, 2, 8, 8)).all()
+m, f = V.read(t + "/t-1000.vt")
+grey = np.fromfile(t + "/f1000.grey", np.uint8)[:128000].reshape(1000, 8, 16, 1)
+assert len(f["label"]) == 1000 and "source" not in f and m["SIZE"] == ["8x16"]
+assert (f["patch"][999] == V.patches(grey[999:], 1, 8, 8)).all()
+print("ok")'
+check_exit 2 "usage: bad --tail" $P --raw 24x32x3 --tail keep
+check_exit 2 "usage: --tail without --raw" $P --tail pad "$T/rgb.png"
+
 # --- CIFAR-10/100, IDX (plain and gzip), .npy images and volumes ----------
 $PY - "$T" <<'EOF'
 import sys, gzip, numpy as np
@@ -279,6 +328,58 @@ m, f = V.read(t + "/list.vt")
 assert m["CLASS"] == ["0 ant", "1 cat", "2 dog"] and list(f["label"]) == [2, 1, 0]
 m, f = V.read(t + "/list2.vt")
 assert list(f["label"]) == [4, 2] and m["CLASSES"] == ["5"]
+print("ok")'
+
+# --- the per-record source field (vitpipe(5)) -----------------------------
+$P --frames 3 --stride 5 --patch 8 "$T/v.mp4" >"$T/vs.vt" || nok "video with --stride"
+mkdir -p "$T/odd/c"
+cp "$T/rgb.png" "$T/odd/c/$(printf 'new\nline.png')"; cp "$T/rgb.png" "$T/odd/c/$(printf 'x\377.png')"
+check "file names that are not text" $P --patch 8 "$T/odd"; cp "$T/out" "$T/odd.vt"
+check "--no-source" $P --patch 8 --no-source "$T/rgb.png"; cp "$T/out" "$T/nosrc.vt"
+pycheck "source: PATH, PATH:N, PATH:frames A-B for every input kind" '
+import vtstream as V
+t = "'"$T"'"
+want = {
+    "png": [t + "/rgb.png"],
+    "c10x2": ["%s/data_batch_1.bin:%d" % (t, i) for i in range(20)] * 2,
+    "i1": ["%s/x-images-idx3-ubyte:%d" % (t, i) for i in range(30)],
+    "i2": ["%s/z-images-idx3-ubyte.gz:%d" % (t, i) for i in range(30)],
+    "vol": ["%s/vol.npy:%d" % (t, i) for i in range(5)],
+    "dir": [t + p for p in ("/d/ant/x.png", "/d/cat/a.png", "/d/dog/a.png", "/d/dog/b.jpg")],
+    "list": [t + p for p in ("/d/dog/a.png", "/d/cat/a.png", "/d/ant/x.png")],
+    "v1": [t + "/v.avi:frames 2-14"],
+    "vs": [t + "/v.mp4:frames 2-12"],
+    "raw": ["stdin:frames 0-7", "stdin:frames 8-15"],
+    "odd": [t + "/odd/c/new?line.png", t + "/odd/c/x?.png"],
+}
+for name, w in want.items():
+    got = V.sources(t + "/" + name + ".vt")
+    assert got == w, (name, got[:3], w[:3])
+m, f = V.read(t + "/nosrc.vt")
+m0, f0 = V.read(t + "/png.vt")
+assert sorted(f) == ["label", "patch"] and sorted(f0) == ["label", "patch", "source"]
+assert (f["patch"] == f0["patch"]).all()
+print("ok")'
+check_grep "source is a u8 field of per-record length" '^FIELD source u8 \*$' "$T/png.vt"
+# Records with a source pass through posgen, vtool, vit-train and vit-eval.
+$P --patch 8 "$T/d" | posgen >"$T/dpos.vt" || nok "patchify | posgen"
+check "vtool head keeps the source" sh -c "vtool head -n 2 '$T/dpos.vt' >'$T/dhead.vt'"
+pycheck "patchify | posgen | vtool head keeps the source" '
+import vtstream as V
+t = "'"$T"'"
+assert V.sources(t + "/dpos.vt") == V.sources(t + "/dir.vt")
+assert V.sources(t + "/dhead.vt") == V.sources(t + "/dir.vt")[:2]
+print("ok")'
+check "vit-train on a stream with source" vit-train --dim 16 --depth 1 --heads 2 --mlp 16 \
+    --pe rope-axial --steps 2 -b 2 --threads 1 -o "$T/srcm.vt" "$T/dpos.vt"
+check "vit-eval on a stream with source" vit-eval --resamples 0 --threads 1 "$T/srcm.vt" "$T/dpos.vt"
+check "shuffle-eval from a pipe (its spilled copy)" sh -c "shuffle-eval -k 1 --threads 1 '$T/srcm.vt' <'$T/dpos.vt'"
+check "shuffle-eval --emit and vtool cat keep the source" sh -c \
+    "shuffle-eval --emit 0 '$T/dpos.vt' | vtool cat >'$T/demit.vt'"
+pycheck "... the same sources" '
+import vtstream as V
+t = "'"$T"'"
+assert V.sources(t + "/demit.vt") == V.sources(t + "/dir.vt")
 print("ok")'
 
 # --- augmentation: determinism, thread independence, epochs, subset, shard
@@ -399,9 +500,19 @@ bad "list line without a label" 'nolabel\.txt: line 1' $P --patch 8 "$T/nolabel.
 printf 'nofile.png 1\n' >"$T/miss.txt"
 bad "list naming a missing file" 'nofile\.png' $P --patch 8 "$T/miss.txt"
 bad "images of different sizes" 'big\.png.*differs' $P --patch 8 "$T/d"
-head -c 10000 "$T/v.webm.rgb" >"$T/trunc.rgb"
-bad "truncated raw clip" 'stdin: truncated' $P --raw 32x32x3 --frames 2 --patch 8 <"$T/trunc.rgb"
-bad "patch does not divide" 'does not divide' $P --patch 5 "$T/rgb.png"
+bad "patch does not divide: the file, 2D sizes" 'rgb\.png: patch 5x5 does not divide the 24x32 records' \
+    $P --patch 5 "$T/rgb.png"
+bad "tubelet on images: 2D sizes" 'rgb\.png: patch 2x8x8 is a tubelet, but the records are 24x32 images' \
+    $P --patch 2x8x8 "$T/rgb.png"
+bad "patch does not divide: 3D sizes for clips" 'v\.avi: patch 3x8x8 does not divide the 4x32x32 records' \
+    $P --frames 4 --patch 3x8x8 "$T/v.avi"
+# A stray file in a class folder, sorted first: named, and not FFmpeg's words.
+mkdir -p "$T/stray/a" "$T/stray/b"
+cp "$T/rgb.png" "$T/stray/a/img.png"; cp "$T/rgb.png" "$T/stray/b/img.png"
+echo 'notes on the data' >"$T/stray/a/README"
+bad "non-image in a class folder" 'stray/a/README: not a PNG or JPEG image$' $P --patch 8 "$T/stray"
+check "--skip-bad passes over it" $P --patch 8 --skip-bad "$T/stray"
+check_grep "... as an image folder" '^SIZE 24x32$' "$T/out"
 check_exit 2 "usage: bad --raw" $P --raw 32x32 --patch 8
 check_exit 2 "usage: --raw with --shuffle" $P --raw 32x32x3 --shuffle
 check_exit 2 "usage: bad --shard" $P --shard 3/3 "$T/rgb.png"

@@ -13,6 +13,17 @@ import numpy as np
 from vtread import vtread
 
 
+def stack(arrs):
+    """arrs as one array [records, dims...], or, when their shapes differ
+    (fields with '*' dims), an object array of them [records]."""
+    if len({a.shape for a in arrs}) <= 1:
+        return np.array(arrs)
+    out = np.empty(len(arrs), object)
+    for i, a in enumerate(arrs):
+        out[i] = a
+    return out
+
+
 def read(path):
     """(header: {key: [values]}, {field: array [records, dims...]})."""
     head, recs = vtread(open(path, "rb"))
@@ -20,7 +31,12 @@ def read(path):
     for rec in recs:
         for name, arr in rec.items():
             out.setdefault(name, []).append(arr)
-    return head, {name: np.array(arrs) for name, arrs in out.items()}
+    return head, {name: stack(arrs) for name, arrs in out.items()}
+
+
+def sources(path):
+    """The source field of every record, as text."""
+    return [bytes(r["source"]).decode() for r in vtread(open(path, "rb"))[1]]
 
 
 def body(path):

@@ -89,6 +89,18 @@ for i, r in enumerate(recs):
     assert np.array_equal(r['pos'], [[y, x] for y in range(2) for x in range(3)])
 "
 check "$P reads a file operand" $P "$T/patches.vt"
+# patchify's per-record source field ('*' shape, its length varies) passes
+# through with the other fields.
+vtpy "
+from PIL import Image
+for name in ('a.png', 'a-longer-name.png'):
+    Image.fromarray(np.zeros((8, 8), np.uint8)).save(name)
+"
+check "patchify | posgen" sh -c "cd '$T' && patchify --patch 4 a.png a-longer-name.png | $P > src.vt"
+check "... keeps each record's source" vtpy "
+h, recs = vtread(open('src.vt', 'rb'))
+assert [bytes(r['source']).decode() for r in recs] == ['a.png', 'a-longer-name.png']
+"
 check_exit 1 "a stream that already has pos" $P < "$T/lin.vt"
 check_grep "says pos is there" "already has a pos field" "$T/err"
 check_exit 1 "a stream without GRID" $P "$T/nogrid.vt"

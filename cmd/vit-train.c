@@ -556,19 +556,21 @@ schedule_steps(const struct run *r)
 }
 
 /* Write buf[len] to fd whole: one write(2) for a line, which a kill
- * does not cut in two (a retry only after a short write). */
-static void
-put(int fd, const char *name, const char *buf, size_t len)
+ * does not cut in two (a retry only after a short write).  0, or -1 with
+ * errno. */
+static int
+put(int fd, const char *buf, size_t len)
 {
 	while (len > 0) {
 		ssize_t n = write(fd, buf, len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			die_errno("%s", name);
+			return -1;
 		buf += n;
 		len -= (size_t)n;
 	}
+	return 0;
 }
 
 /* Append a line to --log, formatted whole and written at once, unbuffered:
@@ -587,11 +589,13 @@ log_line(const struct run *r, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		die("%s: a log line longer than %zu bytes", r->o.log, sizeof buf);
-	put(r->log, r->o.log, buf, (size_t)n);
+	if (put(r->log, buf, (size_t)n) < 0)
+		die_errno("%s", r->o.log);
 }
 
 /* "prog: message" on stderr, always, as one whole line after the progress
- * line (when there is one) is ended. */
+ * line (when there is one) is ended; a closed stderr, as with stdio, is
+ * no reason to stop training. */
 static void __attribute__((format(printf, 2, 3)))
 say(struct run *r, const char *fmt, ...)
 {
@@ -606,7 +610,7 @@ say(struct run *r, const char *fmt, ...)
 		n = (int)sizeof buf - 2;
 	buf[n++] = '\n';
 	progress_end(&r->pr);
-	put(STDERR_FILENO, "stderr", buf, (size_t)n);
+	(void)put(STDERR_FILENO, buf, (size_t)n);
 }
 
 /* Whether line (len bytes) is a whole --log line that a checkpoint at

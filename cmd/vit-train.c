@@ -17,12 +17,17 @@
  * the step and the input position, so a resumed run repeats exactly what
  * the uninterrupted one would have done.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "adamw.h"
 #include "batch.h"
@@ -30,12 +35,20 @@
 #include "cli.h"
 #include "evaluate.h"
 #include "mixup.h"
+#include "pe.h"
 #include "rng.h"
 #include "vit.h"
 #include "vitfit.h"
 #include "vt.h"
 
 enum { DRAW_DROPOUT = 1, DRAW_MIXUP = 2 };	/* rng stream kinds */
+
+/* img_s is records over the wall time of the last RATE_WINDOW seconds of
+ * steps (or since the start), or of the last RATE_MARKS steps when they
+ * took less: one step's rate swings with the input pipe's buffering and a
+ * short last batch. */
+#define RATE_WINDOW	1.0
+#define RATE_MARKS	256
 
 struct opts {
 	struct vit_config c;	/* sizes, encoding; P, axes, grid from the stream */
@@ -49,10 +62,10 @@ struct opts {
 	int64_t	 accum, batch;
 	int64_t	 epochs, steps;	/* 0: all the input holds; no step limit */
 	int64_t	 seed;
-	int64_t	 val_every, save_every;
+	int64_t	 val_every, save_every, save_steps;
 	int	 threads;
-	const char *val, *out, *log, *input;
-	int	 resume;
+	const char *val, *out, *log, *best, *input;
+	int	 resume, no_out;
 	const char *fixed;	/* an option --resume cannot take */
 };
 
@@ -61,24 +74,26 @@ static const struct tkey {
 	const char *key;
 	int	 isint;		/* int64_t, else double */
 	size_t	 off;
+	int	 optional;	/* older checkpoints lack it: keep the default */
 } tkeys[] = {
-	{ "TRAIN_LR", 0, offsetof(struct opts, lr) },
-	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min) },
-	{ "TRAIN_WD", 0, offsetof(struct opts, wd) },
-	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1) },
-	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2) },
-	{ "TRAIN_EPS", 0, offsetof(struct opts, eps) },
-	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing) },
-	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip) },
-	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup) },
-	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup) },
-	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum) },
-	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch) },
-	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs) },
-	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps) },
-	{ "TRAIN_SEED", 1, offsetof(struct opts, seed) },
-	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every) },
-	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every) },
+	{ "TRAIN_LR", 0, offsetof(struct opts, lr), 0 },
+	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min), 0 },
+	{ "TRAIN_WD", 0, offsetof(struct opts, wd), 0 },
+	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1), 0 },
+	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2), 0 },
+	{ "TRAIN_EPS", 0, offsetof(struct opts, eps), 0 },
+	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing), 0 },
+	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip), 0 },
+	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup), 0 },
+	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup), 0 },
+	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum), 0 },
+	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch), 0 },
+	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs), 0 },
+	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps), 0 },
+	{ "TRAIN_SEED", 1, offsetof(struct opts, seed), 0 },
+	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every), 0 },
+	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every), 0 },
+	{ "TRAIN_SAVE_STEPS", 1, offsetof(struct opts, save_steps), 1 },
 };
 
 /* Stream keys a model keeps for vit-eval, flops and shuffle-eval. */
@@ -124,22 +139,31 @@ struct run {
 	int64_t	 E;		/* records per epoch; 0: a whole pass */
 	int64_t	 nepoch;	/* epochs to train; 0: until the input ends */
 	struct vt meta;		/* the keys every checkpoint carries */
-	int	 saved_epoch;	/* epoch count at the last checkpoint; -1: none */
+	int64_t	 saved_step;	/* step of the last checkpoint; -1: none */
 	int64_t	 val_step;	/* step of the last validation; -1: none */
+	double	 train_loss;	/* the last step's; NAN: none yet */
+	double	 best_acc;	/* best validation top-1; -1: none yet */
+	int64_t	 best_epoch;
 	int	 threads;
 	float	*target;	/* [batch][classes] */
 	float	*logits;	/* [batch][classes] */
 	int64_t	*perm;		/* [batch] mixup scratch */
 	struct adamw adam;
-	FILE	*log;
+	int	 log;		/* --log descriptor; -1: none */
 	struct progress pr;
-	double	 img_s;		/* smoothed throughput for the progress line */
+	struct rate {		/* step ends: (time, records seen) */
+		double	 t[RATE_MARKS];
+		int64_t	 seen[RATE_MARKS];
+		int	 n;	/* marks made */
+	} rate;
+	double	 t_start;	/* when this process began training */
+	int64_t	 seen_start;	/* records seen before */
 };
 
 static void
-usage(void)
+usage(FILE *fp)
 {
-	printf("usage: %s [options] [STREAM]\n"
+	fprintf(fp, "usage: %s [options] -o MODEL [STREAM]\n"
 	    "Train a ViT classifier on a stream of patch, pos and label records.\n"
 	    "Model:\n"
 	    "  --preset NAME        tiny small base large cifar (tiny)\n"
@@ -168,10 +192,12 @@ usage(void)
 	    "  --threads N          (0: all cores)\n"
 	    "  --val FILE           held-out stream evaluated every --val-every epochs (1)\n"
 	    "  -o, --out MODEL      checkpoint every --save-every epochs (1) and at the end\n"
+	    "  --save-steps N       also checkpoint every N optimizer steps (0: never)\n"
+	    "  --best FILE          the model of the best --val top-1 so far\n"
+	    "  --no-out             train without -o (benchmarks): the model is lost\n"
 	    "  --resume             continue the run checkpointed in MODEL\n"
 	    "  --log FILE           JSON lines: step, epoch, loss, lr, img_s, val_acc\n"
 	    "  -h, --help  -V, --version\n", progname);
-	exit(0);
 }
 
 static void
@@ -180,7 +206,8 @@ parse(int argc, char *argv[], struct opts *o)
 	enum { PRESET = 256, DIM, DEPTH, HEADS, MLP, PE, SHARE, LOCALITY, SIGMA,
 	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
 	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
-	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, RESUME, LOG };
+	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, SAVE_STEPS, BEST,
+	    NO_OUT, RESUME, LOG };
 	static const struct option lo[] = {
 		{ "preset", required_argument, NULL, PRESET },
 		{ "dim", required_argument, NULL, DIM },
@@ -215,6 +242,9 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "val", required_argument, NULL, VAL },
 		{ "val-every", required_argument, NULL, VAL_EVERY },
 		{ "save-every", required_argument, NULL, SAVE_EVERY },
+		{ "save-steps", required_argument, NULL, SAVE_STEPS },
+		{ "best", required_argument, NULL, BEST },
+		{ "no-out", no_argument, NULL, NO_OUT },
 		{ "out", required_argument, NULL, 'o' },
 		{ "resume", no_argument, NULL, RESUME },
 		{ "log", required_argument, NULL, LOG },
@@ -224,6 +254,7 @@ parse(int argc, char *argv[], struct opts *o)
 	};
 	static const char *const shares[] = { "none", "heads", "layers", "all" };
 	int c, idx;
+	struct pe pe;
 
 	memset(o, 0, sizeof *o);
 	vit_config_init(&o->c);
@@ -238,7 +269,8 @@ parse(int argc, char *argv[], struct opts *o)
 	o->seed = 1;
 	o->val_every = 1;
 	o->save_every = 1;
-	while ((c = getopt_long(argc, argv, "b:o:hV", lo, &idx)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":b:o:hV", lo, &idx)) != -1) {
 		const char *name = c < 256 ? NULL : lo[idx].name;
 		switch (c) {
 		case PRESET: o->preset = optarg; break;
@@ -289,12 +321,13 @@ parse(int argc, char *argv[], struct opts *o)
 		case VAL: name = NULL; o->val = optarg; break;
 		case VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
 		case SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
+		case SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
+		case BEST: name = NULL; o->best = optarg; break;
+		case NO_OUT: name = NULL; o->no_out = 1; break;
 		case 'o': o->out = optarg; break;
 		case RESUME: name = NULL; o->resume = 1; break;
 		case LOG: name = NULL; o->log = optarg; break;
-		case 'h': usage(); break;
-		case 'V': cli_version(); break;
-		default: usage_error("unknown option");
+		default: cli_option_rest(c, argv, usage);
 		}
 		if (name != NULL && o->fixed == NULL)
 			o->fixed = name;
@@ -306,7 +339,7 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("--resume needs --out MODEL, the checkpoint to continue");
 	if (o->resume && o->fixed != NULL)
 		usage_error("--%s: the checkpoint fixes it; --resume takes --out, --log, "
-		    "--val, --threads and the input only", o->fixed);
+		    "--val, --best, --threads and the input only", o->fixed);
 	if (vit_preset(&o->c, o->preset) < 0)
 		usage_error("--preset: '%s' is not tiny, small, base, large or cifar", o->preset);
 	if (o->dim)
@@ -317,6 +350,22 @@ parse(int argc, char *argv[], struct opts *o)
 		o->c.heads = o->heads;
 	if (o->mlp)
 		o->c.mlp = o->mlp;
+	if (o->c.dim % o->c.heads != 0)
+		usage_error("--dim %d is not a multiple of --heads %d", o->c.dim, o->c.heads);
+	/* The stream gives the axes; the spec's own faults show with one. */
+	if (pe_parse(&pe, o->c.pe, o->c.dim / o->c.heads, 1, o->c.heads, o->c.depth,
+	    pe_share_name(o->c.share)) < 0)
+		usage_error("--pe: %s", pe.err);
+	if (o->out != NULL && o->no_out)
+		usage_error("--no-out and --out %s: give one", o->out);
+	if (o->save_steps > 0 && o->out == NULL)
+		usage_error("--save-steps needs --out MODEL");
+	if (o->best != NULL && o->val == NULL)
+		usage_error("--best needs --val FILE to rank the models");
+	/* A run without a model to show for it is a mistake, not a default. */
+	if (o->out == NULL && !o->no_out)
+		usage_error("no --out MODEL: the trained model would be lost (--no-out "
+		    "trains without one)");
 }
 
 /* The generator of one use (kind) at one micro-batch: it depends only on
@@ -327,7 +376,8 @@ draw(struct rng *r, uint64_t seed, int kind, int64_t micro)
 	rng_seed(r, seed, (uint64_t)kind << 56 ^ (uint64_t)micro);
 }
 
-/* Write key as a decimal whole number or an exact double. */
+/* Write key as a decimal whole number or a double in the fewest digits
+ * that read back as the same double (0.05, not 0.050000000000000003). */
 static void
 meta_num(struct vt *s, const char *key, int isint, const void *p)
 {
@@ -335,19 +385,29 @@ meta_num(struct vt *s, const char *key, int isint, const void *p)
 
 	if (isint)
 		snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)p);
-	else
-		snprintf(buf, sizeof buf, "%.17g", *(const double *)p);
+	else {
+		double v = *(const double *)p;
+		for (int prec = 15; prec <= 17; prec++) {
+			snprintf(buf, sizeof buf, "%.*g", prec, v);
+			if (strtod(buf, NULL) == v)
+				break;
+		}
+	}
 	if (vt_meta_set(s, key, buf) < 0)
 		die("%s", s->err);
 }
 
-/* Read key back; die when the checkpoint lacks it. */
-static void
-meta_get(const struct vt *s, const char *path, const char *key, int isint, void *p)
+/* Read key back: 1, or 0 when an optional key is absent; die when the
+ * checkpoint lacks any other. */
+static int
+meta_get(const struct vt *s, const char *path, const char *key, int isint,
+    void *p, int optional)
 {
 	const char *v = vt_meta(s, key);
 	char *end;
 
+	if (v == NULL && optional)
+		return 0;
 	if (v == NULL)
 		die("%s: no %s key: not a vit-train checkpoint", path, key);
 	if (isint)
@@ -356,6 +416,7 @@ meta_get(const struct vt *s, const char *path, const char *key, int isint, void 
 		*(double *)p = strtod(v, &end);
 	if (*end != '\0' || end == v)
 		die("%s: bad %s '%s'", path, key, v);
+	return 1;
 }
 
 /* Open the input for pass r->st.pass and check it. */
@@ -494,19 +555,150 @@ schedule_steps(const struct run *r)
 	return r->nepoch * ((r->E + per - 1) / per);
 }
 
+/* Write buf[len] to fd whole: one write(2) for a line, which a kill
+ * does not cut in two (a retry only after a short write).  0, or -1 with
+ * errno. */
+static int
+put(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Append a line to --log, formatted whole and written at once, unbuffered:
+ * tail -f sees it when it is made, and a run killed at any moment leaves
+ * whole lines. */
+static void __attribute__((format(printf, 2, 3)))
+log_line(const struct run *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	if (r->log < 0)
+		return;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		die("%s: a log line longer than %zu bytes", r->o.log, sizeof buf);
+	if (put(r->log, buf, (size_t)n) < 0)
+		die_errno("%s", r->o.log);
+}
+
+/* "prog: message" on stderr, always, as one whole line after the progress
+ * line (when there is one) is ended; a closed stderr, as with stdio, is
+ * no reason to stop training. */
+static void __attribute__((format(printf, 2, 3)))
+say(struct run *r, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n = snprintf(buf, sizeof buf, "%s: ", progname);
+
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	progress_end(&r->pr);
+	(void)put(STDERR_FILENO, buf, (size_t)n);
+}
+
+/* Whether line (len bytes) is a whole --log line that a checkpoint at
+ * step, last validated at val_step, accounts for. */
+static int
+log_kept(const char *line, size_t len, int64_t step, int64_t val_step)
+{
+	static const char head[] = "{\"step\":";
+	const char *num = line + sizeof head - 1;
+	char *end;
+
+	if (len < sizeof head + 1 || strncmp(line, head, sizeof head - 1) != 0 ||
+	    line[len - 1] != '\n' || line[len - 2] != '}')
+		return 0;
+	long long s = strtoll(num, &end, 10);
+	if (end == num || *end != ',')
+		return 0;
+	return s <= (strstr(line, "\"val_acc\":") != NULL ? val_step : step);
+}
+
+/* Open --log, emptied for a fresh run.  A resumed run's is cut after its
+ * last whole line that the checkpoint accounts for (training lines up to
+ * its STEP, validations up to its VAL_STEP), dropping a half line and
+ * what the lost steps wrote, then appended to: the file reads as one run.
+ * Cut in place by ftruncate at that line's end, not rewritten: one call
+ * that the next --resume repeats should it be lost, no copy of a long log,
+ * and a reader following the file (tail -f) keeps following it. */
 static void
-save(struct run *r)
+open_log(struct run *r)
+{
+	const char *path = r->o.log;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	off_t keep = 0;
+	long long dropped = 0;
+	FILE *in;
+	struct stat st;
+
+	r->log = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+	    (r->o.resume ? 0 : O_TRUNC), 0666);
+	if (r->log < 0 || fstat(r->log, &st) < 0)
+		die_errno("%s", path);
+	if (!r->o.resume || !S_ISREG(st.st_mode))
+		return;		/* a pipe or terminal cannot be cut */
+	if ((in = fopen(path, "r")) == NULL)
+		die_errno("%s", path);
+	while ((len = getline(&line, &cap, in)) > 0) {
+		if (dropped == 0 && log_kept(line, (size_t)len, r->st.step, r->val_step))
+			keep += len;
+		else
+			dropped++;
+	}
+	if (ferror(in))
+		die_errno("%s", path);
+	fclose(in);
+	free(line);
+	if (ftruncate(r->log, keep) < 0)
+		die_errno("%s", path);
+	if (dropped > 0)
+		warnx("%s: %lld lines past the checkpoint's step %lld dropped", path,
+		    dropped, (long long)r->st.step);
+}
+
+/* Write the model to path with where the run stands and its metrics in the
+ * header: with the optimizer's moments (a checkpoint to resume) or without
+ * (a model for vit-eval). */
+static void
+write_model(struct run *r, const char *path, int optimizer)
 {
 	char err[512];
 
-	if (r->o.out == NULL)
-		return;
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
 		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
 	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
-	if (ckpt_save(r->o.out, r->m, &r->meta, 1, err, sizeof err) < 0)
+	if (!isnan(r->train_loss))
+		meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss);
+	if (ckpt_save(path, r->m, &r->meta, optimizer, err, sizeof err) < 0)
 		die("%s", err);
-	r->saved_epoch = (int)r->st.epoch;
+}
+
+static void
+save(struct run *r)
+{
+	if (r->o.out == NULL)
+		return;
+	write_model(r, r->o.out, 1);
+	r->saved_step = r->st.step;
 }
 
 /* Open the --val stream and check that the model can take it. */
@@ -522,7 +714,9 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 	return fp;
 }
 
-/* Accuracy and loss on the --val stream, logged. */
+/* Accuracy and loss on the --val stream: logged, shown, kept in the
+ * checkpoint's keys, and the model written to --best when it is the best
+ * so far.  Top-5 only over more than 5 classes, where it says something. */
 static void
 validate(struct run *r)
 {
@@ -530,19 +724,40 @@ validate(struct run *r)
 	struct batch_reader vbr;
 	struct eval_out out = { 0 };
 	struct eval_summary sum;
-	char err[512];
+	char err[512], t5[64] = "";
 	const char *name;
 	FILE *fp = open_val(r, &vs, &vbr, &name);
+	int top5 = r->m->c.classes > 5;
+	long long step = r->st.step, epoch = r->st.epoch;
 
 	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
 		die("--val: %s", err);
 	r->val_step = r->st.step;
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
 		die("--val: %s: no records", name);
-	if (r->log != NULL)
-		fprintf(r->log, "{\"step\":%lld,\"epoch\":%lld,\"val_acc\":%.6f,"
-		    "\"val_top5\":%.6f,\"val_loss\":%.6f}\n", (long long)r->st.step,
-		    (long long)r->st.epoch, sum.top1.mean, sum.top5.mean, sum.loss.mean);
+	if (top5)
+		snprintf(t5, sizeof t5, ",\"val_top5\":%.6f", sum.top5.mean);
+	log_line(r, "{\"step\":%lld,\"epoch\":%lld,\"val_acc\":%.6f%s,"
+	    "\"val_loss\":%.6f}\n", step, epoch, sum.top1.mean, t5, sum.loss.mean);
+	if (top5)
+		snprintf(t5, sizeof t5, " top-5 %.2f%%", 100 * sum.top5.mean);
+	say(r, "epoch %lld step %lld: val top-1 %.2f%%%s loss %.4f", epoch, step,
+	    100 * sum.top1.mean, t5, sum.loss.mean);
+	meta_num(&r->meta, "VAL_ACC", 0, &sum.top1.mean);
+	if (top5)
+		meta_num(&r->meta, "VAL_TOP5", 0, &sum.top5.mean);
+	meta_num(&r->meta, "VAL_LOSS", 0, &sum.loss.mean);
+	meta_num(&r->meta, "VAL_STEP", 1, &r->st.step);
+	meta_num(&r->meta, "VAL_EPOCH", 1, &r->st.epoch);
+	if (sum.top1.mean > r->best_acc) {
+		r->best_acc = sum.top1.mean;
+		r->best_epoch = r->st.epoch;
+		meta_num(&r->meta, "BEST_VAL_ACC", 0, &r->best_acc);
+		meta_num(&r->meta, "BEST_EPOCH", 1, &r->best_epoch);
+		meta_num(&r->meta, "BEST_STEP", 1, &r->st.step);
+		if (r->o.best != NULL)
+			write_model(r, r->o.best, 0);
+	}
 	eval_free(&out);
 	vt_free(&vs);
 	fclose(fp);
@@ -584,12 +799,39 @@ scale_grad(struct vit *m, float s)
 static void
 nonfinite(struct run *r, const char *what, double v)
 {
-	if (r->saved_epoch >= 0)
+	if (r->saved_step >= 0)
 		die("step %lld: %s is %g: stopping; the last good checkpoint is %s "
-		    "(epoch %d)", (long long)r->st.step + 1, what, v, r->o.out,
-		    r->saved_epoch);
+		    "(step %lld)", (long long)r->st.step + 1, what, v, r->o.out,
+		    (long long)r->saved_step);
 	die("step %lld: %s is %g: stopping%s", (long long)r->st.step + 1, what, v,
 	    r->o.out ? "; no checkpoint was written yet" : "");
+}
+
+/* Mark the moment t when seen records in all have been trained on. */
+static void
+rate_mark(struct rate *q, double t, int64_t seen)
+{
+	q->t[q->n % RATE_MARKS] = t;
+	q->seen[q->n % RATE_MARKS] = seen;
+	q->n++;
+}
+
+/* A step ended at t with seen records in all: its img_s, the records over
+ * the wall time since the newest mark at least RATE_WINDOW old (else the
+ * oldest kept): reading the input, steps, validations and checkpoints. */
+static double
+rate_step(struct rate *q, double t, int64_t seen)
+{
+	int kept = q->n < RATE_MARKS ? q->n : RATE_MARKS, j = 0;
+
+	for (int i = 1; i <= kept; i++) {
+		j = (q->n - i) % RATE_MARKS;
+		if (t - q->t[j] >= RATE_WINDOW)
+			break;
+	}
+	double dt = t - q->t[j], v = dt > 0 ? (seen - q->seen[j]) / dt : 0;
+	rate_mark(q, t, seen);
+	return v;
 }
 
 /* One optimizer step over up to accum micro-batches; the records it took
@@ -600,7 +842,7 @@ train_step(struct run *r)
 	const struct opts *o = &r->o;
 	int64_t nstep = 0;
 	int last = 0;
-	double lsum = 0, t0 = now_seconds();
+	double lsum = 0;
 	char err[512];
 
 	vit_zero_grad(r->m);
@@ -656,22 +898,40 @@ train_step(struct run *r)
 		    w->decay ? o->wd : 0, r->st.step + 1);
 	}
 	r->st.step++;
+	r->train_loss = lsum / nstep;
 
-	double dt = now_seconds() - t0, img_s = dt > 0 ? nstep / dt : 0;
-	r->img_s = r->img_s > 0 ? 0.9 * r->img_s + 0.1 * img_s : img_s;
+	double img_s = rate_step(&r->rate, now_seconds(), r->st.seen);
 	double epoch = r->E > 0 ? r->st.epoch + (double)(r->st.inpass % r->E) / r->E
 	    : (double)r->st.epoch;
 	if (r->E > 0 && r->st.inpass % r->E == 0)
 		epoch += 1;	/* epoch_end() comes next */
-	if (r->log != NULL)
-		fprintf(r->log, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
-		    "\"img_s\":%.1f}\n", (long long)r->st.step, epoch, lsum / nstep, lr,
-		    img_s);
+	log_line(r, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
+	    "\"img_s\":%.1f}\n", (long long)r->st.step, epoch, r->train_loss, lr,
+	    img_s);
 	char msg[128];
 	snprintf(msg, sizeof msg, "epoch %.2f loss %.4f %.0f img/s", epoch,
-	    lsum / nstep, r->img_s);
+	    r->train_loss, img_s);
 	progress_show(&r->pr, r->st.step, msg);
 	return nstep;
+}
+
+/* The run's last line on stderr: where it ended, the last step's loss,
+ * the best validation, and this process's wall time and records per
+ * second of it. */
+static void
+summary(struct run *r)
+{
+	double t = now_seconds() - r->t_start;
+	char loss[64] = "", best[96] = "";
+
+	if (!isnan(r->train_loss))
+		snprintf(loss, sizeof loss, ", train loss %.4f", r->train_loss);
+	if (r->o.val != NULL && r->best_acc >= 0)
+		snprintf(best, sizeof best, ", best val top-1 %.2f%% (epoch %lld)",
+		    100 * r->best_acc, (long long)r->best_epoch);
+	say(r, "done: step %lld epoch %lld%s%s, %.1f s, %.0f img/s",
+	    (long long)r->st.step, (long long)r->st.epoch, loss, best, t,
+	    t > 0 ? (r->st.seen - r->seen_start) / t : 0);
 }
 
 /* Load the checkpoint at --out and put the run where it stopped. */
@@ -686,11 +946,16 @@ resume(struct run *r)
 		die("--resume: %s", err);
 	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
 		meta_get(&ck, r->o.out, tkeys[k].key, tkeys[k].isint,
-		    (char *)&r->o + tkeys[k].off);
+		    (char *)&r->o + tkeys[k].off, tkeys[k].optional);
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
-		meta_get(&ck, r->o.out, skeys[k].key, 1, (char *)&r->st + skeys[k].off);
+		meta_get(&ck, r->o.out, skeys[k].key, 1, (char *)&r->st + skeys[k].off, 0);
+	/* What it knew of its validations and loss, absent before the first */
+	meta_get(&ck, r->o.out, "VAL_STEP", 1, &r->val_step, 1);
+	meta_get(&ck, r->o.out, "BEST_VAL_ACC", 0, &r->best_acc, 1);
+	meta_get(&ck, r->o.out, "BEST_EPOCH", 1, &r->best_epoch, 1);
+	meta_get(&ck, r->o.out, "TRAIN_LOSS", 0, &r->train_loss, 1);
 	int64_t threads;
-	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads);
+	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
 	if (threads != r->threads)
 		warnx("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
@@ -700,8 +965,7 @@ resume(struct run *r)
 		if (vt_meta_add(&r->meta, ck.meta[i].key, ck.meta[i].val) < 0)
 			die("%s", r->meta.err);
 	vt_free(&ck);
-	r->saved_epoch = (int)r->st.epoch;
-	r->val_step = r->st.step;
+	r->saved_step = r->st.step;
 	if (r->st.done) {
 		warnx("%s: the run it holds is finished; nothing to do", r->o.out);
 		exit(0);
@@ -717,12 +981,19 @@ main(int argc, char *argv[])
 	memset(&r, 0, sizeof r);
 	parse(argc, argv, &r.o);
 	r.threads = cli_threads(r.o.threads);
-	r.saved_epoch = -1;
+	r.saved_step = -1;
 	r.val_step = -1;
+	r.train_loss = NAN;
+	r.best_acc = -1;
+	r.log = -1;
 	adamw_defaults(&r.adam);
 
-	if (r.o.resume) {
+	if (r.o.resume)
 		resume(&r);
+	r.t_start = now_seconds();
+	r.seen_start = r.st.seen;
+	rate_mark(&r.rate, r.t_start, r.seen_start);
+	if (r.o.resume) {
 		int64_t inpass = r.st.inpass;
 		if (r.st.pass > 0 && (r.o.input == NULL || strcmp(r.o.input, "-") == 0))
 			die("--resume: the run was reading its input file for the %lld. "
@@ -758,8 +1029,8 @@ main(int argc, char *argv[])
 	r.perm = malloc((size_t)r.o.batch * sizeof *r.perm);
 	if (r.target == NULL || r.logits == NULL || r.perm == NULL)
 		die("out of memory");
-	if (r.o.log != NULL && (r.log = fopen(r.o.log, r.o.resume ? "a" : "w")) == NULL)
-		die_errno("%s", r.o.log);
+	if (r.o.log != NULL)
+		open_log(&r);
 
 	progress_start(&r.pr, r.st.total);
 	for (;;) {
@@ -770,6 +1041,9 @@ main(int argc, char *argv[])
 		if (train_step(&r) > 0) {
 			if (r.E > 0 && r.st.inpass % r.E == 0)
 				epoch_end(&r);
+			if (r.o.save_steps > 0 && r.st.step % r.o.save_steps == 0 &&
+			    r.saved_step != r.st.step)
+				save(&r);
 			continue;
 		}
 		/* This pass of the input is over. */
@@ -783,7 +1057,7 @@ main(int argc, char *argv[])
 		if (r.nepoch == 0 || r.st.epoch >= r.nepoch)
 			break;
 		if (r.fp == stdin) {
-			warnx("stdin: ended after %lld of %lld epochs", (long long)r.st.epoch,
+			say(&r, "stdin: ended after %lld of %lld epochs", (long long)r.st.epoch,
 			    (long long)r.nepoch);
 			break;
 		}
@@ -794,7 +1068,8 @@ main(int argc, char *argv[])
 		validate(&r);
 	r.st.done = 1;
 	save(&r);
-	if (r.log != NULL && fclose(r.log) == EOF)
+	summary(&r);
+	if (r.log >= 0 && close(r.log) < 0)
 		die_errno("%s", r.o.log);
 	free(r.target);
 	free(r.logits);

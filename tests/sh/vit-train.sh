@@ -7,12 +7,20 @@ key() { $PY tests/sh/vtstream.py "$1" "$2"; }
 # A small model, one thread (bitwise results need a fixed thread count, and
 # OpenMP threads spinning on a loaded 2-core machine only slow tiny models).
 M="--dim 16 --depth 1 --heads 2 --mlp 32 --threads 1"
+# ... and the runs that need no model: bad input, the log alone.
+N="$M --no-out"
 gen --records 300 --epoch-records 100 --seed 3 > "$T/ep.vt"
 gen --records 64 --seed 4 > "$T/val.vt"
 
 # Epochs and steps from EPOCH_RECORDS: ceil(100 / 32) = 4 steps an epoch.
 check "trains 3 epochs of a stream" vit-train $M --pe abs --batch 32 \
 	--val "$T/val.vt" --log "$T/log.json" -o "$T/m.vt" "$T/ep.vt"
+# On stderr, terminal or not: each validation (no top-5 of 2 classes) and
+# a summary at the end.
+[ "$(grep -cE "^vit-train: epoch ([123]) step (4|8|12): val top-1 [0-9.]+% loss [0-9.]+$" "$T/err")" = 3 ] &&
+	ok "a line on stderr per validation" || nok "validation lines: $(head -c 300 "$T/err")"
+check_grep "... and a summary: loss, best top-1 and its epoch, time, img/s" \
+    "^vit-train: done: step 12 epoch 3, train loss [0-9.]+, best val top-1 [0-9.]+% \(epoch [123]\), [0-9.]+ s, [0-9]+ img/s$" "$T/err"
 [ "$(key "$T/m.vt" STEP)" = 12 ] && ok "12 steps" || nok "steps: $(key "$T/m.vt" STEP)"
 [ "$(key "$T/m.vt" EPOCH)" = 3 ] && ok "3 epochs" || nok "epochs: $(key "$T/m.vt" EPOCH)"
 [ "$(key "$T/m.vt" TOTAL_STEPS)" = 12 ] && ok "the schedule spans 12 steps" || nok "schedule: $(key "$T/m.vt" TOTAL_STEPS)"
@@ -60,7 +68,8 @@ def val():
     ev = json.load(open(sys.argv[3]))
     assert ev["top1"] < 1, f"top1 {ev['top1']}: cannot tell top-1 from top-5"
     assert abs(val["val_acc"] - ev["top1"]) < 1e-5, f"val_acc {val['val_acc']}, vit-eval top1 {ev['top1']}"
-    assert abs(val["val_top5"] - ev["top5"]) < 1e-5 and abs(val["val_loss"] - ev["loss"]) < 1e-5, (val, ev)
+    assert abs(val["val_loss"] - ev["loss"]) < 1e-5, (val, ev)
+    assert "val_top5" not in val, f"top-5 of 2 classes logged: {val}"
 out = []
 for f in (defaults, val):
     try:
@@ -71,10 +80,10 @@ for f in (defaults, val):
 print("\n".join(out))
 EOF
 check_grep "checkpoint: TRAIN_* keys hold the documented defaults (betas 0.9 0.999, eps 1e-8, wd 0.05, lr 1e-3)" "^defaults ok" "$T/defcheck"
-check_grep "log: the last val_acc, val_top5, val_loss are vit-eval's top1, top5, loss" "^val ok" "$T/defcheck"
+check_grep "log: the last val_acc, val_loss are vit-eval's top1, loss; no val_top5 of 2 classes" "^val ok" "$T/defcheck"
 # Warmup: lr (step + 1) / warmup for the first --warmup steps, then the
 # cosine from lr: 5 steps, warmup 3: lr/3, 2lr/3, lr, lr, lr/2.
-vit-train $M --pe abs --batch 32 --steps 5 --warmup 3 --lr 3e-3 --log "$T/warm.json" "$T/ep.vt"
+vit-train $N --pe abs --batch 32 --steps 5 --warmup 3 --lr 3e-3 --log "$T/warm.json" "$T/ep.vt" 2>/dev/null
 $PY - "$T/warm.json" > "$T/warmcheck" 2>&1 <<'EOF'
 import json, sys
 sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
@@ -94,7 +103,7 @@ gen --records 50 --seed 5 > "$T/small.vt"
 check "--epochs 2 re-reads a file" vit-train $M --pe none --batch 20 --epochs 2 -o "$T/p.vt" "$T/small.vt"
 [ "$(key "$T/p.vt" STEP)" = 6 ] && ok "2 passes of 3 steps" || nok "steps: $(key "$T/p.vt" STEP)"
 gen --records 50 --seed 5 --no-records > "$T/norec.vt"
-check_exit 1 "no RECORDS and no --steps: no schedule length" vit-train $M --pe none "$T/norec.vt"
+check_exit 1 "no RECORDS and no --steps: no schedule length" vit-train $N --pe none "$T/norec.vt"
 check_grep "... says to give --steps" "--steps" "$T/err"
 check "no RECORDS with --steps" sh -c "vit-train $M --pe none --steps 2 -o $T/n.vt < $T/norec.vt"
 
@@ -110,12 +119,16 @@ cmp -s "$T/a/m.vt" "$T/b/m.vt" && nok "another seed, same bytes" || ok "another 
 (cd "$T/a" && vit-train $A --pe liere:4 --threads 2 -o t2.vt < ../ep.vt) &&
 	(cd "$T/b" && vit-train $A --pe liere:4 --threads 2 -o t2.vt < ../ep.vt)
 cmp -s "$T/a/t2.vt" "$T/b/t2.vt" && ok "2 threads, same seed: identical checkpoints" || nok "2 threads: runs differ"
-# Quiet unless stderr is a terminal; then a progress line with img/s and ETA.
-vit-train $M --batch 32 --steps 3 "$T/ep.vt" 2>"$T/quiet"
-[ ! -s "$T/quiet" ] && ok "nothing on stderr when it is not a terminal" || nok "stderr: $(head -c 200 "$T/quiet")"
+# No progress unless stderr is a terminal: the summary line alone; on a
+# terminal a progress line with img/s and ETA, which a validation line
+# ends first, so that it stands whole on a line of its own.
+vit-train $N --batch 32 --steps 3 "$T/ep.vt" 2>"$T/quiet"
+[ "$(wc -l < "$T/quiet")" = 1 ] && grep -q "^vit-train: done: step 3 epoch 0, train loss [0-9.]*, [0-9.]* s, [0-9]* img/s$" "$T/quiet" &&
+	ok "not a terminal: no progress, one summary line" || nok "stderr: $(head -c 300 "$T/quiet")"
 if command -v script >/dev/null; then
-	script -qec "vit-train $M --batch 4 --epochs 1 $T/ep.vt" /dev/null > "$T/tty" 2>&1
+	script -qec "vit-train $N --batch 4 --epochs 1 --val $T/val.vt $T/ep.vt" /dev/null > "$T/tty" 2>&1
 	check_grep "on a terminal: progress with loss, img/s, ETA" "loss [0-9.]+ [0-9]+ img/s ETA" "$T/tty"
+	check_grep "... and a validation line of its own" "^vit-train: epoch 1 step 25: val top-1 [0-9.]+% loss [0-9.]+.?$" "$T/tty"
 fi
 # Interrupted (the data stage dies in epoch 3) then resumed: the same bytes
 # as the run that never stopped.
@@ -130,20 +143,153 @@ check_exit 0 "resuming a finished run does nothing" vit-train --resume --threads
 (cd "$T/b" && head -c 80000 ../ep.vt | vit-train $A --pe liere:4 --threads 2 -o t2.vt 2>/dev/null;
 	vit-train --resume --threads 2 -o t2.vt < ../ep.vt)
 cmp -s "$T/a/t2.vt" "$T/b/t2.vt" && ok "liere, 2 threads, resumed: bitwise the uninterrupted run" || nok "liere resumed run differs"
-# A run killed with SIGKILL at some moment (here a file re-read 1500
-# times, a checkpoint every 10 passes) leaves a whole checkpoint, and
-# resumed it ends with the bytes of the run that never stopped.
+# logcheck A B: every line of log B is whole JSON, training and validation
+# steps each strictly increasing, and B's lines are log A's (img_s aside).
+logcheck() {
+	$PY - "$1" "$2" <<'EOF' 2>&1
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+def lines(path):
+    data, out = open(path, "rb").read(), []
+    assert data.endswith(b"\n"), f"{path}: a half last line"
+    for n, l in enumerate(data.split(b"\n")[:-1], 1):
+        try:
+            out.append(json.loads(l))
+        except ValueError:
+            raise AssertionError(f"{path} line {n} is no JSON: {l[:80]!r}")
+    for kind in ("loss", "val_acc"):
+        s = [l["step"] for l in out if kind in l]
+        assert all(a < b for a, b in zip(s, s[1:])), f"{path}: {kind} steps not increasing"
+    return [{k: v for k, v in l.items() if k != "img_s"} for l in out]
+a, b = lines(sys.argv[1]), lines(sys.argv[2])
+assert a == b, f"{len(b)} lines, {len(a)} wanted; first difference at line " + \
+    str(next((i + 1 for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)) + 1))
+print("fine")
+EOF
+}
+# A run killed with SIGKILL or SIGTERM at some moment (here a file re-read
+# 1500 times, a checkpoint every 10 passes) leaves a whole checkpoint and
+# a log of whole lines up to the step it was at (each written at once, not
+# buffered); resumed, it ends with the bytes of the run that never stopped,
+# and its log, cut back to the checkpoint's step, with that run's lines.
 K="$M --pe abs --batch 20 --epochs 1500 --save-every 10"
-(cd "$T/a" && vit-train $K -o k.vt ../small.vt)
-(cd "$T/b" && { vit-train $K -o k.vt ../small.vt & pid=$!; sleep 0.8; kill -9 $pid; wait $pid; } 2>/dev/null)
-if [ -f "$T/b/k.vt" ]; then
-	ok "SIGKILL after epoch $(key "$T/b/k.vt" EPOCH): a checkpoint is left"
-	check "... whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/val.vt"
-	(cd "$T/b" && vit-train --resume --threads 1 -o k.vt ../small.vt)
-	cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed: bitwise the uninterrupted run" || nok "killed and resumed run differs"
-else
-	ok "SIGKILL before the first checkpoint: none left (slow machine)"
-fi
+(cd "$T/a" && vit-train $K --log k.json -o k.vt ../small.vt 2>/dev/null)
+for sig in KILL TERM; do
+	rm -f "$T/b/k.vt" "$T/b/k.json"
+	(cd "$T/b" && { vit-train $K --log k.json -o k.vt ../small.vt & pid=$!; sleep 0.8; kill -$sig $pid; wait $pid; } 2>/dev/null)
+	if [ -f "$T/b/k.vt" ]; then
+		ok "SIG$sig after epoch $(key "$T/b/k.vt" EPOCH): a checkpoint is left"
+		check "... whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/val.vt"
+		$PY - "$T/b/k.json" "$(key "$T/b/k.vt" STEP)" > "$T/killlog" 2>&1 <<'EOF'
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+data = open(sys.argv[1], "rb").read()
+assert data.endswith(b"\n"), f"a half last line: {data[-60:]!r}"
+steps = [json.loads(l)["step"] for l in data.splitlines()]
+assert steps[-1] >= int(sys.argv[2]), f"log ends at step {steps[-1]}, the checkpoint is at {sys.argv[2]}"
+print("fine")
+EOF
+		check_grep "... its log: whole JSON lines, up to the checkpoint's step or later" "^fine" "$T/killlog"
+		(cd "$T/b" && vit-train --resume --threads 1 --log k.json -o k.vt ../small.vt 2>/dev/null)
+		cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed: bitwise the uninterrupted run" || nok "killed and resumed run differs"
+		logcheck "$T/a/k.json" "$T/b/k.json" > "$T/logcmp"
+		check_grep "... and the log reads as the uninterrupted run's" "^fine" "$T/logcmp"
+	else
+		ok "SIG$sig before the first checkpoint: none left (slow machine)"
+	fi
+done
+
+# --save-steps: checkpoints every N optimizer steps as well.  A run whose
+# input breaks off in epoch 2 leaves the checkpoint of step 6 (epochs are
+# 4 steps), mid-epoch; resumed, it ends with the bytes of the run that
+# never stopped, --best file included.  Its log, which went on to step 8
+# and gets a half line here (as a kill in a write would leave), is cut
+# back to step 6 and continued: the uninterrupted run's lines.  A weight
+# decay of 17 digits is kept exactly (and written so).
+S="$M --pe abs --batch 32 --save-steps 3 --save-every 100 --wd 0.30000000000000004 --val ../val.vt --best best.vt --log s.json"
+(cd "$T/a" && vit-train $S -o s.vt < ../ep.vt 2>/dev/null)
+(cd "$T/b" && head -c 70000 ../ep.vt | vit-train $S -o s.vt 2>/dev/null)
+[ "$(key "$T/b/s.vt" STEP)" = 6 ] && [ "$(key "$T/b/s.vt" PASS_RECORDS)" = 164 ] &&
+	ok "--save-steps 3: the checkpoint of step 6, 64 records into epoch 2" ||
+	nok "--save-steps 3: checkpoint at step $(key "$T/b/s.vt" STEP), $(key "$T/b/s.vt" PASS_RECORDS) records"
+grep -q '"step":8,' "$T/b/s.json" && ok "... the log went on to step 8" || nok "the log stops before step 8"
+printf '{"step":9,"epoch":2.3200,"loss":0.69' >> "$T/b/s.json"
+(cd "$T/b" && vit-train --resume --threads 1 --val ../val.vt --best best.vt --log s.json -o s.vt < ../ep.vt 2>err)
+cmp -s "$T/a/s.vt" "$T/b/s.vt" && ok "... resumed from mid-epoch: bitwise the uninterrupted run" || nok "resumed from step 6: differs"
+cmp -s "$T/a/best.vt" "$T/b/best.vt" && ok "... the --best file too" || nok "--best files differ"
+logcheck "$T/a/s.json" "$T/b/s.json" > "$T/logcmp"
+check_grep "... the log cut back to step 6 (half line dropped) and continued: one run" "^fine" "$T/logcmp"
+check_grep "... says what it dropped" "^vit-train: s.json: 4 lines past the checkpoint's step 6 dropped$" "$T/b/err"
+[ "$(key "$T/a/s.vt" TRAIN_WD)" = 0.30000000000000004 ] && [ "$(key "$T/a/s.vt" TRAIN_SAVE_STEPS)" = 3 ] &&
+	ok "TRAIN_WD 0.30000000000000004, TRAIN_SAVE_STEPS 3 kept" || nok "TRAIN_WD $(key "$T/a/s.vt" TRAIN_WD)"
+# The metrics in the header: the last validation, the best one (whose
+# model --best holds) and the last step's loss, as the log has them.
+vit-eval --json --resamples 0 --threads 1 "$T/a/best.vt" "$T/val.vt" > "$T/best-eval.json"
+$PY - "$T/a/s.vt" "$T/a/s.json" "$T/a/best.vt" "$T/best-eval.json" > "$T/metrics" 2>&1 <<'EOF'
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+from vtstream import read
+h, hb = read(sys.argv[1])[0], read(sys.argv[3])[0]
+k = lambda h, key: float(h[key][0])
+log = [json.loads(l) for l in open(sys.argv[2])]
+steps = [l for l in log if "loss" in l]
+vals = [l for l in log if "val_acc" in l]
+last, best = vals[-1], max(vals, key=lambda l: l["val_acc"])	# the first of equals
+assert abs(k(h, "VAL_ACC") - last["val_acc"]) < 1e-6 and abs(k(h, "VAL_LOSS") - last["val_loss"]) < 1e-6
+assert k(h, "VAL_STEP") == last["step"] == 12 and k(h, "VAL_EPOCH") == 3 and "VAL_TOP5" not in h
+assert abs(k(h, "TRAIN_LOSS") - steps[-1]["loss"]) < 1e-6
+assert abs(k(h, "BEST_VAL_ACC") - best["val_acc"]) < 1e-6, (h["BEST_VAL_ACC"], best)
+assert k(h, "BEST_EPOCH") == best["epoch"] and k(h, "BEST_STEP") == best["step"], (h["BEST_EPOCH"], best)
+assert k(hb, "STEP") == best["step"] and k(hb, "VAL_ACC") == k(h, "BEST_VAL_ACC")
+assert abs(json.load(open(sys.argv[4]))["top1"] - k(h, "BEST_VAL_ACC")) < 1e-9, "--best holds another model"
+print("fine")
+EOF
+check_grep "VAL_ACC VAL_LOSS VAL_STEP TRAIN_LOSS BEST_VAL_ACC BEST_EPOCH BEST_STEP; --best holds that model" "^fine" "$T/metrics"
+check_exit 2 "--save-steps without -o" vit-train $N --save-steps 2 "$T/ep.vt"
+check_exit 2 "--best without --val" vit-train $M --best "$T/b.vt" -o "$T/m2.vt" "$T/ep.vt"
+
+# img_s: records over the last second or more of wall time, input waits
+# included.  A stream that arrives in bursts (a fifth of it each 0.6 s,
+# about 100 records/s) trains at about that, not at each step's own rate
+# (a step that finds its records read is 100 times faster).
+$PY -c 'import sys, time
+d = open(sys.argv[1], "rb").read(); n = len(d) // 5 + 1
+for i in range(0, len(d), n):
+    sys.stdout.buffer.write(d[i:i + n]); sys.stdout.flush(); time.sleep(0.6)' "$T/ep.vt" |
+	vit-train $N --pe abs --batch 10 --log "$T/rate.json" 2>/dev/null
+$PY - "$T/rate.json" > "$T/ratecheck" 2>&1 <<'EOF'
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+r = [json.loads(l)["img_s"] for l in open(sys.argv[1])]
+assert len(r) == 30, f"{len(r)} steps"
+r = r[12:]	# after the first second
+assert 25 < min(r) and max(r) < 400 and max(r) < 4 * min(r), f"img_s from {min(r)} to {max(r)}"
+print("fine")
+EOF
+check_grep "img_s: the rate of the last second, about the input's 100 records/s" "^fine" "$T/ratecheck"
+
+# -o is needed: a run that would throw its model away is refused, unless
+# --no-out asks for it (benchmarks).
+check_exit 2 "no -o: refused" vit-train $M --steps 1 "$T/ep.vt"
+check_grep "... names --no-out" "no --out MODEL.*--no-out" "$T/err"
+check "--no-out: trains without a model" vit-train $N --steps 1 "$T/ep.vt"
+check_exit 2 "-o and --no-out" vit-train $N --steps 1 -o "$T/x.vt" "$T/ep.vt"
+# Option errors are usage errors (exit 2), one message each, found before
+# any input is read: getopt's own message is off.
+check_exit 2 "unknown option" vit-train --dimm
+[ "$(grep -c "^vit-train: " "$T/err")" = 1 ] && grep -q "^vit-train: unknown option '--dimm'$" "$T/err" &&
+	ok "... one message" || nok "messages: $(head -c 300 "$T/err")"
+check_exit 2 "option without its argument" vit-train --dim
+check_grep "... named" "^vit-train: option '--dim' needs an argument$" "$T/err"
+check_exit 2 "--pe liere:3: a block size that does not divide the head" vit-train $N --pe liere:3 /nonexistent
+check_grep "... said" "^vit-train: --pe: block size 3: want 2 or more, dividing the head dimension 8$" "$T/err"
+check_exit 2 "--dim not a multiple of --heads" vit-train $N --dim 10 --heads 3 /nonexistent
+# Every option of --help has its entry in vit-train(1)'s OPTIONS.
+vit-train --help | grep -oE -- '--[a-z0-9-]+' | sort -u | while read -r o; do
+	sed -n '/^\.Sh OPTIONS/,/^\.Sh /p' man/man1/vit-train.1 | grep -qE "^\.It.*Fl -${o#--}( |$)" || echo "$o"
+done > "$T/undoc"
+[ ! -s "$T/undoc" ] && ok "every --help option has an OPTIONS entry in vit-train(1)" ||
+	nok "no OPTIONS entry for $(tr '\n' ' ' < "$T/undoc")"
 
 # Accumulation: batch 30 x 3 micro-batches = batch 90 (the 2nd step of an
 # epoch of 100 is 10 records in both), the same steps up to rounding.
@@ -186,7 +332,7 @@ EOF
 check_grep "lr * wd = 1 wipes weight matrices, not LayerNorm gains, cls, pos_embed, pe.params" "^fine" "$T/wdcheck"
 # Label smoothing 1 of 2 classes: targets 1/2 each, so with --lr 0 at a
 # fresh model (logits near equal) the loss is about ln 2.
-vit-train $M --pe abs --batch 20 --steps 1 --lr 0 --smoothing 1 --log "$T/smooth.json" "$T/small.vt"
+vit-train $N --pe abs --batch 20 --steps 1 --lr 0 --smoothing 1 --log "$T/smooth.json" "$T/small.vt" 2>/dev/null
 l=$(sed -n 's/.*"loss":\([^,]*\),.*/\1/p' "$T/smooth.json")
 $PY -c "import math, sys; sys.exit(not abs(${l:-0} - math.log(2)) < 1e-3)" && ok "--smoothing 1: loss $l = ln 2" || nok "--smoothing 1: loss $l, not ln 2"
 # Clipping: --clip 1e-12 leaves a gradient far below eps, so AdamW's step
@@ -215,45 +361,45 @@ $PY tests/sh/vtstream.py "$T/fromgen.vt" --field pe.params > "$T/pe2"
 [ -s "$T/pe1" ] && cmp -s "$T/pe1" "$T/pe2" && ok "... pe.params taken from it" || nok "pe.params differ from the generator file's"
 vit-train $G --seed 2 --lr 0 --steps 1 -o "$T/nogen.vt" "$T/ep.vt"
 $PY tests/sh/vtstream.py "$T/nogen.vt" --field pe.params | cmp -s - "$T/pe1" && nok "seed 2 alone gives the same pe.params" || ok "... (seed 2 alone: others)"
-check_exit 1 "--generators of another model" vit-train $M --depth 2 --pe liere:4 --generators "$T/gen.vt" "$T/ep.vt"
+check_exit 1 "--generators of another model" vit-train $N --depth 2 --pe liere:4 --generators "$T/gen.vt" "$T/ep.vt"
 check_grep "... names the key" "LAYERS is 1, the model's is 2" "$T/err"
 
 # Bad input.
 gen --records 8 --no-label > "$T/nolabel.vt"
-check_exit 1 "no label field" vit-train $M "$T/nolabel.vt"
+check_exit 1 "no label field" vit-train $N "$T/nolabel.vt"
 check_grep "... named" "label" "$T/err"
 gen --records 8 --patch-name pixels > "$T/nopatch.vt"
-check_exit 1 "no patch field" vit-train $M "$T/nopatch.vt"
+check_exit 1 "no patch field" vit-train $N "$T/nopatch.vt"
 gen --records 8 --label 2 > "$T/badlabel.vt"
-check_exit 1 "label out of range" vit-train $M "$T/badlabel.vt"
+check_exit 1 "label out of range" vit-train $N "$T/badlabel.vt"
 check_grep "... said" "label 2 out of range" "$T/err"
 gen --records 8 --label -1 > "$T/minus1.vt"
-check_exit 1 "training needs every label" vit-train $M "$T/minus1.vt"
+check_exit 1 "training needs every label" vit-train $N "$T/minus1.vt"
 gen --records 8 --f32 --nan 3 > "$T/nan.vt"
-check_exit 1 "NaN in f32 patches" vit-train $M "$T/nan.vt"
+check_exit 1 "NaN in f32 patches" vit-train $N "$T/nan.vt"
 check_grep "... said" "record 4: 'patch' holds NaN" "$T/err"
 gen --records 8 --nan 5 > "$T/nanpos.vt"
-check_exit 1 "NaN in positions" vit-train $M "$T/nanpos.vt"
+check_exit 1 "NaN in positions" vit-train $N "$T/nanpos.vt"
 head -c 2000 "$T/small.vt" > "$T/trunc.vt"
-check_exit 1 "truncated stream" vit-train $M "$T/trunc.vt"
+check_exit 1 "truncated stream" vit-train $N "$T/trunc.vt"
 printf 'VITPIPE 1\nBYTEORDER little\nALIGN 64\nFIELD x f32 3\nENDHDR\n' > "$T/junk.vt"
-check_exit 1 "a stream of other fields" vit-train $M "$T/junk.vt"
-check_exit 1 "not a stream" vit-train $M /etc/passwd
+check_exit 1 "a stream of other fields" vit-train $N "$T/junk.vt"
+check_exit 1 "not a stream" vit-train $N /etc/passwd
 gen --records 8 --clspos 1.5 > "$T/cls1.vt"
-check_exit 1 "CLSPOS with 1 coordinate for 2 axes" vit-train $M --pe liere:4 "$T/cls1.vt"
+check_exit 1 "CLSPOS with 1 coordinate for 2 axes" vit-train $N --pe liere:4 "$T/cls1.vt"
 check_grep "... said" "CLSPOS '1.5' is not 'none' or 2 coordinates" "$T/err"
 gen --records 40 --clspos 1.5,1.5 > "$T/cls2.vt"
 check "CLSPOS 1.5,1.5: a rotated CLS" vit-train $M --pe liere:4 --locality -o "$T/cls.vt" "$T/cls2.vt"
 [ "$(key "$T/cls.vt" VIT_CLS_POS)" = "1.5,1.5" ] && ok "... kept in the model" || nok "VIT_CLS_POS $(key "$T/cls.vt" VIT_CLS_POS)"
 gen --records 8 --values 8 > "$T/p8.vt"
-check_exit 1 "--val of another patch size fails at once" vit-train $M --val "$T/p8.vt" "$T/ep.vt"
+check_exit 1 "--val of another patch size fails at once" vit-train $N --val "$T/p8.vt" "$T/ep.vt"
 check_grep "... said" "^vit-train: --val: .*8 values, the model takes 4" "$T/err"
-check_exit 1 "--val missing" vit-train $M --val "$T/nonexistent.vt" "$T/ep.vt"
+check_exit 1 "--val missing" vit-train $N --val "$T/nonexistent.vt" "$T/ep.vt"
 check_exit 1 "--resume without a checkpoint" vit-train --resume -o "$T/none.vt" "$T/ep.vt"
 check_exit 2 "--resume takes no model option" vit-train --resume --lr 1 -o "$T/m.vt" "$T/ep.vt"
 check_exit 2 "--resume needs --out" vit-train --resume "$T/ep.vt"
-check_exit 2 "unknown preset" vit-train --preset huge "$T/ep.vt"
-check_exit 2 "bad --share" vit-train --share some "$T/ep.vt"
+check_exit 2 "unknown preset" vit-train --no-out --preset huge "$T/ep.vt"
+check_exit 2 "bad --share" vit-train --no-out --share some "$T/ep.vt"
 # Every --share and --pool value reaches the model: a one-step run each.
 for s in none:mean heads:cls layers:mean all:cls; do
 	vit-train $M --pe liere:4 --share ${s%:*} --pool ${s#*:} --batch 8 --steps 1 \
@@ -263,7 +409,7 @@ for s in none:mean heads:cls layers:mean all:cls; do
 		ok "--share ${s%:*} --pool ${s#*:}: the checkpoint says so" ||
 		nok "--share ${s%:*} --pool ${s#*:}: checkpoint has $(cat "$T/sharekeys")"
 done
-check_exit 1 "unknown position encoding" vit-train $M --pe nosuch "$T/ep.vt"
+check_exit 2 "unknown position encoding: a usage error" vit-train $N --pe nosuch "$T/ep.vt"
 # A loss that overflows (weight decay lr * wd = 1e12 blows the weights up
 # within a few steps) stops the run and keeps the last checkpoint: one
 # step an epoch, so the epoch count of the checkpoint is the step before.
@@ -272,8 +418,8 @@ check_exit 1 "unknown position encoding" vit-train $M --pe nosuch "$T/ep.vt"
 gen --records 100 --epoch-records 10 > "$T/e10.vt"
 vit-train $M --pe abs --batch 10 --lr 1e6 --wd 1e6 -o "$T/h.vt" "$T/e10.vt" 2>"$T/err"
 check_grep "non-finite loss stops the run, names step and last good checkpoint" \
-    "^vit-train: step [0-9]+: the loss is (nan|-nan|inf|-inf).*last good checkpoint is .*h.vt \(epoch [0-9]+\)" "$T/err"
-s=$(sed -n 's/.*step \([0-9]*\):.*/\1/p' "$T/err")
+    "^vit-train: step [0-9]+: the loss is (nan|-nan|inf|-inf).*last good checkpoint is .*h.vt \(step [0-9]+\)" "$T/err"
+s=$(sed -n 's/^vit-train: step \([0-9]*\):.*/\1/p' "$T/err")
 [ "$(key "$T/h.vt" EPOCH)" = $((s - 1)) ] && [ "$(key "$T/h.vt" DONE)" = 0 ] && ok "the checkpoint of step $((s - 1)) is kept" || nok "checkpoint after NaN: epoch $(key "$T/h.vt" EPOCH)"
 check "... and is whole" $PY tests/sh/vtstream.py "$T/h.vt" --maxdiff "$T/h.vt"
 # Resuming that model on a stream of another shape.
@@ -298,7 +444,11 @@ done
 	nok "VIT_POS_PER_RECORD: $(key "$T/pert-liere:8.vt" VIT_POS_PER_RECORD)"
 check "... vit-eval takes them" vit-eval --resamples 0 --threads 1 \
     "$T/pert-liere:8.vt" "$T/pert.vt"
-vit-train $M --pe liere:8 --batch 32 --epochs 1 -o "$T/grid-liere.vt" "$T/grid.vt"
+vit-train $M --pe liere:8 --batch 32 --epochs 1 --val "$T/grid.vt" --log "$T/fm.json" \
+    -o "$T/grid-liere.vt" "$T/grid.vt" 2>"$T/fm-err"
+check_grep "10 classes: the validation line has top-5" "^vit-train: epoch 1 step 2: val top-1 [0-9.]+% top-5 [0-9.]+% loss [0-9.]+$" "$T/fm-err"
+grep -q '"val_top5":' "$T/fm.json" && [ -n "$(key "$T/grid-liere.vt" VAL_TOP5)" ] &&
+	ok "... and so do the log and VAL_TOP5" || nok "no val_top5 of 10 classes"
 check "... also with a model trained on the grid" \
     vit-eval --resamples 0 --threads 1 "$T/grid-liere.vt" "$T/pert.vt"
 

@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "evaluate.h"
+#include "json.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -115,27 +116,12 @@ class_names(const struct vt *s, char **names, int classes)
 	}
 }
 
-/* s as a JSON string. */
-static void
-json_string(const char *s)
-{
-	putchar('"');
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	putchar('"');
-}
-
 /* name as a JSON string, or null. */
 static void
 json_name(const char *name)
 {
 	if (name)
-		json_string(name);
+		json_put_string(stdout, name);
 	else
 		printf("null");
 }
@@ -158,7 +144,7 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 			printf(",\"prob\":%.6f", out->prob[i]);
 			if (src) {
 				printf(",\"source\":");
-				json_string(src);
+				json_put_string(stdout, src);
 			}
 			printf("}\n");
 			continue;

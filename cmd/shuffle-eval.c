@@ -298,10 +298,11 @@ emit(const struct opts *o, int argc, char *argv[])
 	vt_free(&s);
 }
 
-/* Top-1 accuracy of one pass over the stream (trial -1: unshuffled). */
+/* Top-1 accuracy of one pass over the stream (trial -1: unshuffled) by the
+ * model *m of checkpoint keys ck. */
 static double
-pass(struct vit **m, FILE *fp, struct vt *s, const char *name, struct shuffler *sh,
-    int trial, int64_t *records)
+pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *name,
+    struct shuffler *sh, int trial, int64_t *records)
 {
 	struct batch_reader br;
 	struct eval_out out = { 0 };
@@ -310,7 +311,7 @@ pass(struct vit **m, FILE *fp, struct vt *s, const char *name, struct shuffler *
 	char err[512];
 
 	rewind_input(fp, s, name);
-	if (batch_open(&br, s, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
+	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
 		die("%s", s->err);
 	sh->trial = trial;
 	if (evaluate(m, &br, sh->o->batch, &hooks, &out, err, sizeof err) < 0)
@@ -352,9 +353,9 @@ main(int argc, char *argv[])
 	vt_init(&s);
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");
-	before = pass(&m, fp, &s, name, &sh, -1, &n);
+	before = pass(&m, &ms, fp, &s, name, &sh, -1, &n);
 	for (int k = 0; k < o.trials; k++) {
-		after[k] = pass(&m, fp, &s, name, &sh, k, &n);
+		after[k] = pass(&m, &ms, fp, &s, name, &sh, k, &n);
 		mean += after[k] / o.trials;
 		lo = fmin(lo, after[k]);
 		hi = fmax(hi, after[k]);

@@ -1,7 +1,7 @@
 /*
  * vit-eval - score a trained model on a stream: top-1 and top-5 accuracy
  * and mean loss with bootstrap confidence intervals, per-class accuracy,
- * or one prediction per record.
+ * the confusion matrix, or one prediction per record.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "evaluate.h"
+#include "json.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -20,6 +21,7 @@ struct opts {
 	int	 threads;
 	int	 json;
 	int	 per_class;
+	int	 confusion;
 	int	 predict;
 	int	 resamples;
 	uint64_t seed;
@@ -38,11 +40,13 @@ usage(void)
 {
 	printf("usage: %s [options] MODEL [STREAM]\n"
 	    "Evaluate MODEL (a vit-train checkpoint) on a stream of patch, pos and\n"
-	    "label records: top-1 and top-5 accuracy and mean loss with 95%% bootstrap\n"
-	    "confidence intervals.\n"
+	    "label records: top-1 and top-5 accuracy (top-5 with over 5 classes) and mean\n"
+	    "loss with 95%% bootstrap confidence intervals.\n"
 	    "  -b, --batch N       records per forward pass (64)\n"
 	    "      --per-class     also the accuracy of every class\n"
-	    "      --predict       one line per record: predicted class and probability\n"
+	    "      --confusion     also the confusion matrix (rows true, columns predicted)\n"
+	    "      --predict       one line per record: predicted class, probability and\n"
+	    "                      source (when the stream has one)\n"
 	    "      --json          JSON output\n"
 	    "      --resamples N   bootstrap resamples (1000; 0: no intervals)\n"
 	    "      --seed N        bootstrap seed (1)\n"
@@ -55,10 +59,11 @@ usage(void)
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { PER_CLASS = 256, PREDICT, JSON, RESAMPLES, SEED, THREADS };
+	enum { PER_CLASS = 256, CONFUSION, PREDICT, JSON, RESAMPLES, SEED, THREADS };
 	static const struct option lo[] = {
 		{ "batch", required_argument, NULL, 'b' },
 		{ "per-class", no_argument, NULL, PER_CLASS },
+		{ "confusion", no_argument, NULL, CONFUSION },
 		{ "predict", no_argument, NULL, PREDICT },
 		{ "json", no_argument, NULL, JSON },
 		{ "resamples", required_argument, NULL, RESAMPLES },
@@ -75,6 +80,7 @@ parse(int argc, char *argv[], struct opts *o)
 		switch (c) {
 		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); break;
 		case PER_CLASS: o->per_class = 1; break;
+		case CONFUSION: o->confusion = 1; break;
 		case PREDICT: o->predict = 1; break;
 		case JSON: o->json = 1; break;
 		case RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
@@ -90,8 +96,8 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("too many operands");
 	o->model = argv[optind];
 	o->input = argc - optind == 2 ? argv[optind + 1] : NULL;
-	if (o->predict && o->per_class)
-		usage_error("--predict and --per-class do not go together");
+	if (o->predict && (o->per_class || o->confusion))
+		usage_error("--predict does not go with --per-class or --confusion");
 }
 
 /* Class names from the "CLASS i name" lines of s into names[classes]
@@ -110,46 +116,50 @@ class_names(const struct vt *s, char **names, int classes)
 	}
 }
 
-/* s as a JSON string. */
+/* name as a JSON string, or null. */
 static void
-json_string(const char *s)
+json_name(const char *name)
 {
-	putchar('"');
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			printf("\\u%04x", *s);
-		else
-			putchar(*s);
-	putchar('"');
+	if (name)
+		json_put_string(stdout, name);
+	else
+		printf("null");
 }
 
-/* --predict: print records first .. first+n-1 as they come. */
+/* --predict: print b's records, first .. first+b->n-1 of out, as they
+ * come; the record's source ends the line. */
 static void
-print_predictions(void *ctx, const struct eval_out *out, int64_t first, int n)
+print_predictions(void *ctx, const struct eval_out *out, int64_t first,
+    const struct batch *b)
 {
 	struct printer *p = ctx;
 
-	for (int64_t i = first; i < first + n; i++) {
-		const char *name = p->names[out->pred[i]];
+	for (int k = 0; k < b->n; k++) {
+		int64_t i = first + k;
+		const char *name = p->names[out->pred[i]], *src = batch_source(b, k);
 		if (p->o->json) {
 			printf("{\"record\":%lld,\"class\":%d,\"name\":", (long long)i,
 			    out->pred[i]);
-			if (name)
-				json_string(name);
-			else
-				printf("null");
-			printf(",\"prob\":%.6f}\n", out->prob[i]);
-		} else if (name)
-			printf("%s %.6f\n", name, out->prob[i]);
+			json_name(name);
+			printf(",\"prob\":%.6f", out->prob[i]);
+			if (src) {
+				printf(",\"source\":");
+				json_put_string(stdout, src);
+			}
+			printf("}\n");
+			continue;
+		}
+		if (name)
+			printf("%s %.6f", name, out->prob[i]);
 		else
-			printf("%d %.6f\n", out->pred[i], out->prob[i]);
+			printf("%d %.6f", out->pred[i], out->prob[i]);
+		printf(src ? " %s\n" : "\n", src);
 	}
 	cli_close_out(stdout, "stdout");
 }
 
-/* The figures printed, in order. */
+/* The figures printed, in order; top5 only with more than 5 classes (it is
+ * 1 with fewer). */
 #define NSTAT 3
 static const char *const stat_name[NSTAT] = { "top1", "top5", "loss" };
 
@@ -159,13 +169,60 @@ stat(const struct eval_summary *s, int i)
 	return i == 0 ? &s->top1 : i == 1 ? &s->top5 : &s->loss;
 }
 
+static int
+shown(const struct eval_out *out, int i)
+{
+	return i != 1 || out->classes > 5;
+}
+
+/* Class c's name, or its index in buf. */
+static const char *
+label_of(char **names, int c, char *buf, size_t len)
+{
+	if (names[c])
+		return names[c];
+	snprintf(buf, len, "%d", c);
+	return buf;
+}
+
+/* The confusion matrix as aligned text: a row per true class, a column per
+ * predicted class, each headed by the class's name (or index). */
+static void
+print_confusion(const int64_t *cm, int C, char **names)
+{
+	char buf[32];
+	int w = 1, lw = 0;	/* column width, row label width */
+
+	for (int c = 0; c < C; c++) {
+		int n = (int)strlen(label_of(names, c, buf, sizeof buf));
+		w = n > w ? n : w;
+		lw = n > lw ? n : lw;
+		for (int p = 0; p < C; p++) {
+			n = snprintf(buf, sizeof buf, "%lld", (long long)cm[(int64_t)c * C + p]);
+			w = n > w ? n : w;
+		}
+	}
+	printf("confusion (rows: true class, columns: predicted)\n%*s", lw, "");
+	for (int p = 0; p < C; p++)
+		printf(" %*s", w, label_of(names, p, buf, sizeof buf));
+	putchar('\n');
+	for (int c = 0; c < C; c++) {
+		printf("%-*s", lw, label_of(names, c, buf, sizeof buf));
+		for (int p = 0; p < C; p++)
+			printf(" %*lld", w, (long long)cm[(int64_t)c * C + p]);
+		putchar('\n');
+	}
+}
+
 static void
 print_text(const struct eval_summary *s, const struct eval_out *out,
-    char **names, const struct opts *o)
+    const int64_t *cm, char **names, const struct opts *o)
 {
 	printf("records %lld\n", (long long)s->n);
 	for (int i = 0; i < NSTAT; i++) {
 		const struct eval_stat *st = stat(s, i);
+		if (!shown(out, i))
+			continue;
 		if (o->resamples > 0)
 			printf("%s %.4f 95%% CI %.4f %.4f\n", stat_name[i], st->mean,
 			    st->lo, st->hi);
@@ -178,15 +235,19 @@ print_text(const struct eval_summary *s, const struct eval_out *out,
 		printf("class %d %s %.4f %lld/%lld\n", c, names[c] ? names[c] : "-",
 		    n ? (double)hit / n : 0.0, (long long)hit, (long long)n);
 	}
+	if (cm)
+		print_confusion(cm, out->classes, names);
 }
 
 static void
 print_json(const struct eval_summary *s, const struct eval_out *out,
-    char **names, const struct opts *o)
+    const int64_t *cm, char **names, const struct opts *o)
 {
 	printf("{\"records\":%lld", (long long)s->n);
 	for (int i = 0; i < NSTAT; i++) {
 		const struct eval_stat *st = stat(s, i);
+		if (!shown(out, i))
+			continue;
 		printf(",\"%s\":%.6f", stat_name[i], st->mean);
 		if (o->resamples > 0)
 			printf(",\"%s_ci\":[%.6f,%.6f]", stat_name[i], st->lo, st->hi);
@@ -197,13 +258,25 @@ print_json(const struct eval_summary *s, const struct eval_out *out,
 			int64_t n, hit;
 			eval_class(out, c, &n, &hit);
 			printf("%s{\"class\":%d,\"name\":", c ? "," : "", c);
-			if (names[c])
-				json_string(names[c]);
-			else
-				printf("null");
+			json_name(names[c]);
 			printf(",\"records\":%lld,\"top1\":%.6f}", (long long)n,
 			    n ? (double)hit / n : 0.0);
 		}
+		printf("]");
+	}
+	if (cm) {
+		printf(",\"class_names\":[");
+		for (int c = 0; c < out->classes; c++) {
+			if (c)
+				putchar(',');
+			json_name(names[c]);
+		}
+		printf("],\"confusion\":[");
+		for (int c = 0; c < out->classes; c++)
+			for (int p = 0; p < out->classes; p++)
+				printf("%s%lld%s", p ? "," : c ? ",[" : "[",
+				    (long long)cm[(int64_t)c * out->classes + p],
+				    p == out->classes - 1 ? "]" : "");
 		printf("]");
 	}
 	printf("}\n");
@@ -233,15 +306,8 @@ main(int argc, char *argv[])
 		die("%s", s.err);
 	if (!o.predict && vt_find(&s, "label") < 0)
 		die("%s: no field 'label' to score (--predict needs none)", name);
-	if (batch_open(&br, &s, m->c.P, m->c.axes, m->c.classes, 0) < 0)
+	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err);
-	const char *keys[] = { "MEAN", "STD" };
-	for (int i = 0; i < 2; i++) {
-		const char *a = vt_meta(&ms, keys[i]), *b = vt_meta(&s, keys[i]);
-		if ((a || b) && (!a || !b || strcmp(a, b) != 0))
-			warnx("%s: %s %s differs from the training stream's %s", name,
-			    keys[i], b ? b : "(none)", a ? a : "(none)");
-	}
 
 	char **names = calloc((size_t)m->c.classes, sizeof *names);
 	if (names == NULL)
@@ -256,7 +322,11 @@ main(int argc, char *argv[])
 	if (!o.predict) {
 		if (eval_summarize(&out, o.resamples, 0.95, o.seed, &sum) < 0)
 			die("%s: no labelled records", name);
-		(o.json ? print_json : print_text)(&sum, &out, names, &o);
+		int64_t *cm = NULL;
+		if (o.confusion && (cm = eval_confusion(&out)) == NULL)
+			die("out of memory");
+		(o.json ? print_json : print_text)(&sum, &out, cm, names, &o);
+		free(cm);
 	}
 	cli_close_out(stdout, "stdout");
 	for (int c = 0; c < m->c.classes; c++)

@@ -709,7 +709,8 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 
 	vt_init(vs);
 	if (vt_read_header(vs, fp, *name) < 0 ||
-	    batch_open(vbr, vs, r->m->c.P, r->m->c.axes, r->m->c.classes, 1) < 0)
+	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,
+	    r->m->c.classes, 1) < 0)
 		die("--val: %s", vs->err);
 	return fp;
 }

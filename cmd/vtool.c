@@ -1,8 +1,10 @@
 /*
  * vtool - look into vitpipe streams, cut and join them, and convert them to
- * and from NumPy .npy arrays (vtool(1)).
+ * and from NumPy .npy arrays (vtool(1)), the header's keys, ALIGN and '*'
+ * dims kept in DIR/header.json beside the arrays.
  */
 #include <errno.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -12,11 +14,13 @@
 
 #include "atomicfile.h"
 #include "cli.h"
+#include "json.h"
 #include "npy.h"
 #include "vt.h"
 #include "vtcopy.h"
 
 #define MAXIN	1024		/* streams for cat, arrays for from-npy */
+#define HEADER_JSON "header.json"	/* to-npy's sidecar in DIR */
 
 struct opts {
 	const char	*cmd;		/* info head cat to-npy from-npy */
@@ -28,6 +32,8 @@ struct opts {
 	int		 nmeta;
 	const char	*shapes[MAXIN];	/* from-npy: NAME=SHAPES.npy */
 	int		 nshapes;
+	const char	*header;	/* from-npy: --header FILE */
+	int		 no_header;	/* from-npy: --no-header */
 	int		 set_lines, set_align;
 	char		**args;		/* operands after the subcommand */
 	int		 nargs;
@@ -41,19 +47,24 @@ usage(void)
 	    "       %s cat [FILE...]\n"
 	    "       %s to-npy [--ragged] DIR [FILE]\n"
 	    "       %s from-npy [--align N] [--meta KEY=VALUE]... [--shapes NAME=S.npy]...\n"
-	    "                NAME=FILE.npy...\n"
+	    "                [--header FILE | --no-header] NAME=FILE.npy...\n"
 	    "Inspect, cut, join and convert vitpipe streams (FILE '-' or none: stdin).\n"
 	    "  info        fields, dtypes, shapes, metadata and the record count\n"
 	    "  head        the first N records (default 10) as a stream\n"
 	    "  cat         streams with identical fields, one after the other\n"
-	    "  to-npy      every field to DIR/NAME.npy, records along the first axis\n"
-	    "  from-npy    arrays with the same first dimension to records\n"
+	    "  to-npy      every field to DIR/NAME.npy, records along the first axis, and\n"
+	    "              the header's keys to DIR/" HEADER_JSON "\n"
+	    "  from-npy    arrays with the same first dimension to records, with the keys\n"
+	    "              of " HEADER_JSON " beside the first array when there is one\n"
 	    "  -n, --lines N     head: records to keep\n"
 	    "  --ragged          to-npy: write '*' fields flat with NAME.shapes.npy\n"
 	    "  --align N         from-npy: ALIGN of the stream (default 64)\n"
 	    "  --meta KEY=VALUE  from-npy: a header line KEY VALUE (repeatable)\n"
 	    "  --shapes NAME=S.npy  from-npy: NAME's array is flat, S.npy [N][rank]\n"
 	    "                    its records' shapes (as to-npy --ragged writes)\n"
+	    "  --header FILE     from-npy: the keys from FILE, not the first array's\n"
+	    "                    " HEADER_JSON "\n"
+	    "  --no-header       from-npy: no " HEADER_JSON ", only --meta keys\n"
 	    "  --force           write a stream even to a terminal\n"
 	    "  --help, --version\n", progname, progname, progname, progname, progname);
 	exit(0);
@@ -69,6 +80,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "meta", required_argument, NULL, 'm' },
 		{ "shapes", required_argument, NULL, 's' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "header", required_argument, NULL, 'H' },
+		{ "no-header", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -108,6 +121,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 			o->shapes[o->nshapes++] = optarg;
 			break;
 		case 'f': o->force = 1; break;
+		case 'H': o->header = optarg; break;
+		case 'N': o->no_header = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: usage_error("unknown option");
@@ -127,8 +142,11 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("-n is for head");
 	if (o->ragged && strcmp(o->cmd, "to-npy"))
 		usage_error("--ragged is for to-npy");
-	if ((o->set_align || o->nmeta || o->nshapes) && strcmp(o->cmd, "from-npy"))
-		usage_error("--align, --meta and --shapes are for from-npy");
+	if ((o->set_align || o->nmeta || o->nshapes || o->header || o->no_header) &&
+	    strcmp(o->cmd, "from-npy"))
+		usage_error("--align, --meta, --shapes, --header and --no-header are for from-npy");
+	if (o->header && o->no_header)
+		usage_error("--header and --no-header do not go together");
 }
 
 static void
@@ -404,6 +422,46 @@ npy_end(struct npyout *n)
 		die_npy("%s: %s", n->a.path, strerror(errno));
 }
 
+/* DIR/header.json: what the arrays do not hold of s's header, its ALIGN,
+ * its fields' dtypes and dims ('*' too) and its keys in order, repeated
+ * ones included:
+ *   {"align": 64, "fields": {"patch": {"dtype": "u8", "dims": ["*", 16]}},
+ *    "meta": [["GRID", "7x7"], ["CLASS", "0 cat"]]} */
+static void
+write_header_json(const char *dir, const struct vt *s)
+{
+	struct atomicfile a;
+	char *path;
+
+	if (asprintf(&path, "%s/" HEADER_JSON, dir) < 0)
+		die("out of memory");
+	if (atomic_open(&a, path) < 0)
+		die_errno("%s", path);
+	fprintf(a.fp, "{\"align\": %d,\n \"fields\": {", s->align);
+	for (int i = 0; i < s->nfield; i++) {
+		const struct vt_field *f = &s->field[i];
+		fprintf(a.fp, "%s\n  ", i ? "," : "");
+		json_put_string(a.fp, f->name);
+		fprintf(a.fp, ": {\"dtype\": \"%s\", \"dims\": [", vt_dtype_name(f->dtype));
+		for (int k = 0; k < f->rank; k++)
+			fprintf(a.fp, f->dim[k] == VT_ANY ? "%s\"*\"" : "%s%lld", k ? ", " : "",
+			    (long long)f->dim[k]);
+		fprintf(a.fp, "]}");
+	}
+	fprintf(a.fp, "},\n \"meta\": [");
+	for (int i = 0; i < s->nmeta; i++) {
+		fprintf(a.fp, "%s\n  [", i ? "," : "");
+		json_put_string(a.fp, s->meta[i].key);
+		fprintf(a.fp, ", ");
+		json_put_string(a.fp, s->meta[i].val);
+		fprintf(a.fp, "]");
+	}
+	fprintf(a.fp, "]}\n");
+	if (ferror(a.fp) || atomic_commit(&a) < 0)
+		die_errno("%s", path);
+	free(path);
+}
+
 static void
 cmd_to_npy(const struct opts *o)
 {
@@ -464,7 +522,131 @@ cmd_to_npy(const struct opts *o)
 		die_npy("%s", s.err);
 	for (int i = 0; i < nnpyout; i++)
 		npy_end(&npyouts[i]);
+	write_header_json(dir, &s);
 	close_stream(&s);
+}
+
+/* Fail reading header.json at path: the message and where. */
+static void __attribute__((noreturn))
+bad_json(const char *path, struct json *j, const char *text)
+{
+	die("%s: byte %ld: %s", path, (long)(j->p - text), j->err);
+}
+
+/* A field of header.json ({"dtype": "u8", "dims": ["*", 16]}) into h. */
+static void
+json_field(const char *path, struct json *j, const char *text, struct vt *h,
+    const char *name)
+{
+	char key[32], dt[32] = "";
+	int64_t dims[VT_MAXRANK];
+	int rank = 0, more;
+
+	for (more = json_begin(j, '{'); more == 1; more = json_next(j, '}')) {
+		if (json_string(j, key, sizeof key) < 0 || json_expect(j, ':') < 0)
+			bad_json(path, j, text);
+		if (strcmp(key, "dtype") == 0 && json_string(j, dt, sizeof dt) < 0)
+			bad_json(path, j, text);
+		else if (strcmp(key, "dims") == 0) {
+			int dim;
+			for (dim = json_begin(j, '['); dim == 1; dim = json_next(j, ']')) {
+				char star[2];
+				double v;
+				if (rank == VT_MAXRANK)
+					die("%s: field '%s': more than %d dims", path, name, VT_MAXRANK);
+				if (json_peek(j) == '"') {
+					if (json_string(j, star, sizeof star) < 0 || strcmp(star, "*"))
+						die("%s: field '%s': a dim is a number or \"*\"", path, name);
+					dims[rank++] = VT_ANY;
+				} else if (json_number(j, &v) < 0)
+					bad_json(path, j, text);
+				else if (v < 0 || v != (int64_t)v)
+					die("%s: field '%s': bad dim %g", path, name, v);
+				else
+					dims[rank++] = (int64_t)v;
+			}
+			if (dim < 0)
+				bad_json(path, j, text);
+		} else if (strcmp(key, "dims") && strcmp(key, "dtype") && json_skip(j) < 0)
+			bad_json(path, j, text);
+	}
+	if (more < 0)
+		bad_json(path, j, text);
+	if (vt_add_field(h, name, vt_dtype_parse(dt), rank, dims) < 0)
+		die("%s", h->err);
+}
+
+/* Read header.json at path (as write_header_json writes it) into h: its
+ * ALIGN, fields and keys.  0, or -1 when there is no such file and
+ * missing_ok. */
+static int
+read_header_json(const char *path, struct vt *h, int missing_ok)
+{
+	FILE *fp = fopen(path, "rb");
+	char *text = NULL, name[VT_MAXLINE];
+	size_t len = 0, n;
+	struct json j;
+	int more;
+
+	if (fp == NULL && errno == ENOENT && missing_ok)
+		return -1;
+	if (fp == NULL)
+		die_errno("%s", path);
+	do {
+		if (len > VT_MAXHEADER * 2)
+			die("%s: longer than %ld bytes", path, VT_MAXHEADER * 2);
+		if ((text = realloc(text, len + 65537)) == NULL)
+			die("out of memory");
+		len += n = fread(text + len, 1, 65536, fp);
+	} while (n > 0);
+	if (ferror(fp))
+		die_errno("%s", path);
+	fclose(fp);
+	text[len] = '\0';
+	j = (struct json){ .p = text, .end = text + len };
+	vt_init(h);
+	h->name = path;
+	h->align = 0;
+	for (more = json_begin(&j, '{'); more == 1; more = json_next(&j, '}')) {
+		double v;
+		if (json_string(&j, name, sizeof name) < 0 || json_expect(&j, ':') < 0)
+			bad_json(path, &j, text);
+		if (strcmp(name, "align") == 0) {
+			if (json_number(&j, &v) < 0)
+				bad_json(path, &j, text);
+			if (v < 1 || v > VT_MAXALIGN || ((int)v & ((int)v - 1)) || v != (int)v)
+				die("%s: align %g is not a power of two up to %d", path, v, VT_MAXALIGN);
+			h->align = (int)v;
+		} else if (strcmp(name, "fields") == 0 || strcmp(name, "meta") == 0) {
+			int obj = name[0] == 'f', inner;
+			for (inner = json_begin(&j, obj ? '{' : '['); inner == 1;
+			    inner = json_next(&j, obj ? '}' : ']')) {
+				char key[VT_MAXLINE];
+				if (obj) {
+					if (json_string(&j, key, sizeof key) < 0 ||
+					    json_expect(&j, ':') < 0)
+						bad_json(path, &j, text);
+					json_field(path, &j, text, h, key);
+					continue;
+				}
+				if (json_expect(&j, '[') < 0 || json_string(&j, key, sizeof key) < 0 ||
+				    json_expect(&j, ',') < 0 || json_string(&j, name, sizeof name) < 0 ||
+				    json_expect(&j, ']') < 0)
+					bad_json(path, &j, text);
+				if (vt_meta_add(h, key, name) < 0)
+					die("%s", h->err);
+			}
+			if (inner < 0)
+				bad_json(path, &j, text);
+		} else if (json_skip(&j) < 0)
+			bad_json(path, &j, text);
+	}
+	if (more < 0)
+		bad_json(path, &j, text);
+	if (json_peek(&j) != 0)
+		die("%s: byte %ld: text after the object", path, (long)(j.p - text));
+	free(text);
+	return 0;
 }
 
 /* A field given flat with its records' shapes (--shapes). */
@@ -518,6 +700,23 @@ load_shapes(const char *spec, const struct npy *h, const char *path, struct ragg
 		    path, (long long)h->count);
 }
 
+/* The dims of field name that header.json h gives as '*' become VT_ANY in
+ * dims[rank], when h's field has that rank and its other dims are these. */
+static void
+star_dims(const struct vt *h, const char *name, int rank, int64_t *dims)
+{
+	int i = vt_find(h, name);
+
+	if (i < 0 || h->field[i].rank != rank)
+		return;
+	for (int k = 0; k < rank; k++)
+		if (h->field[i].dim[k] != VT_ANY && h->field[i].dim[k] != dims[k])
+			return;
+	for (int k = 0; k < rank; k++)
+		if (h->field[i].dim[k] == VT_ANY)
+			dims[k] = VT_ANY;
+}
+
 static void
 cmd_from_npy(const struct opts *o, int argc, char *argv[])
 {
@@ -525,8 +724,9 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 	static FILE *fp[MAXIN];
 	static const char *path[MAXIN];
 	static struct ragged rg[MAXIN];
-	int used[MAXIN] = { 0 };
-	struct vt out;
+	static int64_t fixed[MAXIN][VT_MAXRANK];	/* the arrays' dims */
+	int used[MAXIN] = { 0 }, side = 0;
+	struct vt out, hj;
 	char err[NPY_ERRLEN];
 	int n = o->nargs;
 	int64_t nrec = -1;
@@ -548,6 +748,16 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 			usage_error("from-npy: '%s': name longer than %d bytes", o->args[i], VT_MAXNAME);
 		snprintf(name, sizeof name, "%.*s", (int)(eq - o->args[i]), o->args[i]);
 		path[i] = eq + 1;
+		if (i == 0 && o->header)
+			side = read_header_json(o->header, &hj, 0) == 0;
+		else if (i == 0 && !o->no_header) {
+			char *copy = strdup(path[0]), *hp;
+			if (copy == NULL || asprintf(&hp, "%s/" HEADER_JSON, dirname(copy)) < 0)
+				die("out of memory");
+			side = read_header_json(hp, &hj, 1) == 0;
+			free(hp);
+			free(copy);
+		}
 		if ((fp[i] = fopen(path[i], "rb")) == NULL)
 			die_errno("%s", path[i]);
 		if (npy_read_header(&h[i], fp[i], path[i], err) < 0)
@@ -568,6 +778,9 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 			rank = h[i].rank - 1;
 			memcpy(dims, h[i].shape + 1, rank * sizeof *dims);
 		}
+		memcpy(fixed[i], dims, rank * sizeof *dims);
+		if (side)
+			star_dims(&hj, name, rank, dims);
 		if (nrec >= 0 && records != nrec)
 			die("%s: %lld records, but %s has %lld", path[i], (long long)records,
 			    path[0], (long long)nrec);
@@ -578,14 +791,25 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 	for (int j = 0; j < o->nshapes; j++)
 		if (!used[j])
 			usage_error("--shapes %s: no field of that name", o->shapes[j]);
+	for (int m = 0; side && m < hj.nmeta; m++)
+		if (vt_meta_add(&out, hj.meta[m].key, hj.meta[m].val) < 0)
+			die("%s", out.err);
+	if (side && !o->set_align && hj.align)
+		out.align = hj.align;
+	if (side)
+		vt_free(&hj);
 	for (int m = 0; m < o->nmeta; m++) {
 		char *kv = strdup(o->meta[m]), *eq;
+		int first = 1;
 
 		if (!kv)
 			die("out of memory");
 		eq = strchr(kv, '=');
 		*eq = 0;
-		if (vt_meta_add(&out, kv, eq + 1) < 0)
+		/* --meta KEY=... replaces header.json's KEY lines. */
+		for (int k = 0; k < m; k++)
+			first &= strncmp(o->meta[k], kv, eq - kv) || o->meta[k][eq - kv] != '=';
+		if ((first && vt_meta_set(&out, kv, NULL) < 0) || vt_meta_add(&out, kv, eq + 1) < 0)
 			usage_error("--meta: %s", out.err);
 		free(kv);
 	}
@@ -601,7 +825,8 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 					die("%s", out.err);
 				first = rg[i].at;
 				rg[i].at += f->count;
-			}
+			} else if (vt_set_shape(&out, i, fixed[i]) < 0)
+				die("%s", out.err);
 			if (npy_read(&h[i], fp[i], path[i], first, f->count, f->data, err) < 0)
 				die("%s", err);
 		}

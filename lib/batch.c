@@ -44,54 +44,73 @@ parse_list(const char *str, float *v, int max)
 	}
 }
 
-/* MEAN, STD and CHANNELS into per-channel scale and shift for u8 values. */
+/* Per-channel mean[] and std[] from the values m, d and c of MEAN, STD and
+ * CHANNELS (NULL: 0, 1, and as many channels as MEAN or STD list); whose
+ * names their owner in messages ("" or "the model's ").  The channel
+ * count, or -1 with s->err. */
 static int
-normalization(struct batch_reader *br, struct vt *s)
+norm_values(struct vt *s, const char *whose, const char *m, const char *d,
+    const char *c, float *mean, float *std)
 {
-	float mean[BATCH_MAXCHANNELS], std[BATCH_MAXCHANNELS];
-	const char *m = vt_meta(s, "MEAN"), *d = vt_meta(s, "STD");
-	const char *c = vt_meta(s, "CHANNELS");
-	int nm = 1, nd = 1;
+	int nm = 1, nd = 1, channels;
 
 	mean[0] = 0;
 	std[0] = 1;
 	if (m != NULL && (nm = parse_list(m, mean, BATCH_MAXCHANNELS)) < 0)
-		return fail(s, "bad MEAN '%s'", m);
+		return fail(s, "bad %sMEAN '%s'", whose, m);
 	if (d != NULL && (nd = parse_list(d, std, BATCH_MAXCHANNELS)) < 0)
-		return fail(s, "bad STD '%s'", d);
-	br->channels = nm > nd ? nm : nd;
+		return fail(s, "bad %sSTD '%s'", whose, d);
+	channels = nm > nd ? nm : nd;
 	if (c != NULL) {
 		char *end;
 		long n = strtol(c, &end, 10);
 		if (*end != '\0' || n < 1 || n > BATCH_MAXCHANNELS)
 			return fail(s, "bad CHANNELS '%s'", c);
-		br->channels = (int)n;
+		channels = (int)n;
 	}
-	if ((nm != 1 && nm != br->channels) || (nd != 1 && nd != br->channels))
-		return fail(s, "MEAN and STD need 1 or %d values", br->channels);
+	if ((nm != 1 && nm != channels) || (nd != 1 && nd != channels))
+		return fail(s, "%sMEAN and STD need 1 or %d values", whose, channels);
+	for (int i = channels - 1; i >= 0; i--) {
+		mean[i] = mean[nm == 1 ? 0 : i];
+		std[i] = std[nd == 1 ? 0 : i];
+		if (!(std[i] > 0))
+			return fail(s, "%sSTD must be positive", whose);
+	}
+	return channels;
+}
+
+/* The per-channel scale and shift of u8 values for MEAN, STD and CHANNELS
+ * values m, d and c (see norm_values). */
+static int
+normalization(struct batch_reader *br, struct vt *s, const char *m,
+    const char *d, const char *c)
+{
+	float mean[BATCH_MAXCHANNELS], std[BATCH_MAXCHANNELS];
+
+	if ((br->channels = norm_values(s, "", m, d, c, mean, std)) < 0)
+		return -1;
 	for (int i = 0; i < br->channels; i++) {
-		float mi = mean[nm == 1 ? 0 : i], si = std[nd == 1 ? 0 : i];
-		if (!(si > 0))
-			return fail(s, "STD must be positive");
-		br->scale[i] = 1 / (255 * si);
-		br->shift[i] = -mi / si;
+		br->scale[i] = 1 / (255 * std[i]);
+		br->shift[i] = -mean[i] / std[i];
 	}
 	return 0;
 }
 
-int
-batch_open(struct batch_reader *br, struct vt *s, int P, int A, int classes,
-    int need_label)
+/* batch_open with the MEAN, STD and CHANNELS values m, d and c. */
+static int
+open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
+    int need_label, const char *m, const char *d, const char *c)
 {
 	memset(br, 0, sizeof *br);
 	br->s = s;
 	br->ipatch = vt_find(s, "patch");
 	br->ipos = vt_find(s, "pos");
 	br->ilabel = vt_find(s, "label");
+	br->isource = vt_find(s, "source");
 	if (br->ipatch < 0)
 		return fail(s, "no field 'patch'");
 	if (br->ipos < 0)
-		return fail(s, "no field 'pos'");
+		return fail(s, "no field 'pos': make positions with posgen");
 	if (need_label && br->ilabel < 0)
 		return fail(s, "no field 'label'");
 	struct vt_field *f = &s->field[br->ipatch];
@@ -119,18 +138,71 @@ batch_open(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 		if (f->rank != 0 || f->dtype != VT_I32)
 			return fail(s, "field 'label' must be an i32 scalar");
 	}
+	if (br->isource >= 0) {
+		f = &s->field[br->isource];
+		if (f->rank != 1 || f->dtype != VT_U8)
+			return fail(s, "field 'source' must be u8 [*] text");
+	}
 	if (classes <= 0 && vt_meta(s, "CLASSES") != NULL)
 		classes = atoi(vt_meta(s, "CLASSES"));
 	br->P = P;
 	br->A = A;
 	br->need_label = need_label;
 	br->classes = classes;
-	if (normalization(br, s) < 0)
+	if (normalization(br, s, m, d, c) < 0)
 		return -1;
 	if (P % br->channels != 0)
 		return fail(s, "%d values per token is not a multiple of %d channels",
 		    P, br->channels);
 	return 0;
+}
+
+int
+batch_open(struct batch_reader *br, struct vt *s, int P, int A, int classes,
+    int need_label)
+{
+	return open_norm(br, s, P, A, classes, need_label, vt_meta(s, "MEAN"),
+	    vt_meta(s, "STD"), vt_meta(s, "CHANNELS"));
+}
+
+/* Whether the normalizations (m, d) and (km, kd) of s's channels agree,
+ * to the digits a header keeps.  1, 0, or -1 with s->err. */
+static int
+same_norm(struct vt *s, const char *m, const char *d, const char *km,
+    const char *kd, const char *c)
+{
+	float mean[2][BATCH_MAXCHANNELS], std[2][BATCH_MAXCHANNELS];
+	int n = norm_values(s, "", m, d, c, mean[0], std[0]);
+
+	if (n < 0 || norm_values(s, "the model's ", km, kd, c, mean[1], std[1]) < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (fabsf(mean[0][i] - mean[1][i]) > 1e-6f * fmaxf(1, fabsf(mean[1][i])) ||
+		    fabsf(std[0][i] - std[1][i]) > 1e-6f * std[1][i])
+			return 0;
+	return 1;
+}
+
+int
+batch_open_model(struct batch_reader *br, struct vt *s, const struct vt *ck,
+    int P, int A, int classes, int need_label)
+{
+	const char *m = vt_meta(s, "MEAN"), *d = vt_meta(s, "STD");
+	const char *km = vt_meta(ck, "MEAN"), *kd = vt_meta(ck, "STD");
+	const char *c = vt_meta(s, "CHANNELS");
+
+	if (c == NULL)
+		c = vt_meta(ck, "CHANNELS");
+	if (m == NULL && d == NULL)
+		return open_norm(br, s, P, A, classes, need_label, km, kd, c);
+	int same = same_norm(s, m, d, km, kd, c);
+	if (same < 0)
+		return -1;
+	if (!same)
+		return fail(s, "MEAN %s STD %s differ from the model's MEAN %s STD %s, "
+		    "its training stream's",
+		    m ? m : "0", d ? d : "1", km ? km : "0", kd ? kd : "1");
+	return open_norm(br, s, P, A, classes, need_label, m, d, c);
 }
 
 int
@@ -141,7 +213,9 @@ batch_alloc(struct batch *b, const struct batch_reader *br, int cap)
 	b->A = br->A;
 	b->cap = cap;
 	b->label = malloc((size_t)cap * sizeof *b->label);
-	return b->label != NULL ? 0 : -1;
+	if (br->isource >= 0)
+		b->source_at = malloc((size_t)cap * sizeof *b->source_at);
+	return b->label != NULL && (br->isource < 0 || b->source_at != NULL) ? 0 : -1;
 }
 
 void
@@ -151,6 +225,8 @@ batch_free(struct batch *b)
 	free(b->pos);
 	free(b->label);
 	free(b->scratch);
+	free(b->source);
+	free(b->source_at);
 	memset(b, 0, sizeof *b);
 }
 
@@ -186,6 +262,41 @@ nonfinite(const float *v, int64_t n)
 		if (!isfinite(v[i]))
 			return 1;
 	return 0;
+}
+
+/* Append the held record's source text to b's, for slot b->n. */
+static int
+take_source(struct batch_reader *br, struct batch *b, long long rec)
+{
+	struct vt_field *f = &br->s->field[br->isource];
+	size_t n = (size_t)f->count, at = b->n ? b->source_at[b->n - 1] +
+	    strlen(b->source + b->source_at[b->n - 1]) + 1 : 0;
+
+	if (n > BATCH_MAXSOURCE)
+		return fail(br->s, "record %lld: 'source' is %zu bytes, more than %d",
+		    rec, n, BATCH_MAXSOURCE);
+	if (memchr(f->data, '\0', n) || memchr(f->data, '\n', n))
+		return fail(br->s, "record %lld: 'source' holds a NUL or newline byte", rec);
+	if (at + n + 1 > b->source_cap) {
+		size_t cap = b->source_cap ? b->source_cap : 1024;
+		while (cap < at + n + 1)
+			cap *= 2;
+		char *p = realloc(b->source, cap);
+		if (p == NULL)
+			return fail(br->s, "record %lld: out of memory", rec);
+		b->source = p;
+		b->source_cap = cap;
+	}
+	memcpy(b->source + at, f->data, n);
+	b->source[at + n] = '\0';
+	b->source_at[b->n] = at;
+	return 0;
+}
+
+const char *
+batch_source(const struct batch *b, int i)
+{
+	return b->source_at != NULL ? b->source + b->source_at[i] : NULL;
 }
 
 /* Check the held record and copy it into slot b->n. */
@@ -237,7 +348,7 @@ take(struct batch_reader *br, struct batch *b)
 	memcpy(b->pos + (int64_t)b->n * T * br->A, fq->data,
 	    (size_t)(T * br->A) * sizeof(float));
 	b->label[b->n] = label;
-	return 0;
+	return br->isource >= 0 ? take_source(br, b, rec) : 0;
 }
 
 int

@@ -6,7 +6,8 @@
  * STD (defaults 0 and 1) and channel c = value index mod CHANNELS; f32
  * patches are taken as they are but must be finite.  A record whose token
  * count differs from the batch's ends the batch early and starts the next
- * one (multi-resolution streams).
+ * one (multi-resolution streams).  A record's 'source' field (u8 [*]
+ * text, vitpipe(5)), when the stream has one, is kept with it.
  */
 #ifndef BATCH_H
 #define BATCH_H
@@ -16,6 +17,7 @@
 #include "vt.h"
 
 #define BATCH_MAXCHANNELS 64
+#define BATCH_MAXSOURCE	4096	/* longest 'source' text, bytes */
 
 struct batch {
 	int	 n;		/* records held */
@@ -28,11 +30,14 @@ struct batch {
 	int32_t	*label;		/* [cap]; -1 when the stream has none */
 	float	*scratch;	/* [tcap] for batch_grid */
 	int64_t	 first;		/* stream index of the first record held */
+	char	*source;	/* the records' source texts, each NUL-ended */
+	size_t	*source_at;	/* [cap] where record i's starts; NULL: none */
+	size_t	 source_cap;	/* bytes room at source */
 };
 
 struct batch_reader {
 	struct vt *s;		/* the stream, header read */
-	int	 ipatch, ipos, ilabel;	/* field indexes; ilabel -1: none */
+	int	 ipatch, ipos, ilabel, isource; /* field indexes; -1: none */
 	int	 P, A, classes;
 	int	 need_label;
 	float	 scale[BATCH_MAXCHANNELS], shift[BATCH_MAXCHANNELS];
@@ -49,6 +54,12 @@ struct batch_reader {
  * s->err. */
 int	 batch_open(struct batch_reader *br, struct vt *s, int P, int A,
 	    int classes, int need_label);
+/* batch_open for the model whose checkpoint keys are ck (its training
+ * stream's MEAN, STD, CHANNELS; none: MEAN 0, STD 1): a stream that
+ * declares no MEAN or STD gets ck's for its u8 patches, one that declares
+ * others is refused; f32 patches are taken as they are. */
+int	 batch_open_model(struct batch_reader *br, struct vt *s,
+	    const struct vt *ck, int P, int A, int classes, int need_label);
 /* Make room for cap records in b (tokens grow on demand).  0 or -1. */
 int	 batch_alloc(struct batch *b, const struct batch_reader *br, int cap);
 /* Free what b holds. */
@@ -60,6 +71,9 @@ int	 batch_next(struct batch_reader *br, struct batch *b, int max);
  * distinct coordinates along each axis.  0, or -1 when their product is
  * not the token count (positions that are not a full grid). */
 int	 batch_grid(struct batch *b, int *grid);
+/* The source text of record i of b, or NULL when the stream has no field
+ * 'source'. */
+const char *batch_source(const struct batch *b, int i);
 /* Read past n records without converting them: 0, or -1 (also when the
  * stream ends first). */
 int	 batch_skip(struct batch_reader *br, int64_t n);

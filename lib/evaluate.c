@@ -82,7 +82,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 			score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i]);
 		out->n += n;
 		if (hooks != NULL && hooks->after != NULL)
-			hooks->after(hooks->ctx, out, out->n - n, n);
+			hooks->after(hooks->ctx, out, out->n - n, &b);
 	}
 	rc = 0;
 	goto out;
@@ -156,4 +156,15 @@ eval_class(const struct eval_out *o, int c, int64_t *n, int64_t *hit)
 			++*n;
 			*hit += o->pred[i] == c;
 		}
+}
+
+int64_t *
+eval_confusion(const struct eval_out *o)
+{
+	int64_t *m = calloc((size_t)o->classes * o->classes, sizeof *m);
+
+	for (int64_t i = 0; m != NULL && i < o->n; i++)
+		if (o->label[i] >= 0)
+			m[(int64_t)o->label[i] * o->classes + o->pred[i]]++;
+	return m;
 }

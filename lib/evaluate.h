@@ -27,10 +27,11 @@ struct eval_out {
 
 /* Optional calls around each batch: before the forward (e.g. to permute
  * patches) and after its results were appended to out (records first ..
- * first+n-1, e.g. to print them as they come). */
+ * first+b->n-1 of out are b's, e.g. to print them as they come). */
 struct eval_hooks {
 	void	(*before)(void *ctx, struct batch *b);
-	void	(*after)(void *ctx, const struct eval_out *out, int64_t first, int n);
+	void	(*after)(void *ctx, const struct eval_out *out, int64_t first,
+		    const struct batch *b);
 	void	*ctx;
 };
 
@@ -54,6 +55,9 @@ struct eval_summary {
  * mean) seeded by seed.  0, or -1 when no record has a label. */
 int	 eval_summarize(const struct eval_out *out, int resamples, double level,
 	    uint64_t seed, struct eval_summary *s);
+/* The confusion matrix of out's labelled records, counts[true][predicted]
+ * ([classes][classes], malloc'd), or NULL when out of memory. */
+int64_t	*eval_confusion(const struct eval_out *out);
 /* Top-1 accuracy of class c: records with label c in *n, correct in *hit. */
 void	 eval_class(const struct eval_out *out, int c, int64_t *n, int64_t *hit);
 

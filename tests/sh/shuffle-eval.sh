@@ -2,8 +2,8 @@
 # shuffle-eval: a model that learned positions falls to chance when its
 # patches are shuffled, one blind to positions does not move; --emit gives
 # exactly the permutation the evaluation uses (vit-eval on it agrees);
-# frames move whole with --axis t; determinism; the man page's examples;
-# bad input.
+# frames move whole with --axis t; determinism; the checkpoint's
+# normalization; the man page's examples; bad input.
 . tests/sh/lib.sh
 cd "$T" || exit 1
 gen() { $PY "$TOP/tests/sh/posclass.py" "$@"; }
@@ -99,6 +99,13 @@ cat test.vt | shuffle-eval --threads 1 -k 4 --json --batch 50 model.vt >r3
 check "same seed: same result, whatever the batch, file or pipe" sh -c 'cmp r1 pos.json && cmp r1 r2 && cmp r1 r3'
 shuffle-eval --threads 1 -k 4 --json --seed 2 model.vt test.vt >r4
 check "another seed: other permutations" sh -c '! cmp -s r1 r4'
+# The checkpoint's MEAN and STD (vit-eval(1)): a stream that declares none
+# scores the same, one that declares others is refused.
+$PY "$TOP/tests/sh/restream.py" test.vt nonorm.vt MEAN,STD
+check "a stream without MEAN/STD: the checkpoint's" sh -c 'shuffle-eval --threads 1 -k 4 --json model.vt nonorm.vt | cmp - r1'
+$PY "$TOP/tests/sh/restream.py" test.vt other.vt MEAN,STD MEAN=0.5 STD=0.5
+check_exit 1 "a stream with other MEAN/STD is refused" shuffle-eval --threads 1 -k 1 model.vt other.vt
+check_grep "... naming both" "^shuffle-eval: other.vt: MEAN 0.5 STD 0.5 differ from the model's MEAN 0.1 STD 0.3" "$T/err"
 
 # --axis t: frames move whole; the video model loses its only cue.
 shuffle-eval --emit 0 --axis t video-test.vt | vtool to-npy vt0

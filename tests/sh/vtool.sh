@@ -1,8 +1,8 @@
 #!/bin/sh
 # vtool: the man page's examples; round trips against real NumPy (every
 # dtype, npy -> stream -> npy byte-identical); the vitpipe(5) reader against
-# streams written by the C writer ('*' dims, ALIGN values); info, head, cat;
-# bad input.
+# streams written by the C writer ('*' dims, ALIGN values); header.json,
+# the header kept through NumPy; info, head, cat; bad input.
 . tests/sh/lib.sh
 REF="$T"	# where lib.sh put the vitpipe(5) reader
 
@@ -131,6 +131,61 @@ check "vtread.py reads C-written '*' streams (7 dtypes, ALIGN 1/8/64/512); to-np
 check_exit 1 "to-npy refuses a changing shape without --ragged" vtool to-npy nr c64.vt
 check_grep "and says so" "record 2: field 'v_u8' changes shape.*--ragged" "$T/err"
 [ -z "$(ls nr 2>/dev/null)" ] && ok "no file left behind" || nok "files left behind: $(ls nr)"
+
+# header.json: to-npy keeps beside the arrays what they cannot hold (ALIGN,
+# the fields' '*' dims, every key in order, repeated ones too); from-npy
+# makes the same stream again from it, but for its own HISTORY line.
+"$PY" "$TOP/tests/sh/posclass.py" --records 20 >pc.vt
+check "to-npy of a stream with keys" vtool to-npy pc pc.vt
+cat >header.py <<'EOF'
+import json, sys
+def lines(path):
+    raw = open(path, 'rb').read()
+    head, body = raw.split(b'\nENDHDR\n', 1)
+    return head.decode().split('\n'), body.lstrip(b'\n')
+orig, body = lines('pc.vt')
+j = json.load(open('pc/header.json'))
+meta = [l.split(' ', 1) for l in orig[1:] if l.split(' ')[0] not in ('BYTEORDER', 'ALIGN', 'RECORDS', 'FIELD')]
+assert j['meta'] == meta, (j['meta'], meta)
+assert j['align'] == 64 and j['fields']['patch'] == {'dtype': 'u8', 'dims': ['*', 4]}, j
+assert j['fields']['label'] == {'dtype': 'i32', 'dims': []}, j
+back, body2 = lines('back.vt')
+assert back[:-1] == orig and back[-1].startswith('HISTORY vtool from-npy'), (back, orig)
+assert body2 == body, 'records differ'
+print('ok')
+EOF
+vtool from-npy patch=pc/patch.npy pos=pc/pos.npy label=pc/label.npy >back.vt
+check "header.json holds ALIGN, fields, keys; from-npy gives the same header (and a HISTORY line) and records" "$PY" header.py
+vtool from-npy --meta 'CLASS=0 a' --meta 'CLASS=1 b' --meta GRID=2x8 patch=pc/patch.npy >m.vt
+vtool info m.vt >"$T/out"
+[ "$(grep -c '^meta     CLASS ' "$T/out")" = 2 ] && grep -q '^meta     CLASS 0 a$' "$T/out" &&
+	grep -q '^meta     GRID 2x8$' "$T/out" && [ "$(grep -c '^meta     GRID' "$T/out")" = 1 ] &&
+	grep -q '^meta     MEAN 0.1$' "$T/out" && ok "--meta replaces header.json's lines of its key, keeps the others" ||
+	nok "--meta and header.json: $(grep meta "$T/out")"
+vtool from-npy --no-header patch=pc/patch.npy | vtool info >"$T/out"
+grep -q '^meta     MEAN' "$T/out" && nok "--no-header still reads header.json" || ok "--no-header: no keys"
+check_grep "... and the array's own dims" '^field    patch u8 \[16,4\]$' "$T/out"
+mkdir elsewhere && cp pc/patch.npy elsewhere/
+"$PY" -c '
+import json
+j = json.load(open("pc/header.json"))
+j["meta"].append(["CLASS", "2 caf\u00e9 \U0001F600"])
+json.dump(j, open("edited.json", "w"), indent=3)'
+vtool from-npy --header edited.json patch=elsewhere/patch.npy | vtool info >"$T/out"
+check_grep "--header FILE: keys from FILE (json.dump's \\u escapes read back as UTF-8)" '^meta     CLASS 2 café 😀$' "$T/out"
+check_grep "... the '*' dims too" '^field    patch u8 \[\*,4\] shapes \[16,4\]$' "$T/out"
+vtool from-npy --shapes v_u8=r512/v_u8.shapes.npy v_u8=r512/v_u8.npy | vtool info >"$T/out"
+check_grep "from-npy restores ALIGN 512 from header.json" '^align    512$' "$T/out"
+vtool from-npy --align 8 --shapes v_u8=r512/v_u8.shapes.npy v_u8=r512/v_u8.npy | vtool info >"$T/out"
+check_grep "... unless --align says otherwise" '^align    8$' "$T/out"
+printf '{"align": 64, "meta": [["GRID" "2x2"]]}' >bad.json
+check_exit 1 "a malformed header.json" vtool from-npy --header bad.json patch=pc/patch.npy
+check_grep "... says where" "bad.json: byte 31: ',' expected" "$T/err"
+printf '{"meta": [["RECORDS", "2"]]}' >bad.json
+check_exit 1 "a header.json with a structural key" vtool from-npy --header bad.json patch=pc/patch.npy
+check_exit 1 "--header of a missing file" vtool from-npy --header nosuch.json patch=pc/patch.npy
+check_exit 2 "--header with --no-header" vtool from-npy --header a --no-header patch=pc/patch.npy
+check_exit 2 "--no-header for to-npy" vtool to-npy --no-header d pc.vt
 
 # info: counts, fields, shape ranges, metadata.
 check "info" vtool info c64.vt

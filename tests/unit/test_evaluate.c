@@ -2,8 +2,9 @@
  * test_evaluate.c - scoring a model over a stream: a model whose logits are
  * known for any input (every parameter zero but the head bias, b[c] = c),
  * records of every label, and the per-record prediction, probability, loss
- * and top-5 hit, the accuracies and mean loss, and the per-class counts
- * worked out from the softmax by hand.
+ * and top-5 hit, the accuracies and mean loss, the per-class counts and
+ * the confusion matrix worked out from the softmax by hand; the after hook
+ * sees each record with its source text.
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,7 +20,8 @@
 enum { C = 10, N = 11, P = 4, T = 4, MAXB = 4 };
 
 /* N records of T tokens on a 2x2 grid, patch values that vary, labels
- * 0..9 and one record without a label (-1) last. */
+ * 0..9 and one record without a label (-1) last, source "img/R.png" (R
+ * the record's index). */
 static char *
 stream(size_t *len)
 {
@@ -31,6 +33,7 @@ stream(size_t *len)
 	vt_add_field(s, "patch", VT_F32, 2, (int64_t[]){ VT_ANY, P });
 	vt_add_field(s, "pos", VT_F32, 2, (int64_t[]){ VT_ANY, 2 });
 	vt_add_field(s, "label", VT_I32, 0, NULL);
+	vt_add_field(s, "source", VT_U8, 1, (int64_t[]){ VT_ANY });
 	vt_meta_set(s, "CLASSES", "10");
 	vt_write_header(s, fp, "mem");
 	for (int r = 0; r < N; r++) {
@@ -44,6 +47,10 @@ stream(size_t *len)
 			q[2 * t + 1] = (float)(t % 2);
 		}
 		*(int32_t *)s->field[2].data = r < C ? r : -1;
+		char src[32];
+		int n = snprintf(src, sizeof src, "img/%d.png", r);
+		vt_set_shape(s, 3, (int64_t[]){ n });
+		memcpy(s->field[3].data, src, (size_t)n);
 		vt_write_record(s);
 	}
 	fclose(fp);
@@ -51,20 +58,26 @@ stream(size_t *len)
 	return buf;
 }
 
-/* Count the calls of the after hook and the records they cover. */
+/* Count the calls of the after hook, the records they cover and those
+ * whose source is theirs. */
 struct seen {
 	int	 calls;
-	int64_t	 records;
+	int64_t	 records, sources;
 };
 
 static void
-after(void *ctx, const struct eval_out *out, int64_t first, int n)
+after(void *ctx, const struct eval_out *out, int64_t first, const struct batch *b)
 {
 	struct seen *s = ctx;
+	char want[32];
 
 	s->calls++;
 	if (first == s->records)
-		s->records += n;
+		s->records += b->n;
+	for (int k = 0; k < b->n; k++) {
+		snprintf(want, sizeof want, "img/%lld.png", (long long)(first + k));
+		s->sources += batch_source(b, k) && strcmp(batch_source(b, k), want) == 0;
+	}
 }
 
 int
@@ -102,7 +115,7 @@ main(void)
 	struct vt s;
 	struct batch_reader br;
 	struct eval_out out;
-	struct seen seen = { 0, 0 };
+	struct seen seen = { 0, 0, 0 };
 	struct eval_hooks hooks = { NULL, after, &seen };
 
 	vt_init(&s);
@@ -118,6 +131,8 @@ main(void)
 	CHECK(seen.calls == (N + MAXB - 1) / MAXB && seen.records == N,
 	    "the after hook: %d batches of up to %d, records in order",
 	    seen.calls, MAXB);
+	CHECK(seen.sources == N, "the after hook: %lld of %d records with their "
+	    "source", (long long)seen.sources, N);
 	if (rc != 0 || out.n != N)
 		goto done;
 
@@ -168,6 +183,15 @@ main(void)
 	eval_class(&out, 3, &n3, &h3);
 	CHECK(n9 == 1 && h9 == 1 && n3 == 1 && h3 == 0,
 	    "per class: class 9 right, class 3 wrong");
+	/* every labelled record in column 9 of its label's row; the record
+	 * without a label nowhere */
+	int64_t *cm = eval_confusion(&out);
+	int cells = cm != NULL;
+	for (int y = 0; cm && y < C; y++)
+		for (int p = 0; p < C; p++)
+			cells &= cm[y * C + p] == (p == C - 1);
+	CHECK(cells, "confusion: counts[y][9] = 1 for every label y, 0 elsewhere");
+	free(cm);
 done:
 	eval_free(&out);
 	vt_free(&s);

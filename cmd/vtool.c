@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "atomicfile.h"
@@ -462,13 +463,20 @@ write_header_json(const char *dir, const struct vt *s)
 	free(path);
 }
 
+/* Whether a field of this dtype and dims is text: bytes of one '*' dim. */
+static int
+is_text(int dtype, int rank, const int64_t *dim)
+{
+	return dtype == VT_U8 && rank == 1 && dim[0] == VT_ANY;
+}
+
 static void
 cmd_to_npy(const struct opts *o)
 {
 	struct vt s;
 	struct npyout *data[VT_MAXFIELDS], *shapes[VT_MAXFIELDS];
 	int64_t first[VT_MAXFIELDS][VT_MAXRANK];
-	int var[VT_MAXFIELDS], r;
+	int flat[VT_MAXFIELDS], r;
 	const char *dir;
 
 	if (o->nargs < 1 || o->nargs > 2)
@@ -486,16 +494,20 @@ cmd_to_npy(const struct opts *o)
 		struct vt_field *f = &s.field[i];
 		int64_t rank1 = f->rank;
 
-		var[i] = 0;
+		flat[i] = 0;
 		for (int k = 0; k < f->rank; k++) {
-			var[i] |= f->dim[k] == VT_ANY;
+			flat[i] |= f->dim[k] == VT_ANY;
 			/* No record: '*' dims become 0. */
 			first[i][k] = r ? f->shape[k] : f->dim[k] == VT_ANY ? 0 : f->dim[k];
 		}
-		if (f->rank + 1 > NPY_MAXRANK && !(o->ragged && var[i]))
+		/* A text field (bytes of one '*' dim, as patchify's source) is
+		 * flat with its shapes always: its records' lengths differ by
+		 * nature. */
+		flat[i] = flat[i] && (o->ragged || is_text(f->dtype, f->rank, f->dim));
+		if (f->rank + 1 > NPY_MAXRANK && !flat[i])
 			die("%s: field '%s' has %d dims; .npy holds %d with the record axis",
 			    s.name, f->name, f->rank, NPY_MAXRANK);
-		if (o->ragged && var[i]) {
+		if (flat[i]) {
 			data[i] = npy_begin(dir, f->name, "", f->dtype, 0, NULL);
 			shapes[i] = npy_begin(dir, f->name, ".shapes", VT_I64, 1, &rank1);
 		} else
@@ -505,12 +517,12 @@ cmd_to_npy(const struct opts *o)
 		for (int i = 0; i < s.nfield; i++) {
 			struct vt_field *f = &s.field[i];
 
-			if (o->ragged && var[i]) {
+			if (flat[i]) {
 				npy_put(data[i], f->data, f->nbytes, f->count);
 				npy_put(shapes[i], f->shape, f->rank * sizeof(int64_t), 1);
 				continue;
 			}
-			if (var[i] && memcmp(f->shape, first[i], f->rank * sizeof(int64_t)))
+			if (memcmp(f->shape, first[i], f->rank * sizeof(int64_t)))
 				die_npy("%s: record %lld: field '%s' changes shape (%lldx... vs "
 				    "%lldx... in record 1); use --ragged", s.name,
 				    (long long)s.recno, f->name, (long long)f->shape[0],
@@ -717,6 +729,26 @@ star_dims(const struct vt *h, const char *name, int rank, int64_t *dims)
 			dims[k] = VT_ANY;
 }
 
+/* "NAME=FILE.shapes.npy" for a text field of header.json h given as
+ * FILE.npy, when to-npy wrote that file beside it; else NULL. */
+static char *
+text_shapes(const struct vt *h, const char *name, const char *path)
+{
+	int i = vt_find(h, name);
+	size_t n = strlen(path);
+	char *spec;
+
+	if (i < 0 || !is_text(h->field[i].dtype, h->field[i].rank, h->field[i].dim) ||
+	    n < 4 || strcmp(path + n - 4, ".npy") != 0)
+		return NULL;
+	if (asprintf(&spec, "%s=%.*s.shapes.npy", name, (int)(n - 4), path) < 0)
+		die("out of memory");
+	if (access(strchr(spec, '=') + 1, F_OK) == 0)
+		return spec;
+	free(spec);
+	return NULL;
+}
+
 static void
 cmd_from_npy(const struct opts *o, int argc, char *argv[])
 {
@@ -766,9 +798,15 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 			if (strncmp(o->shapes[j], name, strlen(name)) == 0 &&
 			    o->shapes[j][strlen(name)] == '=')
 				break;
-		if (j < o->nshapes) {
-			used[j] = 1;
-			load_shapes(o->shapes[j], &h[i], path[i], &rg[i], dims);
+		char *auto_spec = NULL;
+		if (j == o->nshapes && side)
+			auto_spec = text_shapes(&hj, name, path[i]);
+		if (j < o->nshapes || auto_spec != NULL) {
+			if (j < o->nshapes)
+				used[j] = 1;
+			load_shapes(auto_spec ? auto_spec : o->shapes[j], &h[i], path[i],
+			    &rg[i], dims);
+			free(auto_spec);
 			records = rg[i].n;
 			rank = rg[i].rank;
 		} else {

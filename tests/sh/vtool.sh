@@ -128,6 +128,19 @@ for align in (1, 8, 64, 512):
 print('ok')
 EOF
 check "vtread.py reads C-written '*' streams (7 dtypes, ALIGN 1/8/64/512); to-npy --ragged and back with from-npy --shapes" "$PY" ragged.py "$REF"
+# patchify's per-record source (text of varying length) goes through NumPy
+# without options: flat with its shapes, taken back beside header.json.
+printf 'P3\n2 2\n255\n0 0 0 255 255 255 1 2 3 4 5 6\n' >src.ppm
+convert src.ppm a.png && cp a.png bb.png
+patchify --patch 1 a.png bb.png >src.vt
+check "to-npy writes a source field of varying length without --ragged" vtool to-npy srcd src.vt
+check "from-npy takes it back with its shapes" sh -c 'vtool from-npy patch=srcd/patch.npy label=srcd/label.npy source=srcd/source.npy >src2.vt'
+vtpy "
+from vtread import vtread
+a = [bytes(r['source']) for r in vtread(open('$PWD/src.vt', 'rb'))[1]]
+b = [bytes(r['source']) for r in vtread(open('$PWD/src2.vt', 'rb'))[1]]
+print('same' if a == b == [b'a.png', b'bb.png'] else f'{a} {b}')" >"$T/srccmp"
+check_grep "and the records keep their sources" "^same$" "$T/srccmp"
 check_exit 1 "to-npy refuses a changing shape without --ragged" vtool to-npy nr c64.vt
 check_grep "and says so" "record 2: field 'v_u8' changes shape.*--ragged" "$T/err"
 [ -z "$(ls nr 2>/dev/null)" ] && ok "no file left behind" || nok "files left behind: $(ls nr)"

@@ -34,14 +34,18 @@ for m in re.finditer("[‘’“”]", text):
 for q, pos in stack:
     print(f"quotes: {where(pos)}: {q} never closed")
 # Three words in a row with one leading hyphen each, lower-case letters
-# only: prose that Fl took as flags.  Options of other programs in
-# examples alternate with their values (-f rawvideo -s 32x32).
+# only, or one after a long option: prose that Fl took as flags.  Options
+# of other programs in examples alternate with their values (-f rawvideo
+# -s 32x32), and ours have two hyphens.
 toks = list(re.finditer(r"\S+", text))
 run = 0
 for i, t in enumerate(toks):
     run = run + 1 if re.fullmatch(r"-[a-z]{2,}[,.;:)]*", t.group()) else 0
     if run == 3:
         print(f"hyphen: {where(toks[i - 2].start())}: {' '.join(x.group() for x in toks[i - 2:i + 1])}")
+    # Or one, right after a long option: "--val -lines", "--n0, -default".
+    if run == 1 and i > 0 and re.fullmatch(r"--[a-z0-9][a-z0-9-]*[,.;:)]*", toks[i - 1].group()):
+        print(f"hyphen: {where(toks[i - 1].start())}: {toks[i - 1].group()} {t.group()}")
 # A macro's name as a word: its line did not start with a dot.
 for m in re.finditer(r"(?<![\w.-])(Ap|Ar|Bq|Brq|Cm|Dq|Dv|Em|Er|Ev|Fa|Fl|Fn|Ic|Li|Nm|Ns|Op|Pa|Pq|Ql|Qq|Sq|Sx|Sy|Va|Xr)(?![\w.-])", text):
     print(f"macro: {where(m.start())}: {m.group()}")

@@ -14,6 +14,7 @@ for p in "$BIN"/*; do
 	check_grep "$c: usage error points to --help" "--help" "$T/err"
 	if [ -f "man/man1/$c.1" ]; then ok "$c has man/man1/$c.1"; else nok "$c has no man page"; fi
 	grep -q "$c" README.md && ok "README mentions $c" || nok "README never mentions $c"
+	grep -q "^\.It Xr $c 1\$" man/man7/vitpipe.7 && ok "vitpipe(7) lists $c" || nok "vitpipe(7)'s list of commands lacks $c"
 	# --help through a closed pipe: no message, no hang.
 	"$p" --help 2>"$T/err" | head -c 0
 	[ ! -s "$T/err" ] && ok "$c: quiet on a closed pipe" || nok "$c: wrote on a closed pipe: $(head -c 200 "$T/err")"

@@ -574,7 +574,8 @@ main(int argc, char *argv[])
 		die_errno("memory");
 	for (int i = 0; i < nrun; i++) {
 		run[i].file = argv[optind + i];
-		run[i].title = i < ntitle ? title[i] : run[i].file;
+		run[i].title = i < ntitle ? title[i] :
+		    strcmp(run[i].file, "-") == 0 ? "stdin" : run[i].file;
 		read_log(&run[i]);
 	}
 	for (int k = 0; k < NCURVE; k++)

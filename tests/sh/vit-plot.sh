@@ -96,6 +96,14 @@ done
     ok "text plot fits --size 100x60" || nok "text plot: $(wc -l <dumb.txt) lines, longest $(awk '{ if (length > m) m = length } END { print m }' dumb.txt)"
 ! grep -q "$(printf '\f')" dumb.txt && ! grep -q ' $' dumb.txt && [ "$(tail -c 1 dumb.txt | od -An -c | tr -d ' ')" = '\n' ] &&
     ok "text plot: no form feeds or trailing blanks, ends in a newline" || nok "text plot is untidy"
+# On a terminal the text plot takes its width; stdin is a log named so.
+script -qec "stty cols 120 rows 40; $TOP/$BIN/vit-plot - <a.jsonl" /dev/null >tty.txt 2>&1
+[ "$(awk '{ sub(/\r$/, ""); if (length > m) m = length } END { print m }' tty.txt)" -gt 100 ] &&
+    [ "$(awk '{ sub(/\r$/, ""); if (length > m) m = length } END { print m }' tty.txt)" -le 120 ] &&
+    ok "on a 120-column terminal the plot is as wide" || nok "on a 120-column terminal: $(head -c 300 tty.txt)"
+check_grep "a log on stdin is named stdin" "stdin" tty.txt
+check "PNG to a pipe with --format png" sh -c "vit-plot -f png a.jsonl | cat >piped.png"
+[ "$(png_size piped.png 2>&1)" = "800 900" ] && ok "the piped PNG" || nok "piped PNG: $(png_size piped.png 2>&1 | tail -n 1)"
 check "text to a file by its suffix" vit-plot -o g.txt a.jsonl
 check_grep "g.txt is the text plot" "learning rate" g.txt
 

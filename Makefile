@@ -17,7 +17,8 @@ PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev
-DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc
+DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc \
+	gnuplot-nox
 DEBS_BENCH = python3-torch
 
 CC	?= cc
@@ -86,7 +87,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA)
 deps:
 	@need=""; \
 	pkg-config --exists $(PKGS) 2>/dev/null || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
+	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -1,5 +1,8 @@
 /* cli.c - messages, exit codes and I/O conventions shared by every command. */
+#include <sys/prctl.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -32,6 +35,8 @@ const char *progname = "vitpipe";
 static void
 runtime_env(char *argv[])
 {
+	char exe[PATH_MAX];
+	ssize_t n;
 	int changed = 0;
 
 	if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f"))
@@ -41,9 +46,33 @@ runtime_env(char *argv[])
 		if (!getenv("GOMP_SPINCOUNT"))
 			setenv("GOMP_SPINCOUNT", "30000", 1);
 	}
-	if (changed)
-		execv("/proc/self/exe", argv);
+	if (!changed)
+		return;
+	/*
+	 * The kernel names a process (ps, top, pgrep -x, /proc/PID/comm) after
+	 * the file it executes: by its real path we stay "vit-train", where
+	 * /proc/self/exe would make every command "exe".  That link is the
+	 * last resort, for a path readlink cannot give (longer than PATH_MAX,
+	 * or the file replaced since); process_name then renames us.
+	 */
+	if ((n = readlink("/proc/self/exe", exe, sizeof exe)) > 0 &&
+	    (size_t)n < sizeof exe) {
+		exe[n] = '\0';
+		execv(exe, argv);
+	}
+	execv("/proc/self/exe", argv);
 	/* Still here: run on with the libraries' own choices. */
+}
+
+/* After a re-exec through /proc/self/exe the kernel calls us "exe": take the
+ * command's name back. */
+static void
+process_name(void)
+{
+	char comm[16] = "";
+
+	if (prctl(PR_GET_NAME, comm) == 0 && strcmp(comm, "exe") == 0)
+		prctl(PR_SET_NAME, progname);
 }
 
 void
@@ -56,6 +85,7 @@ cli_init(int argc, char *argv[])
 	/* A parent may have left SIGPIPE ignored; a closed pipe must end us quietly. */
 	signal(SIGPIPE, SIG_DFL);
 	runtime_env(argv);
+	process_name();
 }
 
 static void

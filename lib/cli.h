@@ -17,7 +17,8 @@ extern const char *progname;
 
 /* Record argv[0] as progname, make a closed pipe end the program quietly, and
  * re-exec once with OPENBLAS_CORETYPE (AVX-512 CPUs) and OMP_WAIT_POLICY=
- * passive set where the user has not set them; call first in main. */
+ * passive set where the user has not set them, keeping the process's name
+ * (ps, /proc/PID/comm); call first in main. */
 void	 cli_init(int argc, char *argv[]);
 /* Print "prog: fmt" and exit 1. */
 void	 die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));

@@ -14,6 +14,7 @@ for p in "$BIN"/*; do
 	check_grep "$c: usage error points to --help" "--help" "$T/err"
 	if [ -f "man/man1/$c.1" ]; then ok "$c has man/man1/$c.1"; else nok "$c has no man page"; fi
 	grep -q "$c" README.md && ok "README mentions $c" || nok "README never mentions $c"
+	grep -q "^\.It Xr $c 1\$" man/man7/vitpipe.7 && ok "vitpipe(7) lists $c" || nok "vitpipe(7)'s list of commands lacks $c"
 	# --help through a closed pipe: no message, no hang.
 	"$p" --help 2>"$T/err" | head -c 0
 	[ ! -s "$T/err" ] && ok "$c: quiet on a closed pipe" || nok "$c: wrote on a closed pipe: $(head -c 200 "$T/err")"
@@ -36,4 +37,42 @@ for c in "posgen --grid 64x64 -n 100000" "vtool cat $T/big.vt $T/big.vt" "patchi
 	[ ! -s "$T/err" ] && [ "$(cat "$T/rc")" -ne 0 ] && ok "$p: a closed pipe ends it quietly (exit $(cat "$T/rc"))" ||
 	    nok "$p on a closed pipe: exit $(cat "$T/rc"), said: $(head -c 200 "$T/err")"
 done
+# The kernel's name for a running command (ps, top, pgrep -x,
+# /proc/PID/comm) is the command's, also after cli_init's re-exec, which
+# runs when OMP_WAIT_POLICY is unset (as here).  proc_name NAME DEPTH
+# CMD...: start CMD DEPTH directories of 200-character names below $T/deep
+# (24 make a path longer than PATH_MAX) reading a fifo that stays open;
+# once the re-exec is done (its environment has OMP_WAIT_POLICY) check its
+# name.
+godeep() { cd -P "$T/deep" && for i in $(seq "$1"); do cd -P "$(printf '%0200d' "$i")" || return 1; done; }
+proc_name() {
+	local name=$1 depth=$2 pid i comm; shift 2
+	rm -f "$T/fifo"; mkfifo "$T/fifo"
+	(godeep "$depth" && exec env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$@" <"$T/fifo" >/dev/null 2>&1) &
+	pid=$!
+	exec 3<>"$T/fifo"
+	i=0
+	until tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^OMP_WAIT_POLICY=passive$'; do
+		i=$((i + 1)); [ "$i" -lt 100 ] || break; sleep 0.05
+	done
+	i=0
+	until comm=$(cat "/proc/$pid/comm" 2>/dev/null) && [ "$comm" = "$name" ]; do
+		i=$((i + 1)); [ "$i" -lt 20 ] || break; sleep 0.05
+	done
+	[ "$comm" = "$name" ] && ok "$name is '$name' in /proc/PID/comm after its re-exec (depth $depth)" ||
+	    nok "$name is '$comm' in /proc/PID/comm (depth $depth)"
+	[ "$(ps -o comm= -p "$pid")" = "$name" ] && ok "ps shows $name (depth $depth)" ||
+	    nok "ps shows $name as '$(ps -o comm= -p "$pid")' (depth $depth)"
+	pgrep -x "$name" | grep -qx "$pid" && ok "pgrep -x $name finds it (depth $depth)" ||
+	    nok "pgrep -x $name misses it (depth $depth)"
+	exec 3>&-
+	wait "$pid"
+}
+mkdir -p "$T/deep"
+proc_name posgen 0 "$TOP/$BIN/posgen"
+proc_name vit-train 0 "$TOP/$BIN/vit-train" -o "$T/m.vt"
+# From a path readlink cannot give, the re-exec goes through /proc/self/exe.
+(godeep 0 && for i in $(seq 24); do mkdir "$(printf '%0200d' "$i")" && cd -P "$(printf '%0200d' "$i")" || exit 1; done &&
+    cp "$TOP/$BIN/posgen" .) || nok "a directory deeper than PATH_MAX"
+proc_name posgen 24 ./posgen
 finish

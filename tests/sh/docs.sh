@@ -26,6 +26,9 @@ run_blocks() {
 awk -v d="$T/readme" '/^```sh$/ { on = 1; n++; next } /^```$/ { on = 0; next }
 	on { print > (d "." n) }' README.md
 run_blocks README "$T/readme"
+# The quick start's learning curves: a PNG.
+[ "$(head -c 8 "$W/curves.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] &&
+    ok "README's vit-plot example wrote a PNG" || nok "README's vit-plot example wrote no PNG curves.png"
 # Its output: comrope-ld's defect at rounding level, LieRE's clearly not.
 awk '/^relative/ { v[++n] = $2 } END { exit !(n == 2 && v[1] < 1e-5 && v[2] > 1e-2) }' "$T/out" &&
     ok "README's ComRoPE example: defect ~0 for comrope-ld:8, large for liere:8" ||

@@ -14,12 +14,7 @@ if command -v man >/dev/null; then
 	MANPATH="$T/root/usr/share/man" man -P cat 5 vitpipe >"$T/man" 2>&1
 	check_grep "man 5 vitpipe finds the installed page" "tensor stream format" "$T/man"
 fi
-# Every page renders without warnings.
-for m in man/man*/*.[157]; do
-	if command -v mandoc >/dev/null; then
-		mandoc -T lint -W warning "$m" >"$T/lint" 2>&1 && ok "mandoc lint $m" || nok "mandoc lint $m: $(head -c 300 "$T/lint")"
-	fi
-done
+# Every page's rendering is checked by man.sh.
 check "make uninstall" make -s uninstall DESTDIR="$T/root" PREFIX=/usr
 left=$(find "$T/root" -type f | wc -l)
 [ "$left" -eq 0 ] && ok "uninstall removes every file" || nok "uninstall left $left files"

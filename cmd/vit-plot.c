@@ -1,0 +1,618 @@
+/*
+ * vit-plot - learning curves of vit-train runs from their --log JSON lines:
+ * loss, learning rate and validation top-1 against step, one curve per
+ * run, drawn by gnuplot as PNG, SVG or text; see vit-plot(1).
+ *
+ * gnuplot reads a script on a pipe, its data inlined as datablocks, and
+ * writes the picture to our stdout or to the temporary of an atomic file.
+ */
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicfile.h"
+#include "cli.h"
+
+enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_DUMB };
+static const char *const fmt_names[] = { "", "png", "svg", "dumb" };
+
+/* (step, value) points in file order. */
+struct curve {
+	double	*x, *y;
+	size_t	 n, cap;
+};
+
+enum { C_LOSS, C_LR, C_VAL, NCURVE };
+static const char *const curve_keys[NCURVE] = { "loss", "lr", "val_acc" };
+static const char *const curve_titles[NCURVE] = { "loss", "learning rate",
+	"validation top-1 (%)" };
+
+struct run {
+	const char	*file, *title;
+	struct curve	 c[NCURVE];
+};
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: vit-plot [options] LOG...\n"
+	    "Draw the learning curves of vit-train --log files: loss, learning rate and\n"
+	    "validation top-1 against step, one curve per run (needs gnuplot).\n"
+	    "  -o, --output FILE   write FILE, atomically; its suffix .png, .svg or .txt\n"
+	    "                      gives the format (default: a text plot on stdout)\n"
+	    "  -f, --format FMT    png, svg or dumb (text)\n"
+	    "  -t, --title NAME    legend name of the next LOG in order (repeatable;\n"
+	    "                      default: the file names)\n"
+	    "  -s, --size WxH      pixels (800 by 300 a panel), or characters for dumb\n"
+	    "                      (the terminal's width, or 80, by 20 a panel)\n"
+	    "  -h, --help          this help\n"
+	    "  -V, --version       version\n");
+}
+
+static int
+fmt_parse(const char *s)
+{
+	for (int f = FMT_PNG; f <= FMT_DUMB; f++)
+		if (strcmp(s, fmt_names[f]) == 0)
+			return f;
+	return FMT_NONE;
+}
+
+/* The format an output file's suffix names, or FMT_NONE. */
+static int
+fmt_suffix(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	if (dot == NULL || strchr(dot, '/'))
+		return FMT_NONE;
+	return strcmp(dot, ".txt") == 0 ? FMT_DUMB : fmt_parse(dot + 1);
+}
+
+static void
+curve_add(struct curve *c, double x, double y)
+{
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 256;
+		if ((c->x = realloc(c->x, c->cap * sizeof *c->x)) == NULL ||
+		    (c->y = realloc(c->y, c->cap * sizeof *c->y)) == NULL)
+			die_errno("memory");
+	}
+	c->x[c->n] = x;
+	c->y[c->n++] = y;
+}
+
+/*
+ * A JSON reader just big enough for one log line: an object whose values
+ * may be anything, numbers kept.  Besides JSON it takes nan and inf, which
+ * printf writes for a diverged run's loss.  Each function moves *p past
+ * what it read, or returns NULL with *why set.
+ */
+struct jp {
+	const char	*p, *why;
+};
+
+static void
+jws(struct jp *j)
+{
+	while (*j->p == ' ' || *j->p == '\t' || *j->p == '\r')
+		j->p++;
+}
+
+static int
+jfail(struct jp *j, const char *why)
+{
+	j->why = why;
+	return -1;
+}
+
+/* A string; its raw text (escapes as written) is s[0 .. *len). */
+static int
+jstring(struct jp *j, const char **s, size_t *len)
+{
+	if (*j->p != '"')
+		return jfail(j, "a string expected");
+	*s = ++j->p;
+	for (; *j->p != '"'; j->p++) {
+		if ((unsigned char)*j->p < 0x20)
+			return jfail(j, "unterminated string");
+		if (*j->p == '\\') {
+			j->p++;
+			if (*j->p == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!j->p[i] || !strchr("0123456789abcdefABCDEF", j->p[i]))
+						return jfail(j, "bad \\u escape");
+				j->p += 4;
+			} else if (!*j->p || !strchr("\"\\/bfnrt", *j->p))
+				return jfail(j, "bad escape in a string");
+		}
+	}
+	*len = (size_t)(j->p++ - *s);
+	return 0;
+}
+
+static int
+jdigits(struct jp *j)
+{
+	const char *s = j->p;
+
+	while (*j->p >= '0' && *j->p <= '9')
+		j->p++;
+	return j->p > s ? 0 : -1;
+}
+
+/* A number in JSON's grammar, or nan or inf with an optional sign. */
+static int
+jnumber(struct jp *j, double *v)
+{
+	const char *s = j->p;
+
+	if (*j->p == '-')
+		j->p++;
+	if (strncmp(j->p, "nan", 3) == 0 || strncmp(j->p, "inf", 3) == 0) {
+		j->p += 3;
+		*v = j->p[-3] == 'n' ? NAN : *s == '-' ? -INFINITY : INFINITY;
+		return 0;
+	}
+	if (*j->p == '0')
+		j->p++;
+	else if (jdigits(j) < 0)
+		return jfail(j, "bad value");
+	if (*j->p == '.' && (j->p++, jdigits(j) < 0))
+		return jfail(j, "bad number");
+	if (*j->p == 'e' || *j->p == 'E') {
+		j->p++;
+		if (*j->p == '+' || *j->p == '-')
+			j->p++;
+		if (jdigits(j) < 0)
+			return jfail(j, "bad number");
+	}
+	*v = strtod(s, NULL);
+	return 0;
+}
+
+/* Any value; *isnum and *v say whether it was a number, and which. */
+static int
+jvalue(struct jp *j, int depth, int *isnum, double *v)
+{
+	static const char *const words[3] = { "true", "false", "null" };
+	const char *s;
+	size_t len;
+	char close;
+
+	*isnum = 0;
+	jws(j);
+	switch (*j->p) {
+	case '"':
+		return jstring(j, &s, &len);
+	case '{':
+	case '[':
+		if (depth > 64)
+			return jfail(j, "nested too deep");
+		close = *j->p++ == '{' ? '}' : ']';
+		jws(j);
+		if (*j->p == close) {
+			j->p++;
+			return 0;
+		}
+		for (;;) {
+			int n;
+			double d;
+
+			if (close == '}') {
+				jws(j);
+				if (jstring(j, &s, &len) < 0)
+					return -1;
+				jws(j);
+				if (*j->p++ != ':')
+					return jfail(j, "':' expected");
+			}
+			if (jvalue(j, depth + 1, &n, &d) < 0)
+				return -1;
+			jws(j);
+			if (*j->p == close) {
+				j->p++;
+				return 0;
+			}
+			if (*j->p++ != ',')
+				return jfail(j, "',' expected");
+		}
+	case 't':
+	case 'f':
+	case 'n':
+		for (int i = 0; i < 3; i++)
+			if (strncmp(j->p, words[i], strlen(words[i])) == 0) {
+				j->p += strlen(words[i]);
+				return 0;
+			}
+		if (strncmp(j->p, "nan", 3) != 0)
+			return jfail(j, "bad value");
+		/* FALLTHROUGH */
+	default:
+		*isnum = 1;
+		return jnumber(j, v);
+	}
+}
+
+/*
+ * One log line into the run's curves: "step" with "loss" (and "lr") is a
+ * training point, with "val_acc" a validation point; lines without a step
+ * are another kind, and ignored.  Non-finite values (a diverged run) end
+ * the curve there.  0, or -1 with *why set.
+ */
+static int
+parse_line(const char *line, struct run *r, const char **why)
+{
+	struct jp j = { .p = line };
+	double val[NCURVE] = { 0 }, step = NAN;
+	int have[NCURVE] = { 0 }, hstep = 0;
+
+	jws(&j);
+	if (*j.p != '{') {
+		*why = "not a JSON object";
+		return -1;
+	}
+	j.p++;
+	jws(&j);
+	while (*j.p != '}') {
+		const char *k;
+		size_t klen;
+		int isnum;
+		double v;
+
+		if (jstring(&j, &k, &klen) < 0)
+			goto bad;
+		jws(&j);
+		if (*j.p++ != ':') {
+			j.why = "':' expected";
+			goto bad;
+		}
+		if (jvalue(&j, 1, &isnum, &v) < 0)
+			goto bad;
+		if (isnum && klen == 4 && strncmp(k, "step", 4) == 0)
+			step = v, hstep = 1;
+		for (int c = 0; c < NCURVE; c++)
+			if (isnum && klen == strlen(curve_keys[c]) &&
+			    strncmp(k, curve_keys[c], klen) == 0)
+				val[c] = v, have[c] = 1;
+		jws(&j);
+		if (*j.p == ',') {
+			j.p++;
+			jws(&j);
+			if (*j.p == '}') {
+				j.why = "a key expected after ','";
+				goto bad;
+			}
+		} else if (*j.p != '}') {
+			j.why = "',' or '}' expected";
+			goto bad;
+		}
+	}
+	j.p++;
+	jws(&j);
+	if (*j.p && *j.p != '\n') {
+		*why = "text after the object";
+		return -1;
+	}
+	if (!hstep || !isfinite(step))
+		return 0;
+	if (have[C_VAL])
+		val[C_VAL] *= 100;
+	for (int c = 0; c < NCURVE; c++)
+		if (have[c] && isfinite(val[c]) && (c != C_LR || have[C_LOSS]))
+			curve_add(&r->c[c], step, val[c]);
+	return 0;
+bad:
+	*why = j.why;
+	return -1;
+}
+
+/* Read a log file into r.  A bad line is an error, except a partial last
+ * line (no newline: a run still writing, or killed), which is skipped. */
+static void
+read_log(struct run *r)
+{
+	const char *name;
+	FILE *fp = cli_open_in(r->file, &name);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	long long lineno = 0;
+
+	while ((n = getline(&line, &cap, fp)) != -1) {
+		const char *why;
+
+		lineno++;
+		if (strspn(line, " \t\r\n") == (size_t)n)
+			continue;
+		if (strlen(line) != (size_t)n)
+			die("%s:%lld: a NUL byte: not a vit-train log", name, lineno);
+		if (parse_line(line, r, &why) < 0) {
+			if (line[n - 1] != '\n') {
+				warnx("%s:%lld: skipped the partial last line (a run still "
+				    "writing, or killed)", name, lineno);
+				break;
+			}
+			die("%s:%lld: %s", name, lineno, why);
+		}
+	}
+	if (ferror(fp))
+		die_errno("%s", name);
+	if (fp != stdin)
+		fclose(fp);
+	free(line);
+	if (r->c[C_LOSS].n == 0 && r->c[C_VAL].n == 0)
+		die("%s: no vit-train --log lines (step with loss or val_acc)", name);
+}
+
+/* s as a gnuplot single-quoted string: ' doubled, control characters '?'. */
+static void
+put_quoted(FILE *fp, const char *s)
+{
+	fputc('\'', fp);
+	for (; *s; s++) {
+		if (*s == '\'')
+			fputc('\'', fp);
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, fp);
+	}
+	fputc('\'', fp);
+}
+
+/* The gnuplot script: terminal, datablocks, then one panel per curve kind
+ * that any run has, every run in the same line type in each. */
+static void
+write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int npanel)
+{
+	fprintf(fp, "set terminal %s size %ld,%ld noenhanced%s\n",
+	    fmt == FMT_PNG ? "pngcairo" : fmt_names[fmt], w, h,
+	    fmt == FMT_DUMB ? " nofeed" : "");
+	for (int i = 0; i < nrun; i++)
+		for (int c = 0; c < NCURVE; c++) {
+			fprintf(fp, "$d%d_%d << EOD\n", i, c);
+			for (size_t k = 0; k < run[i].c[c].n; k++)
+				fprintf(fp, "%.17g %.9g\n", run[i].c[c].x[k], run[i].c[c].y[k]);
+			fputs("EOD\n", fp);
+		}
+	fprintf(fp, "set multiplot layout %d,1\nset xlabel 'step'\nset key top right\n%s",
+	    npanel, fmt == FMT_DUMB ? "" : "set grid\n");
+	for (int c = 0; c < NCURVE; c++) {
+		const char *sep = "plot ";
+
+		for (int i = 0; i < nrun; i++) {
+			if (run[i].c[c].n == 0)
+				continue;
+			if (*sep == 'p') {
+				fputs("set title ", fp);
+				put_quoted(fp, curve_titles[c]);
+				fputc('\n', fp);
+			}
+			fprintf(fp, "%s$d%d_%d using 1:2 with %s lt %d title ", sep, i, c,
+			    c == C_VAL ? "linespoints pt 7 ps 0.6" : "lines", i + 1);
+			put_quoted(fp, run[i].title);
+			sep = ", \\\n    ";
+		}
+		if (*sep != 'p')
+			fputc('\n', fp);
+	}
+	fputs("unset multiplot\n", fp);
+}
+
+/*
+ * Feed the script to gnuplot, its stdout on fd out and its stderr in a
+ * temporary.  Die unless it succeeds (af, when open, is abandoned), with its
+ * last message, quietly when its reader went away; its warnings (about our
+ * script, as an empty range for a one-point curve) are dropped.
+ */
+static void
+gnuplot(const char *script, size_t len, int out, struct atomicfile *af)
+{
+	FILE *err = tmpfile();
+	char line[512], last[512] = "";
+	int pfd[2], st;
+	pid_t pid;
+
+	if (err == NULL || pipe(pfd) == -1)
+		die_errno("gnuplot");
+	fflush(stdout);
+	if ((pid = fork()) == -1)
+		die_errno("fork");
+	if (pid == 0) {
+		if (dup2(pfd[0], STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
+		    dup2(fileno(err), STDERR_FILENO) == -1)
+			_exit(127);
+		close(pfd[0]);
+		close(pfd[1]);
+		execlp("gnuplot", "gnuplot", (char *)NULL);
+		fprintf(stderr, "cannot run it: %s (Debian: apt-get install gnuplot-nox)\n",
+		    strerror(errno));
+		_exit(127);
+	}
+	close(pfd[0]);
+	/* A gnuplot that ends early must not end us without a word: its
+	 * status says why. */
+	signal(SIGPIPE, SIG_IGN);
+	for (size_t off = 0; off < len; ) {
+		ssize_t n = write(pfd[1], script + off, len - off);
+
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1)
+			break;
+		off += (size_t)n;
+	}
+	close(pfd[1]);
+	while (waitpid(pid, &st, 0) == -1)
+		if (errno != EINTR)
+			die_errno("waitpid");
+	signal(SIGPIPE, SIG_DFL);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		fclose(err);
+		return;
+	}
+	if (af->fp)
+		atomic_abort(af);
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE)
+		exit(1);
+	rewind(err);
+	while (fgets(line, sizeof line, err))
+		if (line[strspn(line, " \t\n")] != '\0')
+			snprintf(last, sizeof last, "%.*s", (int)strcspn(line, "\n"), line);
+	if (WIFSIGNALED(st))
+		die("gnuplot: killed by signal %d", WTERMSIG(st));
+	die("gnuplot: %s", *last ? last : "failed");
+}
+
+/* gnuplot's text plot without its form feeds, leading empty lines and
+ * trailing blanks, and with a newline at the end. */
+static void
+tidy_text(FILE *in, FILE *out)
+{
+	int c, blanks = 0, col = 0, any = 0;
+
+	rewind(in);
+	while ((c = getc(in)) != EOF) {
+		if (c == '\f')
+			continue;
+		if (c == '\n' && !any) {
+			blanks = 0;
+			continue;
+		}
+		if (c == ' ') {
+			blanks++;
+			continue;
+		}
+		if (c != '\n')
+			for (; blanks > 0; blanks--, col++)
+				putc(' ', out);
+		blanks = 0;
+		any = 1;
+		putc(c, out);
+		col = c == '\n' ? 0 : col + 1;
+	}
+	if (ferror(in))
+		die_errno("temporary file");
+	if (col > 0)
+		putc('\n', out);
+	fclose(in);
+}
+
+/* --size WxH into *w, *h. */
+static void
+parse_size(const char *s, long *w, long *h)
+{
+	const char *x = strchr(s, 'x');
+	char buf[64];
+
+	if (x == NULL || (size_t)(x - s) >= sizeof buf)
+		usage_error("--size %s: want WxH, as 800x600", s);
+	memcpy(buf, s, (size_t)(x - s));
+	buf[x - s] = '\0';
+	*w = (long)cli_int("--size", buf, 10, 10000);
+	*h = (long)cli_int("--size", x + 1, 10, 10000);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "title", required_argument, NULL, 't' },
+		{ "size", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *out = NULL, *size = NULL, **title = NULL;
+	struct atomicfile af = { 0 };
+	struct run *run;
+	char *script = NULL;
+	size_t slen = 0;
+	long w, h;
+	int c, fmt = FMT_NONE, ntitle = 0, nrun, tofile, npanel = 0;
+	FILE *sp, *dst, *text = NULL;
+
+	cli_init(argc, argv);
+	if ((title = calloc((size_t)argc, sizeof *title)) == NULL)
+		die_errno("memory");
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:f:t:s:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'f':
+			if ((fmt = fmt_parse(optarg)) == FMT_NONE)
+				usage_error("--format %s: want png, svg or dumb", optarg);
+			break;
+		case 't': title[ntitle++] = optarg; break;
+		case 's': size = optarg; break;
+		default:
+			cli_option_rest(c, argv, usage);
+		}
+	}
+	if ((nrun = argc - optind) < 1)
+		usage_error("name at least one LOG file (vit-train --log)");
+	if (ntitle > nrun)
+		usage_error("%d --title for %d LOG files", ntitle, nrun);
+	tofile = out != NULL && strcmp(out, "-") != 0;
+	if (fmt == FMT_NONE && tofile && (fmt = fmt_suffix(out)) == FMT_NONE)
+		usage_error("%s: say --format png, svg or dumb (the suffix names none)", out);
+	if (fmt == FMT_NONE)
+		fmt = FMT_DUMB;
+	if (fmt == FMT_PNG && !tofile)
+		cli_binary_stdout(0);
+
+	if ((run = calloc((size_t)nrun, sizeof *run)) == NULL)
+		die_errno("memory");
+	for (int i = 0; i < nrun; i++) {
+		run[i].file = argv[optind + i];
+		run[i].title = i < ntitle ? title[i] :
+		    strcmp(run[i].file, "-") == 0 ? "stdin" : run[i].file;
+		read_log(&run[i]);
+	}
+	for (int k = 0; k < NCURVE; k++)
+		for (int i = 0; i < nrun; i++)
+			if (run[i].c[k].n > 0) {
+				npanel++;
+				break;
+			}
+	if (size != NULL)
+		parse_size(size, &w, &h);
+	else if (fmt == FMT_DUMB) {
+		struct winsize ws;
+
+		w = !tofile && isatty(STDOUT_FILENO) &&
+		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 10 ?
+		    ws.ws_col : 80;
+		h = 20L * npanel;
+	} else
+		w = 800, h = 300L * npanel;
+
+	if ((sp = open_memstream(&script, &slen)) == NULL)
+		die_errno("memory");
+	write_script(sp, fmt, w, h, run, nrun, npanel);
+	if (fclose(sp) == EOF)
+		die_errno("memory");
+	if (tofile && atomic_open(&af, out) == -1)
+		die_errno("%s", out);
+	dst = tofile ? af.fp : stdout;
+	/* Text goes through a temporary, to be tidied. */
+	if (fmt == FMT_DUMB && (text = tmpfile()) == NULL)
+		die_errno("temporary file");
+	gnuplot(script, slen, fileno(text ? text : dst), &af);
+	if (text)
+		tidy_text(text, dst);
+	if (tofile && atomic_commit(&af) == -1)
+		die_errno("%s", out);
+	if (!tofile)
+		cli_close_out(stdout, "stdout");
+	return 0;
+}

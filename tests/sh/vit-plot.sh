@@ -1,0 +1,156 @@
+# vit-plot.sh - learning curves from vit-train --log files: a real PNG of
+# the asked size, well-formed SVG with one curve per run (as many points as
+# the log has lines of its kind) and the legend names, text with its panel
+# titles and axis label; bad lines are errors naming file and line, a
+# partial last line is skipped, -o is atomic; the man page's examples run.
+. tests/sh/lib.sh
+command -v gnuplot >/dev/null || { nok "gnuplot is not installed (make deps)"; finish; }
+W="$T/plot"; mkdir -p "$W"
+# Two short runs, the first with validation after each epoch.
+(cd "$W" && patchify --idx "$FM/t10k-images-idx3-ubyte.gz" --patch 7 --subset 0.04 | posgen >tr.vt &&
+ patchify --idx "$FM/t10k-images-idx3-ubyte.gz" --patch 7 --subset 0.01 --seed 2 | posgen >va.vt &&
+ vit-train --dim 16 --depth 1 --heads 2 --mlp 16 --epochs 3 -b 40 --val va.vt --log a.jsonl -o a.vt tr.vt &&
+ vit-train --dim 16 --depth 1 --heads 2 --mlp 16 --pe rope-axial --epochs 2 -b 40 --log b.jsonl -o b.vt tr.vt) \
+    2>"$T/err" || nok "two vit-train runs: $(head -c 300 "$T/err")"
+cd "$W"
+
+# svg_check FILE NAME=LOG...: in FILE, panel a (loss) and b (lr) have one
+# curve per LOG, panel c (validation) one per LOG with val_acc lines, each
+# titled NAME and with as many points as LOG has lines of that kind (read
+# here with Python's json).
+svg_check() {
+	$PY - "$@" <<'PY'
+import json, re, sys
+import xml.etree.ElementTree as ET
+svg, runs = sys.argv[1], [a.split("=", 1) for a in sys.argv[2:]]
+root = ET.parse(svg).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+plots = {g.get("id"): g for g in root.iter(ns + "g") if (g.get("id") or "").startswith("gnuplot_plot_")}
+def points(log, key):
+    n = 0
+    for line in open(log):
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue        # the partial last line
+        n += "step" in d and key in d
+    return n
+bad = []
+for panel, key in (("a", "loss"), ("b", "lr"), ("c", "val_acc")):
+    want = [(name, points(log, key)) for name, log in runs if points(log, key) > 0]
+    got = sorted(k for k in plots if k.endswith(panel))
+    if len(got) != len(want):
+        bad.append(f"panel {panel}: {len(got)} curves, want {len(want)}")
+        continue
+    for (name, n), gid in zip(want, sorted(got, key=lambda k: int(k[13:-1]))):
+        g = plots[gid]
+        texts = [t.text for t in g.iter(ns + "text")]
+        d = " ".join(p.get("d") for p in g.iter(ns + "path"))
+        npts = len(re.findall(r"-?[\d.]+,-?[\d.]+", d)) - 2   # less the key's sample
+        if texts != [name]:
+            bad.append(f"{gid}: legend {texts}, want [{name!r}]")
+        if npts != n:
+            bad.append(f"{gid} ({name}): {npts} points, want {n}")
+print("; ".join(bad), file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+# png_size FILE: "W H" from a PNG's signature and IHDR, and more than two
+# colours in its pixels (curves drawn, not a blank page).
+png_size() {
+	$PY - "$1" <<'PY'
+import struct, sys
+from PIL import Image
+d = open(sys.argv[1], "rb").read()
+assert d[:8] == b"\x89PNG\r\n\x1a\n", "no PNG signature"
+assert d[12:16] == b"IHDR", "no IHDR first"
+w, h = struct.unpack(">II", d[16:24])
+colours = len(Image.open(sys.argv[1]).convert("RGB").getcolors(1 << 24))
+assert colours > 2, f"{colours} colours"
+print(w, h)
+PY
+}
+
+check "PNG of two runs" vit-plot -o c.png --size 640x480 a.jsonl b.jsonl
+[ "$(png_size c.png 2>&1)" = "640 480" ] && ok "a PNG of --size 640x480" || nok "PNG: $(png_size c.png 2>&1 | tail -n 1)"
+check "PNG by default size" vit-plot -o d.png a.jsonl b.jsonl
+[ "$(png_size d.png 2>&1)" = "800 900" ] && ok "default PNG: 800 wide, 300 a panel, three panels" ||
+    nok "default PNG: $(png_size d.png 2>&1 | tail -n 1)"
+check "PNG of a run without validation" vit-plot -f png -o e.img b.jsonl
+[ "$(png_size e.img 2>&1)" = "800 600" ] && ok "--format png; two panels without validation lines" ||
+    nok "--format png: $(png_size e.img 2>&1 | tail -n 1)"
+
+check "SVG with titles" vit-plot -o c.svg -t LieRE -t "it's <RoPE>" a.jsonl b.jsonl
+check "the SVG: one curve per run in each panel, all its points, the legend names" \
+    svg_check c.svg "LieRE=a.jsonl" "it's <RoPE>=b.jsonl"
+check "SVG named by the files" vit-plot -f svg a.jsonl b.jsonl
+mv "$T/out" f.svg
+check "the SVG on stdout: legend names are the file names" svg_check f.svg a.jsonl=a.jsonl b.jsonl=b.jsonl
+
+check "text plot" vit-plot --size 100x60 a.jsonl b.jsonl
+cp "$T/out" dumb.txt
+for t in loss "learning rate" "validation top-1 \(%\)" step a.jsonl b.jsonl; do
+	check_grep "text plot shows '$t'" "$t" dumb.txt
+done
+[ "$(awk 'length > 100' dumb.txt | wc -l)" -eq 0 ] && [ "$(wc -l <dumb.txt)" -ge 50 ] &&
+    ok "text plot fits --size 100x60" || nok "text plot: $(wc -l <dumb.txt) lines, longest $(awk '{ if (length > m) m = length } END { print m }' dumb.txt)"
+! grep -q "$(printf '\f')" dumb.txt && ! grep -q ' $' dumb.txt && [ "$(tail -c 1 dumb.txt | od -An -c | tr -d ' ')" = '\n' ] &&
+    ok "text plot: no form feeds or trailing blanks, ends in a newline" || nok "text plot is untidy"
+# On a terminal the text plot takes its width; stdin is a log named so.
+script -qec "stty cols 120 rows 40; $TOP/$BIN/vit-plot - <a.jsonl" /dev/null >tty.txt 2>&1
+[ "$(awk '{ sub(/\r$/, ""); if (length > m) m = length } END { print m }' tty.txt)" -gt 100 ] &&
+    [ "$(awk '{ sub(/\r$/, ""); if (length > m) m = length } END { print m }' tty.txt)" -le 120 ] &&
+    ok "on a 120-column terminal the plot is as wide" || nok "on a 120-column terminal: $(head -c 300 tty.txt)"
+check_grep "a log on stdin is named stdin" "stdin" tty.txt
+check "PNG to a pipe with --format png" sh -c "vit-plot -f png a.jsonl | cat >piped.png"
+[ "$(png_size piped.png 2>&1)" = "800 900" ] && ok "the piped PNG" || nok "piped PNG: $(png_size piped.png 2>&1 | tail -n 1)"
+check "text to a file by its suffix" vit-plot -o g.txt a.jsonl
+check_grep "g.txt is the text plot" "learning rate" g.txt
+
+# A killed run's partial last line is skipped, with a warning.
+{ cat a.jsonl; printf '{"step":31,"epoch":3.1,"loss":2.1'; } >partial.jsonl
+check_exit 0 "a partial last line is no error" vit-plot -o p.svg partial.jsonl
+check_grep "a partial last line is warned of, by line" "^vit-plot: partial.jsonl:$(($(wc -l <a.jsonl) + 1)): .*partial" "$T/err"
+check "the partial log's complete lines are all drawn" svg_check p.svg partial.jsonl=partial.jsonl
+# A bad whole line is an error naming file and line; nan (a diverged run) is not.
+{ head -n 3 a.jsonl; echo '{"step":4,"loss":2.1,}'; tail -n +4 a.jsonl; } >bad.jsonl
+check_exit 1 "a bad line is an error" vit-plot bad.jsonl
+check_grep "the error names the file and the line" "^vit-plot: bad.jsonl:4: " "$T/err"
+for l in '{"step":4 "loss":1}' '{"step":4,"loss":1.}' '["step",4]' '{"step":4,"loss":1} x' '{"step":4,"loss":"1\q"}'; do
+	printf '%s\n%s\n' '{"step":1,"loss":2}' "$l" >bad2.jsonl
+	check_exit 1 "not JSON: $l" vit-plot bad2.jsonl
+	check_grep "... at bad2.jsonl:2" "^vit-plot: bad2.jsonl:2: " "$T/err"
+done
+printf '%s\n' '{"step":1,"loss":2.3,"lr":1e-3,"note":{"a":[1,true,null]}}' '{"step":2,"loss":nan}' \
+    '{"step":3,"loss":2.1,"lr":5e-4}' >nan.jsonl
+check "nan and nested values are read" vit-plot -o nan.svg nan.jsonl
+check "the nan point is left out" svg_check nan.svg nan.jsonl=nan.jsonl
+echo '{"epoch":1,"other":2}' >none.jsonl
+check_exit 1 "a log with no training or validation line is an error" vit-plot none.jsonl
+
+# -o is atomic: a failure leaves the old file and no temporary.
+echo old >keep.png
+check_exit 1 "a bad log, -o an existing file" vit-plot -o keep.png bad.jsonl
+PATH="$TOP/$BIN" "$TOP/$BIN/vit-plot" -o keep.png a.jsonl 2>"$T/err" && nok "gnuplot missing: exit 0" ||
+    check_grep "gnuplot missing is an error that says so" "^vit-plot: gnuplot: .*gnuplot-nox" "$T/err"
+[ "$(cat keep.png)" = old ] && ok "the old file is untouched" || nok "keep.png was changed"
+[ -z "$(ls | grep '\.tmp\.')" ] && ok "no temporary left" || nok "left: $(ls | grep '\.tmp\.')"
+
+check_exit 2 "no LOG is a usage error" vit-plot
+check_exit 2 "an unknown suffix is a usage error" vit-plot -o c.jpg a.jsonl
+check_exit 2 "an unknown --format is a usage error" vit-plot -f gif a.jsonl
+check_exit 2 "more titles than logs is a usage error" vit-plot -t a -t b a.jsonl
+check_exit 2 "a bad --size is a usage error" vit-plot --size 640 a.jsonl
+script -qec "$TOP/$BIN/vit-plot -f png a.jsonl; echo rc=\$?" /dev/null >tty.txt 2>&1
+check_grep "a PNG is not written to a terminal" "^vit-plot: .*terminal" tty.txt
+check_grep "... exit 1" "rc=1" tty.txt
+cd "$TOP"
+
+# The man page's examples, on these logs (liere's with a partial last line).
+mkdir -p "$T/ex-vit-plot"
+cp "$W/partial.jsonl" "$T/ex-vit-plot/liere.jsonl"
+cp "$W/b.jsonl" "$T/ex-vit-plot/rope.jsonl"
+run_examples vit-plot
+[ "$(png_size "$T/ex-vit-plot/curves.png" 2>&1)" = "800 900" ] && ok "vit-plot(1)'s example wrote curves.png" ||
+    nok "vit-plot(1)'s example's curves.png: $(png_size "$T/ex-vit-plot/curves.png" 2>&1 | tail -n 1)"
+finish

@@ -14,8 +14,8 @@ import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 lines = text.split("\n")
 where = lambda pos: f"line {text.count(chr(10), 0, pos) + 1}: {lines[text.count(chr(10), 0, pos)].strip()!r}"
-# Typography a page may use: quotes, dashes, maths, a no-break space, Greek.
-allowed = set("‘’“”–—−×±≤≥≈→·…\u00a0") | {chr(c) for c in range(0x391, 0x3ca)}
+# Typography a page may use: quotes, dashes, maths, list bullets, a no-break space, Greek.
+allowed = set("‘’“”–—−×±≤≥≈→·…•\u00a0") | {chr(c) for c in range(0x391, 0x3ca)}
 for m in re.finditer(r"[^\t\n -~]", text):
     if m.group() not in allowed:
         print(f"special: {where(m.start())}: U+{ord(m.group()):04X} {m.group()}")

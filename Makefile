@@ -48,7 +48,7 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	= $(sort $(wildcard lib/*.c))
+LIBSRC	= $(sort $(wildcard lib/*.c lib/pe/*.c))
 LIBOBJ	= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
 LIBA	= $(BUILD)/libvitpipe.a
 CMDS	= $(sort $(basename $(notdir $(wildcard cmd/*.c))))

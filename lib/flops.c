@@ -6,6 +6,7 @@
 #include "flops.h"
 #include "pe.h"
 #include "pe_impl.h"
+#include "pe_method.h"
 
 static const struct {
 	const char *name, *title;
@@ -41,17 +42,16 @@ flops_part_title(int part)
  * The encoding's own work for one token of one generator set, as lib/pe.c
  * does it: 2x2 blocks take an angle sum_i p_i g_i per block (then a cosine
  * and a sine), larger blocks the dense sum_i p_i G_i over every entry (then
- * an exponential); riemann an angle and 4 scalings per pair plus sum_i p_i.
+ * an exponential); an encoding that does otherwise says so in its
+ * descriptor (riemann, comrope's closed form).
  */
 static double
 angle_macs(const struct pe *pe)
 {
 	double N = pe->axes, nb = pe->nblock, b = pe->block;
 
-	if (pe->kind == PE_RIEMANN)
-		return 5 * nb + N;
-	if (comrope_closed(pe))		/* s: an axis (AP) or sum_i scale_i p_i */
-		return pe->kind == PE_COMROPE_LD ? N * nb : 0;
+	if (pe->method->angle_macs)
+		return pe->method->angle_macs(pe);
 	return b == 2 ? N * nb : N * nb * b * b;
 }
 
@@ -82,7 +82,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
-	f->params[FLOPS_EMBED] = D + (pe.kind == PE_ABS ? (grid + 1) * D : 0);
+	f->params[FLOPS_EMBED] = D + (pe.table == PE_TABLE_LEARNED ? (grid + 1) * D : 0);
 	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
 	 * the engine carries on with the CLS row only (the head reads nothing
 	 * else); the reference code the paper counted runs every row and
@@ -106,8 +106,9 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_PE_ANGLES] = (double)pe.nparam;
 	if (!pe.identity && count == FLOPS_PAPER) {
 		/* fvcore counts a product broadcast over the heads once: rotations
-		 * shared by the heads, and rope-axial's, the same for all. */
-		int perhead = pe.kind != PE_ROPE_AXIAL && pe.share != PE_SHARE_HEADS &&
+		 * shared by the heads, and those without parameters (rope-axial's),
+		 * the same for all. */
+		int perhead = pe.set_params != 0 && pe.share != PE_SHARE_HEADS &&
 		    pe.share != PE_SHARE_ALL;
 		f->macs[FLOPS_PE_ROTATE] = L * (perhead ? H : 1) * 2 * N * hd * pe.block;
 	} else if (!pe.identity) {
@@ -139,7 +140,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 			f->pe_macs += f->macs[i];
 		}
 	}
-	if (pe.kind == PE_ABS)
+	if (pe.table == PE_TABLE_LEARNED)
 		f->pe_params += grid * D + D;
 	return 0;
 }

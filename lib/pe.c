@@ -4,7 +4,8 @@
  *
  * Spec grammar: NAME[:B][,OPTION[=VALUE]]...; the canonical form that
  * pe_parse leaves in pe->spec names every option that differs from its
- * default, so equal specs mean equal structures.
+ * default, so equal specs mean equal structures.  The names, options and
+ * structure of each encoding come from its descriptor (pe_method.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -14,18 +15,8 @@
 #include <string.h>
 
 #include "pe.h"
+#include "pe_method.h"
 #include "vt.h"
-
-static const struct {
-	const char	*name;
-	int		 kind;
-} kinds[] = {
-	{ "none", PE_NONE }, { "zeros", PE_ZEROS }, { "abs", PE_ABS },
-	{ "sincos", PE_SINCOS }, { "rope-axial", PE_ROPE_AXIAL },
-	{ "rope-mixed", PE_ROPE_MIXED }, { "liere", PE_LIERE },
-	{ "comrope-ap", PE_COMROPE_AP }, { "comrope-ld", PE_COMROPE_LD },
-	{ "riemann", PE_RIEMANN },
-};
 
 static const char *const share_names[] = { "none", "heads", "layers", "all" };
 
@@ -38,6 +29,21 @@ fail(struct pe *pe, const char *fmt, ...)
 	vsnprintf(pe->err, sizeof pe->err, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+void
+pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (const struct pe_method *const *m = pe_methods; *m && n < len; m++) {
+		if (rotary_only && ((*m)->flags & PEM_NOT_ROTARY))
+			continue;
+		n += snprintf(buf + n, len - n, "%s%s%s", n ? sep : "",
+		    full ? (*m)->synopsis : (*m)->name,
+		    !full && ((*m)->flags & PEM_BLOCK) ? ":B" : "");
+	}
 }
 
 const char *
@@ -70,18 +76,18 @@ parse_options(struct pe *pe, char *opt)
 		char *val = strchr(o, '=');
 		if (val)
 			*val++ = '\0';
-		if (strcmp(o, "theta") == 0 && val &&
-		    (pe->kind == PE_ROPE_AXIAL || pe->kind == PE_RIEMANN)) {
+		int flags = pe->method->flags;
+		if (strcmp(o, "theta") == 0 && val && (flags & PEM_THETA)) {
 			if (parse_pos(val, &pe->theta) < 0)
 				return fail(pe, "theta=%s: want a positive number", val);
-		} else if (strcmp(o, "alpha") == 0 && val && pe->kind == PE_RIEMANN) {
+		} else if (strcmp(o, "alpha") == 0 && val && (flags & PEM_ALPHA)) {
 			if (parse_pos(val, &pe->alpha) < 0)
 				return fail(pe, "alpha=%s: want a positive number", val);
-		} else if (strcmp(o, "reflect") == 0 && !val && pe->kind == PE_RIEMANN) {
+		} else if (strcmp(o, "reflect") == 0 && !val && (flags & PEM_ALPHA)) {
 			pe->reflect = 1;
 		} else {
 			return fail(pe, "option '%s%s%s' does not apply to %s",
-			    o, val ? "=" : "", val ? val : "", kinds[pe->kind].name);
+			    o, val ? "=" : "", val ? val : "", pe->method->name);
 		}
 	}
 	return 0;
@@ -108,16 +114,16 @@ parse_block(struct pe *pe, const char *s, int *b)
 static void
 canonical(struct pe *pe)
 {
-	const char *name = kinds[pe->kind].name;
-	int n;
+	const char *name = pe->method->name;
+	int flags = pe->method->flags, n;
 
-	if (pe->kind == PE_LIERE || pe->kind == PE_COMROPE_AP || pe->kind == PE_COMROPE_LD)
+	if (flags & PEM_BLOCK)
 		n = snprintf(pe->spec, sizeof pe->spec, "%s:%d", name, pe->block);
 	else
 		n = snprintf(pe->spec, sizeof pe->spec, "%s", name);
-	if (pe->theta != 100 && (pe->kind == PE_ROPE_AXIAL || pe->kind == PE_RIEMANN))
+	if (pe->theta != 100 && (flags & PEM_THETA))
 		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",theta=%.17g", pe->theta);
-	if (pe->kind == PE_RIEMANN && pe->alpha != 0.1)
+	if ((flags & PEM_ALPHA) && pe->alpha != 0.1)
 		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",alpha=%.17g", pe->alpha);
 	if (pe->reflect)
 		snprintf(pe->spec + n, sizeof pe->spec - n, ",reflect");
@@ -127,13 +133,12 @@ int
 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
     int layers, const char *share)
 {
-	char buf[sizeof pe->spec], *opt, *colon;
-	int b, pairwise;
+	char buf[sizeof pe->spec], *opt, *colon, names[256];
+	int b, flags;
 
 	memset(pe, 0, sizeof *pe);
 	pe->theta = 100;
 	pe->alpha = 0.1;
-	pe->kind = -1;
 	if (!spec || strlen(spec) >= sizeof buf)
 		return fail(pe, "position encoding '%s': too long", spec ? spec : "");
 	strcpy(buf, spec);
@@ -141,12 +146,14 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		*opt++ = '\0';
 	if ((colon = strchr(buf, ':')))
 		*colon++ = '\0';
-	for (size_t i = 0; i < sizeof kinds / sizeof *kinds; i++)
-		if (strcmp(buf, kinds[i].name) == 0)
-			pe->kind = kinds[i].kind;
-	if (pe->kind < 0)
-		return fail(pe, "unknown position encoding '%s' (none, zeros, abs, sincos, "
-		    "rope-axial, rope-mixed, liere:B, comrope-ap:B, comrope-ld:B, riemann)", spec);
+	for (const struct pe_method *const *m = pe_methods; *m; m++)
+		if (strcmp(buf, (*m)->name) == 0)
+			pe->method = *m;
+	if (!pe->method) {
+		pe_list(names, sizeof names, ", ", 0, 0);
+		return fail(pe, "unknown position encoding '%s' (%s)", spec, names);
+	}
+	flags = pe->method->flags;
 	if (parse_block(pe, colon, &b) < 0)
 		return -1;
 	if (opt && parse_options(pe, opt) < 0)
@@ -164,25 +171,17 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	if (pe->share < 0)
 		return fail(pe, "sharing '%s': want none, heads, layers or all", share);
 
-	switch (pe->kind) {
-	case PE_LIERE:
-		if (!b)
+	if (flags & PEM_BLOCK) {
+		if (!b && (flags & PEM_BLOCK_FULL))
 			b = head_dim;	/* LieRE without a subscript: one full block */
-		/* FALLTHROUGH */
-	case PE_COMROPE_AP:
-	case PE_COMROPE_LD:
 		if (!b)
 			return fail(pe, "%s needs a block size, as in %s:8", buf, buf);
 		if (b < 2 || head_dim % b)
 			return fail(pe, "block size %d: want 2 or more, dividing the head dimension %d", b, head_dim);
-		break;
-	default:
-		if (colon)
-			return fail(pe, "%s takes no block size", buf);
-		break;
+	} else if (colon) {
+		return fail(pe, "%s takes no block size", buf);
 	}
-	pairwise = pe->kind == PE_ROPE_AXIAL || pe->kind == PE_ROPE_MIXED || pe->kind == PE_RIEMANN;
-	if (pairwise) {
+	if (flags & PEM_PAIRS) {
 		b = 2;
 		if (head_dim % 2)
 			return fail(pe, "%s needs an even head dimension, not %d", buf, head_dim);
@@ -203,32 +202,14 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	pe->nset = pe->share == PE_SHARE_NONE ? heads * layers :
 	    pe->share == PE_SHARE_HEADS ? layers :
 	    pe->share == PE_SHARE_LAYERS ? heads : 1;
-	int64_t k = (int64_t)b * (b - 1) / 2;
-	switch (pe->kind) {
-	case PE_LIERE:
-	case PE_ROPE_MIXED:
-		pe->set_params = axes * pe->nblock * k;
-		break;
-	case PE_COMROPE_AP:
-		pe->set_params = pe->nblock * k;
-		break;
-	case PE_COMROPE_LD:
-		pe->set_params = pe->nblock * k + (int64_t)axes * pe->nblock;
-		break;
-	case PE_RIEMANN:
-		pe->set_params = head_dim / 2 + 1;
-		break;
-	default:
-		pe->set_params = 0;
-		break;
-	}
+	pe->set_params = pe->method->set_params ? pe->method->set_params(pe) : 0;
 	pe->nparam = pe->nset * pe->set_params;
-	pe->rotary = pe->kind != PE_ABS && pe->kind != PE_SINCOS;
-	pe->identity = pe->kind == PE_NONE || pe->kind == PE_ZEROS || !pe->rotary;
-	pe->orthogonal = pe->kind != PE_RIEMANN;
-	/* LieRE commutes only with 2 x 2 blocks (or a single axis);
-	 * RiemannFormer's scale breaks R(x)^T R(y) = R(y - x). */
-	pe->commutes = pe->kind == PE_LIERE ? b == 2 || axes == 1 : pe->kind != PE_RIEMANN;
+	pe->table = pe->method->table;
+	pe->rotary = !(flags & PEM_NOT_ROTARY);
+	pe->identity = (flags & PEM_IDENTITY) || !pe->rotary;
+	pe->orthogonal = !(flags & PEM_NOT_ORTHOGONAL);
+	pe->commutes = flags & PEM_COMMUTES_2X2 ? b == 2 || axes == 1 :
+	    (flags & PEM_COMMUTES) != 0;
 	canonical(pe);
 	return 0;
 }

@@ -41,28 +41,20 @@
 #ifndef PE_H
 #define PE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct vt;
 struct rays;
+struct pe_method;
 
 #define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
 					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
 
-enum pe_kind {
-	PE_NONE,	/* no position encoding: R = I, no parameters */
-	PE_ZEROS,	/* R = I, no parameters (ComRoPE's starting point) */
-	PE_ABS,		/* absolute encodings: not rotary, the engine's */
-	PE_SINCOS,	/*   business; pe_rotations leaves R = I */
-	PE_ROPE_AXIAL,	/* fixed frequencies, pair groups per axis */
-	PE_ROPE_MIXED,	/* learnable 2x2 frequencies per axis (Heo et al.) */
-	PE_LIERE,	/* free skew blocks per axis (LieRE_b) */
-	PE_COMROPE_AP,	/* block j driven by axis j mod axes only */
-	PE_COMROPE_LD,	/* A_i = theta_i (P - P^T) per block */
-	PE_RIEMANN,	/* s^(sum p / 2) times rotation/reflection pairs */
-	PE_NKIND
-};
+/* Absolute encodings are tables the engine adds to the tokens, not
+ * rotations: pe_rotations leaves R = I for them. */
+enum pe_table { PE_TABLE_NONE, PE_TABLE_LEARNED /* abs */, PE_TABLE_SINCOS };
 
 enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
 
@@ -86,7 +78,7 @@ enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
  * by the one before (y), group 2 by t.
  */
 struct pe {
-	int	 kind;		/* enum pe_kind */
+	const struct pe_method *method;	/* the encoding (lib/pe/NAME.c) */
 	int	 block;		/* b: block size (2 for the rope-style methods) */
 	int	 head_dim;	/* d, a multiple of b */
 	int	 axes;		/* N: position coordinates, 1 .. 3 */
@@ -100,6 +92,7 @@ struct pe {
 	double	 theta;		/* rope-axial base (option theta=, default 100) */
 	double	 alpha;		/* riemann alpha (option alpha=, default 0.1) */
 	int	 reflect;	/* riemann with reflection pairs (option reflect) */
+	int	 table;		/* enum pe_table */
 	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
 	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
 	int	 orthogonal;	/* R^T R = I (all but riemann) */
@@ -113,6 +106,10 @@ struct pe {
  * "layers" or "all" (NULL: none).  0, or -1 with pe->err. */
 int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
 	    int heads, int layers, const char *share);
+/* The registered encodings as a usage list, "none zeros ... liere:B ...",
+ * their synopses (full 1: with options, "rope-axial[,theta=T]") joined by
+ * sep, rotary ones only when rotary_only; truncated to len. */
+void	 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only);
 /* Name of a share mode ("heads"). */
 const char *pe_share_name(int share);
 /* The generator set that layer l, head h use: 0 .. nset-1. */

@@ -49,8 +49,7 @@ void	zheev_(const char *jobz, const char *uplo, const int *n,
 int
 comrope_closed(const struct pe *pe)
 {
-	return (pe->kind == PE_COMROPE_AP || pe->kind == PE_COMROPE_LD) &&
-	    pe->block > 2;
+	return (pe->method->flags & PEM_SCALED) && pe->block > 2;
 }
 
 /* One thread's slots: 8 b-vectors, then b x b matrices; the complex ones
@@ -118,7 +117,7 @@ token_s(const struct pe *pe, const float *par, const float *p, int j)
 	int64_t k = tri(pe->block);
 	double s = 0;
 
-	if (pe->kind == PE_COMROPE_AP)
+	if (!(pe->method->flags & PEM_SCALES))
 		return p[j % N];
 	for (int i = 0; i < N; i++)
 		s += (double)p[i] * par[nb * k + (int64_t)i * nb + j];
@@ -220,7 +219,7 @@ static void
 backward_block(const struct pe *pe, const float *par, int j, int T,
     const float *pos, const float *Rs, const float *dRs, float *dpar, double *ws)
 {
-	int b = pe->block, N = pe->axes, nb = pe->nblock, ld = pe->kind == PE_COMROPE_LD;
+	int b = pe->block, N = pe->axes, nb = pe->nblock, ld = (pe->method->flags & PEM_SCALES) != 0;
 	int64_t bb = (int64_t)b * b, k = tri(b);
 	double *U = mslot(b, ws, M_U), *G = mslot(b, ws, M_G), *RT = mslot(b, ws, M_R);
 	double *P = mslot(b, ws, M_P), *Q = mslot(b, ws, M_Q), *D = mslot(b, ws, M_DELTA);

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "pe_method.h"
+
 struct pe;
 struct pe_work;
 
@@ -83,13 +85,6 @@ PE_TRANSPOSE_REGS(transpose8_regs, 8, v8, v8i,
 	{ 0, 1, 2, 3, 8, 9, 10, 11 })
 #undef PE_TRANSPOSE_REGS
 
-/* Upper-triangle entries of a b x b block: b(b-1)/2. */
-static inline int64_t
-tri(int b)
-{
-	return (int64_t)b * (b - 1) / 2;
-}
-
 /* 1 when pe's rotations are comrope_rotations' (comrope-ap, comrope-ld
  * with blocks wider than 2). */
 int	 comrope_closed(const struct pe *pe);
@@ -102,7 +97,5 @@ void	 comrope_rotations(const struct pe *pe, struct pe_work *w,
 void	 comrope_backward(const struct pe *pe, struct pe_work *w,
 	    const float *params, int T, const float *pos, const float *R,
 	    const float *dR, float *dparams);
-/* G = s (U - U^T) for upper entries U[b(b-1)/2] (pe_rot.c). */
-void	 skew_from_upper(int b, const float *U, double s, double *G);
 
 #endif

@@ -30,6 +30,7 @@
 #include "expm_t18.h"
 #include "pe.h"
 #include "pe_impl.h"
+#include "pe_method.h"
 #include "rays.h"
 
 static int64_t
@@ -186,56 +187,15 @@ pe_work_free(struct pe_work *w)
 }
 
 void
-skew_from_upper(int b, const float *U, double s, double *G)
-{
-	int64_t k = 0;
-
-	for (int i = 0; i < b; i++) {
-		G[i * b + i] = 0;
-		for (int j = i + 1; j < b; j++, k++) {
-			G[i * b + j] = s * U[k];
-			G[j * b + i] = -s * U[k];
-		}
-	}
-}
-
-void
 pe_generators(const struct pe *pe, const float *p, double *G)
 {
 	int N = pe->axes, nb = pe->nblock, b = pe->block;
-	int64_t bb = (int64_t)b * b, k = tri(b);
+	int64_t bb = (int64_t)b * b;
 
 	memset(G, 0, sizeof *G * N * nb * bb);
-	for (int i = 0; i < N; i++)
-		for (int j = 0; j < nb; j++) {
-			double *g = G + ((int64_t)i * nb + j) * bb;
-			switch (pe->kind) {
-			case PE_LIERE:
-			case PE_ROPE_MIXED:
-				skew_from_upper(b, p + ((int64_t)i * nb + j) * k, 1, g);
-				break;
-			case PE_COMROPE_AP:
-				if (j % N == i)
-					skew_from_upper(b, p + j * k, 1, g);
-				break;
-			case PE_COMROPE_LD:
-				skew_from_upper(b, p + j * k, p[nb * k + (int64_t)i * nb + j], g);
-				break;
-			case PE_ROPE_AXIAL:
-				if (pe_pair_axis(pe, j) == i) {
-					double f = pe_pair_freq(pe, j, pe->theta);
-					g[1] = -f;
-					g[2] = f;
-				}
-				break;
-			case PE_RIEMANN:
-				if (pe_pair_axis(pe, j) == i) {
-					g[1] = p[j];
-					g[2] = -p[j];
-				}
-				break;
-			}
-		}
+	for (int i = 0; i < N && pe->method->generator; i++)
+		for (int j = 0; j < nb; j++)
+			pe->method->generator(pe, p, i, j, G + ((int64_t)i * nb + j) * bb);
 }
 
 static void
@@ -243,7 +203,7 @@ build_all(const struct pe *pe, struct pe_work *w, const float *params)
 {
 	int64_t per = (int64_t)pe->axes * pe->nblock * pe->block * pe->block;
 
-	if (pe->identity || pe->kind == PE_RIEMANN)
+	if (pe->identity || pe->method->token)
 		return;
 #pragma omp parallel for num_threads(w->nthread) schedule(static)
 	for (int s = 0; s < pe->nset; s++)
@@ -261,39 +221,6 @@ position_generator(const struct pe *pe, const double *G, int j, const double *p,
 		const double *g = G + ((int64_t)i * pe->nblock + j) * bb;
 		for (int64_t e = 0; e < bb; e++)
 			X[e] += p[i] * g[e];
-	}
-}
-
-/* RiemannFormer's log s = log(e^w / (e^w + alpha)), stable for any w. */
-static double
-riemann_log_s(const struct pe *pe, double w)
-{
-	return -log1p(pe->alpha * exp(-w));
-}
-
-/* One token's riemann matrix: [npair][2][2]. */
-static void
-riemann_token(const struct pe *pe, const float *par, const double *p, float *R)
-{
-	int npair = pe->head_dim / 2;
-	double sigma = 0;
-
-	for (int i = 0; i < pe->axes; i++)
-		sigma += p[i];
-	/* sigma 0 gives 1 even when log s is -inf (w far below -700) */
-	double c = sigma == 0 ? 1 : exp(0.5 * sigma * riemann_log_s(pe, par[npair]));
-	for (int j = 0; j < npair; j++) {
-		double phi = p[pe_pair_axis(pe, j)] * par[j];
-		float *r = R + 4 * j;
-		if (pe->reflect) {
-			double c2 = cos(2 * phi), s2 = sin(2 * phi);
-			r[0] = (float)(c * c2); r[1] = (float)(c * s2);
-			r[2] = (float)(c * s2); r[3] = (float)(-c * c2);
-		} else {
-			double co = cos(phi), si = sin(phi);
-			r[0] = (float)(c * co); r[1] = (float)(c * si);
-			r[2] = (float)(-c * si); r[3] = (float)(c * co);
-		}
 	}
 }
 
@@ -580,7 +507,7 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 {
 	int b = pe->block, nb = pe->nblock, N = pe->axes;
 	int64_t bb = (int64_t)b * b, per = N * nb * bb;
-	int general = !pe->identity && pe->kind != PE_RIEMANN && b > 2;
+	int general = !pe->identity && !pe->method->token && b > 2;
 	/* float pays where its vectors hold twice double's lanes: blocks of
 	 * 16 and more (b = 8 runs 8-lane kernels either way, measured 10%
 	 * slower in float), and blocks that go through the lanes */
@@ -623,8 +550,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 			for (int j = 0; j < nb; j++)
 				for (int64_t e = 0; e < bb; e++)
 					out[j * bb + e] = e % (b + 1) == 0;
-		} else if (pe->kind == PE_RIEMANN) {
-			riemann_token(pe, params + set * pe->set_params, p, out);
+		} else if (pe->method->token) {
+			pe->method->token(pe, params + set * pe->set_params, p, out);
 		} else {		/* 2 x 2 blocks */
 			for (int j = 0; j < nb; j++) {
 				double u = 0;
@@ -639,7 +566,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 }
 
 /* Backward of the pairwise methods for one set, tokens in order:
- * dgen[axes][npair] (rope) or dgen[npair + 1] (riemann). */
+ * dgen[axes][npair] (rope), or the token_backward of an encoding whose R
+ * is a closed form per token (riemann: dgen[npair + 1]). */
 static void
 pairs_backward(const struct pe *pe, const double *G, const float *par, int T,
     const float *pos, const float *dR, double *dg)
@@ -648,30 +576,11 @@ pairs_backward(const struct pe *pe, const double *G, const float *par, int T,
 
 	for (int t = 0; t < T; t++) {
 		const float *d = dR + (int64_t)t * pe->rsize;
-		double p[3], sigma = 0;
-		for (int i = 0; i < N; i++) {
+		double p[3];
+		for (int i = 0; i < N; i++)
 			p[i] = pos[(int64_t)t * N + i];
-			sigma += p[i];
-		}
-		if (pe->kind == PE_RIEMANN) {
-			double ls = riemann_log_s(pe, par[npair]);
-			double c = sigma == 0 ? 1 : exp(0.5 * sigma * ls), dc = 0;
-			for (int j = 0; j < npair; j++, d += 4) {
-				int a = pe_pair_axis(pe, j);
-				double phi = p[a] * par[j], dphi;
-				if (pe->reflect) {
-					double c2 = cos(2 * phi), s2 = sin(2 * phi);
-					dc += c2 * d[0] + s2 * d[1] + s2 * d[2] - c2 * d[3];
-					dphi = 2 * c * (-s2 * d[0] + c2 * d[1] + c2 * d[2] + s2 * d[3]);
-				} else {
-					double co = cos(phi), si = sin(phi);
-					dc += co * d[0] + si * d[1] - si * d[2] + co * d[3];
-					dphi = c * (-si * d[0] + co * d[1] - co * d[2] - si * d[3]);
-				}
-				dg[j] += p[a] * dphi;
-			}
-			/* dc/dw = c sigma/2 dlog(s)/dw, dlog(s)/dw = 1 - s */
-			dg[npair] += dc * c * 0.5 * sigma * (1 - exp(ls));
+		if (pe->method->token_backward) {
+			pe->method->token_backward(pe, par, p, d, dg);
 			continue;
 		}
 		for (int j = 0; j < npair; j++, d += 4) {
@@ -883,36 +792,12 @@ block_backward(const struct pe *pe, const struct pe_work *w, const double *G, in
 static void
 to_params(const struct pe *pe, const float *par, const double *dg, float *dpar)
 {
-	int N = pe->axes, nb = pe->nblock;
-	int64_t k = tri(pe->block);
-
-	switch (pe->kind) {
-	case PE_LIERE:
-	case PE_ROPE_MIXED:
-	case PE_RIEMANN:
-		for (int64_t e = 0; e < pe->set_params; e++)
-			dpar[e] += (float)dg[e];
-		break;
-	case PE_COMROPE_AP:
-		for (int j = 0; j < nb; j++)
-			for (int64_t q = 0; q < k; q++)
-				dpar[j * k + q] += (float)dg[((int64_t)(j % N) * nb + j) * k + q];
-		break;
-	case PE_COMROPE_LD:
-		for (int j = 0; j < nb; j++)
-			for (int i = 0; i < N; i++) {
-				const double *g = dg + ((int64_t)i * nb + j) * k;
-				double scale = par[nb * k + (int64_t)i * nb + j], ds = 0;
-				for (int64_t q = 0; q < k; q++) {
-					dpar[j * k + q] += (float)(scale * g[q]);
-					ds += g[q] * par[j * k + q];
-				}
-				dpar[nb * k + (int64_t)i * nb + j] += (float)ds;
-			}
-		break;
-	default:
-		break;
+	if (pe->method->backward) {
+		pe->method->backward(pe, par, dg, dpar);
+		return;
 	}
+	for (int64_t e = 0; e < pe->set_params; e++)
+		dpar[e] += (float)dg[e];
 }
 
 void
@@ -922,7 +807,7 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 {
 	int b = pe->block, nb = pe->nblock, N = pe->axes;
 	int64_t per = (int64_t)N * nb * b * b, dper = dgen_per_set(pe);
-	int pairwise = b == 2 || pe->kind == PE_RIEMANN;
+	int pairwise = b == 2 || pe->method->token;
 	int64_t items = (int64_t)pe->nset * (pairwise ? 1 : nb);
 
 	if (pe->identity || pe->nparam == 0)

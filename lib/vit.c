@@ -186,7 +186,7 @@ layout(struct builder *b)
 	s->patchw = tensor(b, "patch.w", 1, 2, D, c->P);
 	s->patchb = tensor(b, "patch.b", 0, 1, D);
 	s->cls = tensor(b, "cls", 0, 1, D);
-	if (s->pe.kind == PE_ABS)
+	if (s->pe.table == PE_TABLE_LEARNED)
 		s->posemb = tensor(b, "pos_embed", 0, 2,
 		    1 + vit_grid_size(c->grid, c->axes), D);
 	for (int l = 0; l < c->depth; l++) {
@@ -466,7 +466,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	s->pw = malloc(sizeof(float) * (size_t)maxT * s->K);
 	if (s->pidx == NULL || s->pw == NULL)
 		goto nomem;
-	if (s->pe.kind == PE_SINCOS) {
+	if (s->pe.table == PE_TABLE_SINCOS) {
 		s->sincos = malloc(sizeof(float) * (size_t)(1 + vit_grid_size(c->grid,
 		    c->axes)) * c->dim);
 		if (s->sincos == NULL)
@@ -548,7 +548,7 @@ vit_set_grid(struct vit *m, const int *grid)
 int
 vit_has_table(const struct vit *m)
 {
-	return m->st->pe.kind == PE_ABS || m->st->pe.kind == PE_SINCOS;
+	return m->st->pe.table != PE_TABLE_NONE;
 }
 
 void
@@ -866,7 +866,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
 	}
 	if (table)
-		posemb_forward(s->h0, s->pe.kind == PE_ABS ? s->posemb : s->sincos,
+		posemb_forward(s->h0, s->pe.table == PE_TABLE_LEARNED ? s->posemb : s->sincos,
 		    s->pidx, s->pw, B, T, s->K, D);
 	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0, 0);
 
@@ -1158,7 +1158,7 @@ vit_backward(struct vit *m)
 	}
 	if (pemb > 0)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
-	if (s->pe.kind == PE_ABS)
+	if (s->pe.table == PE_TABLE_LEARNED)
 		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw, B, T,
 		    s->K, D);
 	float *gcls = GRAD(m, s->cls);

@@ -12,12 +12,20 @@
 
 #include "expm.h"
 #include "pe.h"
+#include "pe_method.h"
 #include "refexpm.h"
 #include "rng.h"
 #include "test.h"
 #include "vt.h"
 
 #define HD	16		/* head dimension of the method tests */
+
+/* pe is the encoding named name. */
+static int
+is(const struct pe *pe, const char *name)
+{
+	return strcmp(pe->method->name, name) == 0;
+}
 
 /* The documented meaning of params, built here without the library:
  * R of block j of one set at position p, in double. */
@@ -28,7 +36,7 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 	int k = b * (b - 1) / 2;
 	double X[HD * HD] = { 0 };
 
-	if (pe->kind == PE_RIEMANN) {
+	if (is(pe, "riemann")) {
 		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe->alpha);
 		for (int i = 0; i < N; i++)
 			sig += p[i];
@@ -48,19 +56,14 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 	for (int i = 0; i < N; i++) {
 		const float *U = NULL;
 		double w = p[i];
-		switch (pe->kind) {
-		case PE_LIERE:
-		case PE_ROPE_MIXED:
+		if (is(pe, "liere") || is(pe, "rope-mixed")) {
 			U = par + (i * nb + j) * k;
-			break;
-		case PE_COMROPE_AP:
+		} else if (is(pe, "comrope-ap")) {
 			U = j % N == i ? par + j * k : NULL;
-			break;
-		case PE_COMROPE_LD:
+		} else if (is(pe, "comrope-ld")) {
 			U = par + j * k;
 			w *= par[nb * k + i * nb + j];
-			break;
-		case PE_ROPE_AXIAL: {
+		} else if (is(pe, "rope-axial")) {
 			int start = 0, size = 0;
 			for (int g = 0; g < N; g++) {
 				start = g * npair / N;
@@ -74,8 +77,6 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 					break;
 				}
 			}
-			break;
-		}
 		}
 		if (!U)
 			continue;
@@ -389,7 +390,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		gmax = maxn(gmax, fabs(fd));
 	}
 	if (pe.nparam)
-		CHECK(gerr < (pe.block > 2 && pe.kind == PE_LIERE ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
+		CHECK(gerr < (pe.block > 2 && is(&pe, "liere") ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
 		    spec, axes, share, grid ? " on a grid" : "", (long long)pe.nparam, gerr, gmax);
 
 	/* determinism: one thread and two give the same bytes */
@@ -410,7 +411,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	 * up to 6.5e-6 at LieRE's init), and the same gradient from its R
 	 * (read along rays: on grids) */
 	if ((pe.block % 16 == 0 || (pe.block % 4 == 0 && pe.block < 16)) &&
-	    pe.kind != PE_RIEMANN && pe.nparam) {
+	    !is(&pe, "riemann") && pe.nparam) {
 		w.f32 = 1;
 		for (int64_t e = 0; e < nR; e++)	/* every R written anew */
 			R2[e] = NAN;

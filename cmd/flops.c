@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "flops.h"
+#include "pe.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -30,6 +31,9 @@ struct opts {
 static void
 usage(void)
 {
+	char pes[512];
+
+	pe_list(pes, sizeof pes, " ", 0, 0, 21);
 	printf("usage: %s [options]\n"
 	    "Parameters and multiply-accumulates of one forward pass of a ViT, per component.\n"
 	    "  --preset NAME      tiny, small, base, large or cifar (default tiny)\n"
@@ -39,8 +43,8 @@ usage(void)
 	    "  --channels N       image channels (default 3)\n"
 	    "  --grid GxG         token grid (default 8x8); sets the axes\n"
 	    "  --tokens N         patch tokens instead of the grid's product\n"
-	    "  --pe SPEC[,SPEC]   encodings: none abs sincos rope-axial rope-mixed liere:B\n"
-	    "                     comrope-ap:B comrope-ld:B riemann zeros, or 'all'\n"
+	    "  --pe SPEC[,SPEC]   encodings, or 'all':\n"
+	    "                     %s\n"
 	    "                     (repeatable; default: vit-train's, or the checkpoint's)\n"
 	    "  --share S          rotary generators: none heads layers all (default none)\n"
 	    "  --locality         RiemannFormer locality focusing\n"
@@ -50,12 +54,11 @@ usage(void)
 	    "  --batch N          records sharing one position set (default 1)\n"
 	    "  --model FILE       read the configuration from a vit-train checkpoint\n"
 	    "  --json             one JSON object instead of the table\n"
-	    "  --help, --version\n", progname);
+	    "  --help, --version\n", progname, pes);
 	exit(0);
 }
 
-static const char *const all_pes =
-    "none,abs,sincos,rope-axial,rope-mixed,liere:8,liere:64,comrope-ap:8,comrope-ld:8,riemann";
+static char all_pes[512];	/* --pe all: pe_examples */
 
 static int
 parse_share(const char *s)
@@ -141,7 +144,9 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case 'e':
 			if (o->npes == MAXPE)
 				usage_error("--pe: more than %d", MAXPE);
-			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : (char *)all_pes;
+			if (strcmp(optarg, "all") == 0 && !all_pes[0])
+				pe_examples(all_pes, sizeof all_pes);
+			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : all_pes;
 			break;
 		case 's': c->share = parse_share(optarg); break;
 		case 'l': c->locality = 1; break;

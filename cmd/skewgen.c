@@ -29,13 +29,15 @@ static const char *const init_names[] = { "default", "uniform", "normal", "zeros
 static void
 usage(FILE *fp)
 {
+	char pes[512];
+
+	pe_list(pes, sizeof pes, ", ", 1, 1, 23);
 	fprintf(fp,
 	    "usage: skewgen --pe SPEC [options]\n"
 	    "       skewgen --from CHECKPOINT [-o FILE]\n"
 	    "Write the generator parameters of a position encoding (field pe.params,\n"
 	    "header keys PE SHARE HEAD_DIM AXES HEADS LAYERS) as one record.\n"
-	    "  -p, --pe SPEC        liere:B, rope-mixed, rope-axial[,theta=T], comrope-ap:B,\n"
-	    "                       comrope-ld:B, riemann[,alpha=A][,reflect], none, zeros\n"
+	    "  -p, --pe SPEC        %s\n"
 	    "  -d, --head-dim N     head dimension (default 64)\n"
 	    "  -a, --axes N         position axes, 1 .. 3 (default 2)\n"
 	    "      --heads N        attention heads (default 1)\n"
@@ -50,7 +52,7 @@ usage(FILE *fp)
 	    "      --from FILE      copy the generators of a checkpoint or generator file\n"
 	    "  -o, --output FILE    write FILE atomically instead of stdout\n"
 	    "  -h, --help           this help\n"
-	    "  -V, --version        version\n");
+	    "  -V, --version        version\n", pes);
 }
 
 /* Write s (one record in its fields) to o->out or stdout. */

@@ -163,13 +163,16 @@ struct run {
 static void
 usage(FILE *fp)
 {
+	char pes[512];
+
+	pe_list(pes, sizeof pes, " ", 0, 0, 23);
 	fprintf(fp, "usage: %s [options] -o MODEL [STREAM]\n"
 	    "Train a ViT classifier on a stream of patch, pos and label records.\n"
 	    "Model:\n"
 	    "  --preset NAME        tiny small base large cifar (tiny)\n"
 	    "  --dim N --depth N --heads N --mlp N   sizes (the preset's)\n"
-	    "  --pe SPEC            none abs sincos rope-axial rope-mixed liere:B\n"
-	    "                       comrope-ap:B comrope-ld:B riemann zeros (none)\n"
+	    "  --pe SPEC            position encoding (none):\n"
+	    "                       %s\n"
 	    "  --share MODE         none heads layers all (none)\n"
 	    "  --locality           RiemannFormer locality focusing\n"
 	    "  --sigma S            its initial sigma (1)\n"
@@ -197,7 +200,7 @@ usage(FILE *fp)
 	    "  --no-out             train without -o (benchmarks): the model is lost\n"
 	    "  --resume             continue the run checkpointed in MODEL\n"
 	    "  --log FILE           JSON lines: step, epoch, loss, lr, img_s, val_acc\n"
-	    "  -h, --help  -V, --version\n", progname);
+	    "  -h, --help  -V, --version\n", progname, pes);
 }
 
 static void

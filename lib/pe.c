@@ -32,18 +32,41 @@ fail(struct pe *pe, const char *fmt, ...)
 }
 
 void
-pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only)
+pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
+    int indent)
+{
+	size_t n = 0, col = indent;
+
+	buf[0] = '\0';
+	for (const struct pe_method *const *m = pe_methods; *m && n < len; m++) {
+		const struct pe_method *e = *m;
+		const char *b = !full && (e->flags & PEM_BLOCK) ? ":B" : "";
+		char item[64];
+		if (rotary_only && (e->flags & PEM_NOT_ROTARY))
+			continue;
+		col += snprintf(item, sizeof item, "%s%s", full ? e->synopsis : e->name, b);
+		if (n && indent && col + strlen(sep) > 79) {
+			n += snprintf(buf + n, len - n, "%.*s\n%*s",
+			    (int)strcspn(sep, " "), sep, indent, "");
+			col = indent + strlen(item);
+		} else if (n) {
+			n += snprintf(buf + n, len - n, "%s", sep);
+			col += strlen(sep);
+		}
+		if (n < len)
+			n += snprintf(buf + n, len - n, "%s", item);
+	}
+}
+
+void
+pe_examples(char *buf, size_t len)
 {
 	size_t n = 0;
 
 	buf[0] = '\0';
-	for (const struct pe_method *const *m = pe_methods; *m && n < len; m++) {
-		if (rotary_only && ((*m)->flags & PEM_NOT_ROTARY))
-			continue;
-		n += snprintf(buf + n, len - n, "%s%s%s", n ? sep : "",
-		    full ? (*m)->synopsis : (*m)->name,
-		    !full && ((*m)->flags & PEM_BLOCK) ? ":B" : "");
-	}
+	for (const struct pe_method *const *m = pe_methods; *m && n < len; m++)
+		if ((*m)->flops_all)
+			n += snprintf(buf + n, len - n, "%s%s", n ? "," : "", (*m)->flops_all);
 }
 
 const char *
@@ -150,7 +173,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		if (strcmp(buf, (*m)->name) == 0)
 			pe->method = *m;
 	if (!pe->method) {
-		pe_list(names, sizeof names, ", ", 0, 0);
+		pe_list(names, sizeof names, ", ", 0, 0, 0);
 		return fail(pe, "unknown position encoding '%s' (%s)", spec, names);
 	}
 	flags = pe->method->flags;

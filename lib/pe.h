@@ -106,10 +106,16 @@ struct pe {
  * "layers" or "all" (NULL: none).  0, or -1 with pe->err. */
 int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
 	    int heads, int layers, const char *share);
-/* The registered encodings as a usage list, "none zeros ... liere:B ...",
- * their synopses (full 1: with options, "rope-axial[,theta=T]") joined by
- * sep, rotary ones only when rotary_only; truncated to len. */
-void	 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only);
+/* The registered encodings as a usage list into buf[len] (truncated):
+ * "none zeros ... liere:B ..." or (full) their synopses with options,
+ * "rope-axial[,theta=T]", joined by sep, the rotary ones only when
+ * rotary_only; indent > 0: lines broken before column 80 for a list that
+ * starts at column indent, the next lines indented as far. */
+void	 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
+	    int indent);
+/* One or two specs of each encoding, comma-separated, as flops --pe all
+ * compares them: "none,abs,...,liere:8,liere:64,...". */
+void	 pe_examples(char *buf, size_t len);
 /* Name of a share mode ("heads"). */
 const char *pe_share_name(int share);
 /* The generator set that layer l, head h use: 0 .. nset-1. */

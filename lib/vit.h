@@ -56,8 +56,8 @@ struct vit_config {
 	int	 P;			/* input values per token (patch size) */
 	int	 axes;			/* A: coordinates per position, 1..VIT_MAXAXES */
 	int	 pool;			/* enum vit_pool */
-	char	 pe[VIT_PESPEC];	/* "none" "abs" "sincos" "rope-axial" "rope-mixed"
-					   "liere:B" "comrope-ap:B" "comrope-ld:B" "riemann" "zeros" */
+	char	 pe[VIT_PESPEC];	/* a spec of pe.h: "liere:8", "none" (the
+					   encodings: lib/pe/all.c) */
 	int	 share;			/* enum vit_share: rotary generators per layer/head */
 	float	 dropout;		/* after attention proj, GELU and fc2 */
 	float	 emb_dropout;		/* after the embedding (+ position table) */

@@ -60,18 +60,6 @@ usage(void)
 
 static char all_pes[512];	/* --pe all: pe_examples */
 
-static int
-parse_share(const char *s)
-{
-	static const char *const names[] = { "none", "heads", "layers", "all" };
-	int i;
-
-	for (i = 0; i < 4; i++)
-		if (strcmp(s, names[i]) == 0)
-			return i;
-	usage_error("--share: '%s' is not none, heads, layers or all", s);
-}
-
 /* Sizes like 4x4 or 2x16x16 into out[max], each 1..hi; returns how many. */
 static int
 parse_sizes(const char *opt, const char *arg, int *out, int max, int hi)
@@ -148,13 +136,11 @@ parse_args(int argc, char *argv[], struct opts *o)
 				pe_examples(all_pes, sizeof all_pes);
 			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : all_pes;
 			break;
-		case 's': c->share = parse_share(optarg); break;
+		case 's': c->share = cli_opt_share(optarg); break;
 		case 'l': c->locality = 1; break;
 		case 'r': c->cls_rotate = 1; break;
 		case 'o':
-			if (strcmp(optarg, "cls") && strcmp(optarg, "mean"))
-				usage_error("--pool: '%s' is not cls or mean", optarg);
-			c->pool = strcmp(optarg, "mean") == 0 ? VIT_POOL_MEAN : VIT_POOL_CLS;
+			c->pool = cli_opt_pool(optarg);
 			break;
 		case 'k':
 			if (strcmp(optarg, "full") && strcmp(optarg, "paper"))
@@ -295,7 +281,6 @@ json_flops(const char *pe, const struct flops *f, double pct)
 int
 main(int argc, char *argv[])
 {
-	static const char *const sharename[] = { "none", "heads", "layers", "all" };
 	struct opts o;
 	struct vit_config c, base;
 	struct flops f[MAXPE], fa;
@@ -331,13 +316,13 @@ main(int argc, char *argv[])
 		    "\"patch_values\":%d,\"tokens\":%d,\"axes\":%d,\"share\":\"%s\","
 		    "\"locality\":%s,\"batch\":%d,\"count\":\"%s\",\"encodings\":[", o.c.dim,
 		    o.c.depth, o.c.heads, o.c.mlp, o.c.classes, o.c.P, T, o.c.axes,
-		    sharename[o.c.share], o.c.locality ? "true" : "false", o.batch,
+		    pe_share_name(o.c.share), o.c.locality ? "true" : "false", o.batch,
 		    o.count == FLOPS_PAPER ? "paper" : "full");
 	else
 		printf("ViT dim %d, depth %d, heads %d, mlp %d, classes %d; %d patch tokens + CLS, "
 		    "%d values each, %d axes; share %s%s; batch %d; %s counting\n", o.c.dim,
 		    o.c.depth, o.c.heads, o.c.mlp, o.c.classes, T, o.c.P, o.c.axes,
-		    sharename[o.c.share], o.c.locality ? ", locality" : "", o.batch,
+		    pe_share_name(o.c.share), o.c.locality ? ", locality" : "", o.batch,
 		    o.count == FLOPS_PAPER ? "paper" : "full");
 	if (!o.json && n > 1)
 		printf("%-16s %15s %18s %10s %12s\n", "encoding", "params", "MACs", "GMACs", "vs abs");

@@ -238,7 +238,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case O_STD: o->std = optarg; break;
 		case O_EPOCHS: o->epochs = (int)cli_int("--epochs", optarg, 1, 1 << 20); break;
 		case O_SHUFFLE: o->shuffle = 1; break;
-		case O_SEED: o->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case O_SEED: o->seed = cli_opt_seed(optarg); break;
 		case O_SUBSET: o->subset = cli_num("--subset", optarg, 1e-9, 1); break;
 		case O_SHARD:
 			o->shard_i = (int)strtol(optarg, &end, 10);
@@ -248,7 +248,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case O_SKIPBAD: o->skip_bad = 1; break;
 		case O_STATS: o->stats = 1; break;
-		case O_THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); break;
+		case O_THREADS: o->threads = cli_opt_threads(optarg); break;
 		case O_HELP: usage(); break;
 		case O_VERSION: cli_version(); break;
 		default: usage_error("unknown option");
@@ -586,7 +586,7 @@ flush_batch(struct run *u, int n, const int64_t *idx, char *bad)
 		if (u->err[k][0]) {
 			if (!u->p->o->skip_bad)
 				die("%s", u->err[k]);
-			warnx("skipping: %s", u->err[k]);
+			cli_warn("skipping: %s", u->err[k]);
 			u->skipped++;
 			if (bad && idx)
 				bad[idx[k]] = 1;
@@ -737,7 +737,7 @@ report_tail(const struct run *u)
 	if (o->tail == TAIL_ERROR)
 		die("stdin: the input ends in %s (%lld records written)", what,
 		    (long long)u->written);
-	warnx("stdin: dropped the input's last %s", what);
+	cli_warn("stdin: dropped the input's last %s", what);
 }
 
 int
@@ -799,7 +799,7 @@ main(int argc, char **argv)
 	cli_close_out(stdout, "stdout");
 	report_tail(&u);
 	if (u.skipped)
-		warnx("skipped %lld bad records", (long long)u.skipped);
+		cli_warn("skipped %lld bad records", (long long)u.skipped);
 	if (o.stats)
 		fprintf(stderr, "%s: %lld records in %.3f s: %.0f records/s (%d threads)\n",
 		    progname, (long long)u.written, dt, dt > 0 ? u.written / dt : 0.0, threads);

@@ -343,7 +343,7 @@ main(int argc, char *argv[])
 			o.offset = cli_num("--offset", optarg, 0, 1e6);
 			break;
 		case 's':
-			o.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX);
+			o.seed = cli_opt_seed(optarg);
 			break;
 		case 'n':
 			o.records = cli_int("--records", optarg, 1, 1LL << 40);

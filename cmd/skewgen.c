@@ -207,7 +207,7 @@ main(int argc, char *argv[])
 		case 'a': o.axes = (int)cli_int("--axes", optarg, 1, 3); shaped = 1; break;
 		case 'H': o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
 		case 'L': o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
-		case 'S': o.share = optarg; shaped = 1; break;
+		case 'S': o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
 		case 'I':
 			o.init.kind = -1;
 			for (int k = 0; k < 4; k++)
@@ -220,7 +220,7 @@ main(int argc, char *argv[])
 		case 'U': o.init.scale = cli_num("--scale", optarg, 1e-300, 1e300); shaped = 1; break;
 		case 'D': o.init.std = cli_num("--std", optarg, 1e-300, 1e300); shaped = 1; break;
 		case 'T': o.init.theta = cli_num("--theta", optarg, 1e-300, 1e300); shaped = 1; break;
-		case 's': o.init.seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); shaped = 1; break;
+		case 's': o.init.seed = cli_opt_seed(optarg); shaped = 1; break;
 		case 'E': o.expand = 1; shaped = 1; break;
 		case 'F': o.from = optarg; break;
 		case 'o': o.out = optarg; break;

@@ -84,8 +84,8 @@ parse(int argc, char *argv[], struct opts *o)
 		case PREDICT: o->predict = 1; break;
 		case JSON: o->json = 1; break;
 		case RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
-		case SEED: o->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
-		case THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); break;
+		case SEED: o->seed = cli_opt_seed(optarg); break;
+		case THREADS: o->threads = cli_opt_threads(optarg); break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: usage_error("unknown option");

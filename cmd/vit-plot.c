@@ -338,7 +338,7 @@ read_log(struct run *r)
 			die("%s:%lld: a NUL byte: not a vit-train log", name, lineno);
 		if (parse_line(line, r, &why) < 0) {
 			if (line[n - 1] != '\n') {
-				warnx("%s:%lld: skipped the partial last line (a run still "
+				cli_warn("%s:%lld: skipped the partial last line (a run still "
 				    "writing, or killed)", name, lineno);
 				break;
 			}

@@ -255,7 +255,6 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const shares[] = { "none", "heads", "layers", "all" };
 	int c, idx;
 	struct pe pe;
 
@@ -281,26 +280,11 @@ parse(int argc, char *argv[], struct opts *o)
 		case DEPTH: o->depth = (int)cli_int("--depth", optarg, 1, 1024); break;
 		case HEADS: o->heads = (int)cli_int("--heads", optarg, 1, 65536); break;
 		case MLP: o->mlp = (int)cli_int("--mlp", optarg, 1, 1 << 18); break;
-		case PE:
-			if (strlen(optarg) >= sizeof o->c.pe)
-				usage_error("--pe: '%s' is too long", optarg);
-			strcpy(o->c.pe, optarg);
-			break;
-		case SHARE:
-			o->c.share = -1;
-			for (int i = 0; i < 4; i++)
-				if (strcmp(optarg, shares[i]) == 0)
-					o->c.share = i;
-			if (o->c.share < 0)
-				usage_error("--share: '%s' is not none, heads, layers or all", optarg);
-			break;
+		case PE: cli_opt_pe(optarg, o->c.pe, sizeof o->c.pe); break;
+		case SHARE: o->c.share = cli_opt_share(optarg); break;
 		case LOCALITY: o->c.locality = 1; break;
 		case SIGMA: o->c.sigma = (float)cli_num("--sigma", optarg, 1e-6, 1e6); break;
-		case POOL:
-			if (strcmp(optarg, "cls") != 0 && strcmp(optarg, "mean") != 0)
-				usage_error("--pool: '%s' is not cls or mean", optarg);
-			o->c.pool = optarg[0] == 'm' ? VIT_POOL_MEAN : VIT_POOL_CLS;
-			break;
+		case POOL: o->c.pool = cli_opt_pool(optarg); break;
 		case DROPOUT: o->c.dropout = (float)cli_num("--dropout", optarg, 0, 0.99); break;
 		case EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
 		case CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
@@ -319,8 +303,8 @@ parse(int argc, char *argv[], struct opts *o)
 		case 'b': name = "batch"; o->batch = cli_int("--batch", optarg, 1, 1 << 16); break;
 		case EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
 		case STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
-		case SEED: o->seed = cli_int("--seed", optarg, 0, INT64_MAX); break;
-		case THREADS: name = NULL; o->threads = (int)cli_int("--threads", optarg, 0, 1024); break;
+		case SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
+		case THREADS: name = NULL; o->threads = cli_opt_threads(optarg); break;
 		case VAL: name = NULL; o->val = optarg; break;
 		case VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
 		case SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
@@ -674,7 +658,7 @@ open_log(struct run *r)
 	if (ftruncate(r->log, keep) < 0)
 		die_errno("%s", path);
 	if (dropped > 0)
-		warnx("%s: %lld lines past the checkpoint's step %lld dropped", path,
+		cli_warn("%s: %lld lines past the checkpoint's step %lld dropped", path,
 		    dropped, (long long)r->st.step);
 }
 
@@ -961,7 +945,7 @@ resume(struct run *r)
 	int64_t threads;
 	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
 	if (threads != r->threads)
-		warnx("--resume: %d threads, the run began with %lld: the result "
+		cli_warn("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
 		    (long long)threads);
 	vt_init(&r->meta);
@@ -971,7 +955,7 @@ resume(struct run *r)
 	vt_free(&ck);
 	r->saved_step = r->st.step;
 	if (r->st.done) {
-		warnx("%s: the run it holds is finished; nothing to do", r->o.out);
+		cli_warn("%s: the run it holds is finished; nothing to do", r->o.out);
 		exit(0);
 	}
 }

@@ -335,7 +335,7 @@ cmd_cat(const struct opts *o, int argc, char *argv[])
 
 			if (strcmp(k, "HISTORY") && strcmp(k, "SOURCE") &&
 			    strcmp(k, "EPOCH_RECORDS") && (!v || strcmp(v, vt_meta(&in[i], k))))
-				warnx("%s: %s differs from %s's; keeping the first stream's",
+				cli_warn("%s: %s differs from %s's; keeping the first stream's",
 				    in[i].name, k, in[0].name);
 		}
 	}

@@ -15,6 +15,8 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "pe.h"
+#include "vit.h"
 
 const char *progname = "vitpipe";
 
@@ -135,7 +137,7 @@ usage_error(const char *fmt, ...)
 }
 
 void
-warnx(const char *fmt, ...)
+cli_warn(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -225,6 +227,46 @@ cli_num(const char *opt, const char *arg, double lo, double hi)
 	if (errno || end == arg || *end || !isfinite(v) || v < lo || v > hi)
 		usage_error("%s: '%s' is not a number in [%g, %g]", opt, arg, lo, hi);
 	return v;
+}
+
+void
+cli_opt_pe(const char *arg, char *dst, size_t n)
+{
+	if (strlen(arg) >= n)
+		usage_error("--pe: '%s' is too long", arg);
+	strcpy(dst, arg);
+}
+
+int
+cli_opt_share(const char *arg)
+{
+	int share = pe_share_parse(arg);
+
+	if (share < 0)
+		usage_error("--share: '%s' is not none, heads, layers or all", arg);
+	return share;
+}
+
+int
+cli_opt_pool(const char *arg)
+{
+	int pool = vit_pool_parse(arg);
+
+	if (pool < 0)
+		usage_error("--pool: '%s' is not cls or mean", arg);
+	return pool;
+}
+
+uint64_t
+cli_opt_seed(const char *arg)
+{
+	return (uint64_t)cli_int("--seed", arg, 0, INT64_MAX);
+}
+
+int
+cli_opt_threads(const char *arg)
+{
+	return (int)cli_int("--threads", arg, 0, 1024);
 }
 
 int

@@ -27,7 +27,7 @@ void	 die_errno(const char *fmt, ...) __attribute__((noreturn, format(printf, 1,
 /* Print "prog: fmt" and "Try 'prog --help'." and exit 2. */
 void	 usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /* Print "prog: fmt" (a warning) and go on. */
-void	 warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void	 cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "prog (vitpipe) VERSION" to stdout and exit 0. */
 void	 cli_version(void) __attribute__((noreturn));
 /* The cases an option switch shares, for option strings that start with
@@ -47,6 +47,16 @@ void	 cli_close_out(FILE *fp, const char *name);
 long long cli_int(const char *opt, const char *arg, long long lo, long long hi);
 /* Parse a finite float in [lo, hi] for option opt, or usage_error. */
 double	 cli_num(const char *opt, const char *arg, double lo, double hi);
+
+/* The options commands share, parsed one way (usage_error on a bad one):
+ * --pe SPEC copied into dst[n] (pe_parse checks it against the model);
+ * --share, an enum pe_share; --pool, an enum vit_pool; --seed, 0 ..
+ * INT64_MAX; --threads, 0 (all cores) .. 1024. */
+void	 cli_opt_pe(const char *arg, char *dst, size_t n);
+int	 cli_opt_share(const char *arg);
+int	 cli_opt_pool(const char *arg);
+uint64_t cli_opt_seed(const char *arg);
+int	 cli_opt_threads(const char *arg);
 
 /* Use n threads (0: OMP_NUM_THREADS, else the cores) for OpenMP and OpenBLAS;
  * returns n. */

@@ -75,6 +75,15 @@ pe_share_name(int share)
 	return share >= 0 && share <= PE_SHARE_ALL ? share_names[share] : "?";
 }
 
+int
+pe_share_parse(const char *name)
+{
+	for (int i = 0; i <= PE_SHARE_ALL; i++)
+		if (strcmp(name, share_names[i]) == 0)
+			return i;
+	return -1;
+}
+
 /* A positive finite number, whole string. */
 static int
 parse_pos(const char *s, double *v)
@@ -187,11 +196,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		return fail(pe, "%d position axes: want 1, 2 or 3", axes);
 	if (heads < 1 || layers < 1 || heads > 4096 || layers > 4096)
 		return fail(pe, "%d heads x %d layers: want 1 .. 4096 each", heads, layers);
-	pe->share = -1;
-	for (int i = 0; i <= PE_SHARE_ALL; i++)
-		if (strcmp(share ? share : "none", share_names[i]) == 0)
-			pe->share = i;
-	if (pe->share < 0)
+	if ((pe->share = pe_share_parse(share ? share : "none")) < 0)
 		return fail(pe, "sharing '%s': want none, heads, layers or all", share);
 
 	if (flags & PEM_BLOCK) {

@@ -56,6 +56,9 @@ struct pe_method;
  * rotations: pe_rotations leaves R = I for them. */
 enum pe_table { PE_TABLE_NONE, PE_TABLE_LEARNED /* abs */, PE_TABLE_SINCOS };
 
+/* Generator sets: one per (layer, head), per layer (shared by its heads),
+ * per head (shared by the layers) or one for all; the model's too
+ * (vit_config.share). */
 enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
 
 /*
@@ -118,6 +121,8 @@ void	 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
 void	 pe_examples(char *buf, size_t len);
 /* Name of a share mode ("heads"). */
 const char *pe_share_name(int share);
+/* enum pe_share of "none", "heads", "layers" or "all", or -1. */
+int	 pe_share_parse(const char *name);
 /* The generator set that layer l, head h use: 0 .. nset-1. */
 int	 pe_set(const struct pe *pe, int layer, int head);
 /* Group of pair j (0 .. axes-1): the head_dim/2 pairs cut into axes

@@ -45,7 +45,6 @@
 #define VIT_PESPEC	64
 
 enum vit_pool { VIT_POOL_CLS, VIT_POOL_MEAN };
-enum vit_share { VIT_SHARE_NONE, VIT_SHARE_HEADS, VIT_SHARE_LAYERS, VIT_SHARE_ALL };
 
 struct vit_config {
 	int	 dim;			/* D: model width */
@@ -58,7 +57,7 @@ struct vit_config {
 	int	 pool;			/* enum vit_pool */
 	char	 pe[VIT_PESPEC];	/* a spec of pe.h: "liere:8", "none" (the
 					   encodings: lib/pe/all.c) */
-	int	 share;			/* enum vit_share: rotary generators per layer/head */
+	int	 share;			/* enum pe_share (pe.h): rotary generators per layer/head */
 	float	 dropout;		/* after attention proj, GELU and fc2 */
 	float	 emb_dropout;		/* after the embedding (+ position table) */
 	int	 locality;		/* 1: RiemannFormer locality focusing */
@@ -108,8 +107,6 @@ void	 vit_config_init(struct vit_config *c);
 int	 vit_preset(struct vit_config *c, const char *name);
 /* enum vit_pool of "cls" or "mean", or -1. */
 int	 vit_pool_parse(const char *name);
-/* enum vit_share of "none", "heads", "layers" or "all", or -1. */
-int	 vit_share_parse(const char *name);
 /* Check c; 0, or -1 with a reason in err. */
 int	 vit_config_check(const struct vit_config *c, char *err, size_t errlen);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pe.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -19,7 +20,7 @@ vit_config_init(struct vit_config *c)
 	c->axes = 2;
 	c->pool = VIT_POOL_CLS;
 	snprintf(c->pe, sizeof c->pe, "none");
-	c->share = VIT_SHARE_NONE;
+	c->share = PE_SHARE_NONE;
 	c->sigma = 1.0f;
 	for (int a = 0; a < VIT_MAXAXES; a++)
 		c->grid[a] = 8;
@@ -61,7 +62,7 @@ vit_config_check(const struct vit_config *c, char *err, size_t errlen)
 		BAD("axes %d not in 1..%d", c->axes, VIT_MAXAXES);
 	if (c->pool != VIT_POOL_CLS && c->pool != VIT_POOL_MEAN)
 		BAD("bad pool");
-	if (c->share < VIT_SHARE_NONE || c->share > VIT_SHARE_ALL)
+	if (c->share < PE_SHARE_NONE || c->share > PE_SHARE_ALL)
 		BAD("bad share");
 	if (!(c->dropout >= 0 && c->dropout < 1 && c->emb_dropout >= 0 &&
 	    c->emb_dropout < 1))
@@ -83,7 +84,6 @@ vit_config_check(const struct vit_config *c, char *err, size_t errlen)
 }
 
 static const char *const pool_names[] = { "cls", "mean", NULL };
-static const char *const share_names[] = { "none", "heads", "layers", "all", NULL };
 
 static int
 lookup(const char *const *names, const char *name)
@@ -100,11 +100,6 @@ vit_pool_parse(const char *name)
 	return lookup(pool_names, name);
 }
 
-int
-vit_share_parse(const char *name)
-{
-	return lookup(share_names, name);
-}
 
 /* The header keys of a config, in one table for save and load. */
 enum kind { KINT, KFLOAT, KSTR, KINTS, KFLOATS, KPOOL, KSHARE };
@@ -149,7 +144,7 @@ vit_config_save(const struct vit_config *c, struct vt *s)
 		case KFLOAT: snprintf(buf, sizeof buf, "%.9g", *(const float *)p); break;
 		case KSTR: snprintf(buf, sizeof buf, "%s", p); break;
 		case KPOOL: snprintf(buf, sizeof buf, "%s", pool_names[*(const int *)p]); break;
-		case KSHARE: snprintf(buf, sizeof buf, "%s", share_names[*(const int *)p]); break;
+		case KSHARE: snprintf(buf, sizeof buf, "%s", pe_share_name(*(const int *)p)); break;
 		case KINTS:
 		case KFLOATS:
 			buf[0] = '\0';
@@ -196,8 +191,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				break;
 			case KPOOL:
 			case KSHARE:
-				*(int *)p = lookup(keys[i].kind == KPOOL ? pool_names :
-				    share_names, v);
+				*(int *)p = keys[i].kind == KPOOL ?
+				    lookup(pool_names, v) : pe_share_parse(v);
 				end = *(int *)p < 0 ? (char *)v : "";
 				break;
 			case KSTR:

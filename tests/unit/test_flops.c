@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "flops.h"
+#include "pe.h"
 #include "test.h"
 
 /* The LieRE paper's CIFAR-100 setting: 32x32x3 images, 4x4 patches, so 64
@@ -68,11 +69,11 @@ test_table2(void)
 {
 	struct vit_config c = cifar100("base", "liere:64");
 
-	c.share = VIT_SHARE_HEADS;
+	c.share = PE_SHARE_HEADS;
 	CHECK_CLOSE(gmacs(&c, FLOPS_PAPER), 5.613, 0.002, "Table 2: shared across heads 5.613G");
-	c.share = VIT_SHARE_ALL;
+	c.share = PE_SHARE_ALL;
 	CHECK_CLOSE(gmacs(&c, FLOPS_PAPER), 5.613, 0.002, "Table 2: all shared 5.613G");
-	c.share = VIT_SHARE_LAYERS;
+	c.share = PE_SHARE_LAYERS;
 	CHECK_CLOSE(gmacs(&c, FLOPS_PAPER), 5.684, 0.002, "Table 2: shared across layers 5.684G");
 }
 
@@ -175,7 +176,7 @@ test_sharing_and_specs(void)
 	char err[256];
 
 	flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err);
-	c.share = VIT_SHARE_ALL;
+	c.share = PE_SHARE_ALL;
 	flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err);
 	CHECK(f.pe_params == 144 * g.pe_params, "share all: 1/144 of the generators");
 	CHECK(f.macs[FLOPS_PE_ROTATE] == g.macs[FLOPS_PE_ROTATE], "sharing does not spare rotations");

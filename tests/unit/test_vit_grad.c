@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "gradcheck.h"
+#include "pe.h"
 
 struct batch {
 	float	*x, *pos, *target, *logits;
@@ -298,10 +299,10 @@ main(void)
 	c.pos_per_record = 1;
 	check(&c, 0, 0, "liere:4 per-record positions");
 	small(&c, "comrope-ld:8", 3);
-	c.share = VIT_SHARE_HEADS;
+	c.share = PE_SHARE_HEADS;
 	check(&c, 0, 1, "comrope-ld:8 3 axes, shared across heads");
 	small(&c, "liere:8", 2);
-	c.share = VIT_SHARE_LAYERS;
+	c.share = PE_SHARE_LAYERS;
 	c.pool = VIT_POOL_MEAN;
 	c.dropout = 0.2f;
 	check(&c, 1, 1, "liere:8 shared across layers, pool mean, dropout");
@@ -310,7 +311,7 @@ main(void)
 	c.dim = 32;
 	check(&c, 0, 1, "liere:16 (vector kernels)");
 	c.cls_rotate = 1;
-	c.share = VIT_SHARE_HEADS;
+	c.share = PE_SHARE_HEADS;
 	check(&c, 0, 1, "liere:16 CLS rotated, shared across heads");
 	/* head_dim 24: blocks of 12, 16 at a time through expm_lanes.c */
 	small(&c, "liere:12", 2);
@@ -318,7 +319,7 @@ main(void)
 	c.pos_per_record = 1;
 	check(&c, 0, 0, "liere:12 per-record positions (16 exponentials at once)");
 	small(&c, "rope-mixed", 2);
-	c.share = VIT_SHARE_ALL;
+	c.share = PE_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
 	refuses_mixed_positions();
 	other_grid("abs");

@@ -30,8 +30,11 @@ CC	?= cc
 # instead of 97 (tests/bench: bench_expm, bench_vit).
 OPT	?= -O2 -march=native -mtune=generic
 WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wvla
+# lib/ in layers, lowest first: a folder includes only its own headers and
+# those of the folders before it (tests/sh/layers.sh checks it).
+LIBDIRS	= base io data math nn pe model cli
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -DVITPIPE_VERSION='"$(VERSION)"' -fopenmp \
-	$(OPT) -g $(WARN) -Ilib
+	$(OPT) -g $(WARN) $(LIBDIRS:%=-Ilib/%)
 LDLIBS	+= -lm
 
 ifeq ($(SAN),1)
@@ -48,7 +51,7 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-LIBSRC	= $(sort $(wildcard lib/*.c lib/pe/*.c))
+LIBSRC	= $(sort $(foreach d,$(LIBDIRS),$(wildcard lib/$(d)/*.c)))
 LIBOBJ	= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
 LIBA	= $(BUILD)/libvitpipe.a
 CMDS	= $(sort $(basename $(notdir $(wildcard cmd/*.c))))
@@ -63,7 +66,7 @@ MAN7	= $(wildcard man/man7/*.7)
 
 all: $(PROGS)
 
-$(BUILD)/lib/%.o: lib/%.c lib/*.h
+$(BUILD)/lib/%.o: lib/%.c lib/*/*.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 

@@ -1,5 +1,5 @@
 /* abs.c - learned absolute position embeddings (DeiT): a table the engine
- * adds to the tokens (lib/posemb.c); nothing rotates. */
+ * adds to the tokens (lib/nn/posemb.c); nothing rotates. */
 #include "pe.h"
 #include "pe_method.h"
 

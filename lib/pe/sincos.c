@@ -1,5 +1,5 @@
 /* sincos.c - fixed sine-cosine absolute embeddings (Vaswani et al.), a
- * table the engine adds to the tokens (lib/posemb.c); nothing rotates. */
+ * table the engine adds to the tokens (lib/nn/posemb.c); nothing rotates. */
 #include "pe.h"
 #include "pe_method.h"
 

@@ -81,7 +81,7 @@ sgemm_peak(void)
 	return best;
 }
 
-/* Milliseconds per step spent in lib/pe.h's rotations and their backward
+/* Milliseconds per step spent in lib/pe/pe.h's rotations and their backward
  * for this model's shapes (0 for non-rotary encodings): the part of a
  * step the engine cannot make faster itself. */
 static double
@@ -115,7 +115,7 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 	return ms;
 }
 
-/* The AdamW step of vit-train (lib/adamw.h): lr 1e-4, weight decay 0.05
+/* The AdamW step of vit-train (lib/nn/adamw.h): lr 1e-4, weight decay 0.05
  * on the tensors that take it, over the whole arena. */
 static void
 adamw_step(struct vit *m, const struct adamw *o, int step)
@@ -259,7 +259,7 @@ main(int argc, char *argv[])
 	int ch;
 
 	/* cli_init re-execs with OPENBLAS_CORETYPE, OMP_WAIT_POLICY=passive
-	 * and GOMP_SPINCOUNT (lib/cli.c); run_all gives the PyTorch baseline
+	 * and GOMP_SPINCOUNT (lib/cli/cli.c); run_all gives the PyTorch baseline
 	 * these, and with libgomp's own wait policy instead (torch_env). */
 	cli_init(argc, argv);
 	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1)
@@ -377,7 +377,7 @@ main(int argc, char *argv[])
 	    ru.ru_maxrss / 1024.0, B / dc, loss, threads, accum,
 	    perrec ? ", positions per record" : "", load[0]);
 	if (rot > 0)
-		printf("      %-14s rotations (lib/pe.h, forward + backward): %.0f ms "
+		printf("      %-14s rotations (lib/pe/pe.h, forward + backward): %.0f ms "
 		    "of the %.0f ms step\n", pe, rot, dt * 1000);
 	fflush(stdout);
 	vit_destroy(m);

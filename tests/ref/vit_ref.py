@@ -1,4 +1,4 @@
-"""vit_ref.py - the ViT of lib/vit.h written independently in PyTorch.
+"""vit_ref.py - the ViT of lib/model/vit.h written independently in PyTorch.
 
 Used only to make test fixtures (make_fixtures.py) and as the benchmark
 baseline (tests/bench/vit_torch.py); never at run time.  Same layout and
@@ -8,11 +8,11 @@ names as the C engine's tensor table, so weights map one to one:
   blocks.L.{ln1.w, ln1.b, attn.qkv.w [3D][D], attn.qkv.b, attn.proj.w,
             attn.proj.b, attn.log_sigma [H] (locality), ln2.w, ln2.b,
             mlp.fc1.w [M][D], mlp.fc1.b, mlp.fc2.w [D][M], mlp.fc2.b}
-  norm.w norm.b head.w [C][D] head.b    pe.params (rotary, lib/pe.h layout)
+  norm.w norm.b head.w [C][D] head.b    pe.params (rotary, lib/pe/pe.h layout)
 
 Pre-LayerNorm blocks (eps 1e-6), exact erf GELU, CLS token first, pool cls
 or mean over all tokens, soft-target cross-entropy.  Rotary encodings per
-lib/pe.h: R(p) = exp(sum_i p_i A_i) block-diagonal with b x b blocks; a
+lib/pe/pe.h: R(p) = exp(sum_i p_i A_i) block-diagonal with b x b blocks; a
 block's generator is U - U^T with U the upper triangle, row-major over
 i < j; q' = R q, k' = R k per head; one generator set per (layer, head),
 set index layer * heads + head (share none).

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """posclass.py - write a synthetic vitpipe stream where only position tells
 the class, for the vit-train and vit-eval tests (written independently of
-lib/vt.c, so it also checks the format).
+lib/io/vt.c, so it also checks the format).
 
 Every record is a G x G grid of tokens of P u8 values (patch 2x2, one
 channel).  All tokens are dim noise except two markers: A (bright) and B

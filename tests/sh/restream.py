@@ -3,7 +3,7 @@ IN as OUT with the header lines whose key (or "FIELD name") is in DROP
 (comma-separated, or -) left out and KEY VALUE lines added; with SOURCE set
 in the environment, also a field source "$SOURCE/R.png" (R the record's
 index), the per-record source of vitpipe(5) that patchify writes.  Written
-with NumPy and vtread (vitpipe(5)), independently of lib/vt.c."""
+with NumPy and vtread (vitpipe(5)), independently of lib/io/vt.c."""
 import os, sys
 import numpy as np
 from vtread import vtread

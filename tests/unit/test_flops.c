@@ -1,4 +1,4 @@
-/* test_flops.c - lib/flops.c against the LieRE paper's tables and a
+/* test_flops.c - lib/model/flops.c against the LieRE paper's tables and a
  * configuration counted by hand. */
 #include <string.h>
 
@@ -238,7 +238,7 @@ test_engine_params(void)
 		}
 }
 
-/* The matrix products are those vit_flops (lib/vit.c, written apart) says
+/* The matrix products are those vit_flops (lib/model/vit.c, written apart) says
  * the engine runs: FLOPs = 2 MACs. */
 static void
 test_vit_flops(void)

@@ -377,7 +377,7 @@ test_dropout(void)
 	free(x); free(y); free(m); free(y2); free(m2);
 }
 
-/* ---- rotary (q, k through lib/pe.h) ---- */
+/* ---- rotary (q, k through lib/pe/pe.h) ---- */
 struct ro { struct rot r; float *R, *qkv; };
 static void
 ro_fwd(struct layer *L)

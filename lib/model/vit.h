@@ -12,7 +12,7 @@
  *   z = LN(h); z = z[cls] or mean over all T+1 rows (--pool mean, as the
  *   LieRE reference code, CLS included); logits = z W_head + b_head.
  * GELU is the exact erf form (PyTorch's default).  Rotary encodings act on
- * q and k of every head: q' = R(p) q, k' = R(p) k (lib/pe.h); locality
+ * q and k of every head: q' = R(p) q, k' = R(p) k (lib/pe/pe.h); locality
  * focusing multiplies the softmax weights by exp(-|p_m - p_n|^2/(2 s^2))
  * with one learnable s per layer and head (RiemannFormer eq. 22, no
  * renormalization); pairs involving an unpositioned CLS get factor 1.
@@ -28,7 +28,7 @@
  * blocks.L.{ln1.w, ln1.b, attn.qkv.w [3D][D], attn.qkv.b, attn.proj.w,
  * attn.proj.b, attn.log_sigma [H] (locality), ln2.w, ln2.b, mlp.fc1.w
  * [M][D], mlp.fc1.b, mlp.fc2.w [D][M], mlp.fc2.b}, norm.w, norm.b, head.w
- * [C][D], head.b, and pe.params [nparam] in lib/pe.h's layout (skewgen
+ * [C][D], head.b, and pe.params [nparam] in lib/pe/pe.h's layout (skewgen
  * files load into it).  Weights are PyTorch nn.Linear layout [out][in].
  * Activations are allocated once at vit_create for the largest batch and
  * token count; forward and backward never allocate.
@@ -120,7 +120,7 @@ int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 
 /* Build a model for batches up to maxB records of up to maxT patch tokens,
  * parameters initialized from seed (truncated normal std 0.02 for weights,
- * zero biases, unit LayerNorm gains, position encodings as lib/pe.h).
+ * zero biases, unit LayerNorm gains, position encodings as lib/pe/pe.h).
  * NULL with a reason in err on a bad config or no memory. */
 struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
 	    uint64_t seed, char *err, size_t errlen);

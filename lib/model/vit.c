@@ -47,7 +47,7 @@ struct lact {			/* activations of one block */
 };
 
 struct vit_state {
-	struct pe pe;		/* the position encoding (lib/pe.h) */
+	struct pe pe;		/* the position encoding (lib/pe/pe.h) */
 	int	 rotary;	/* 1: q, k rotated by R */
 	struct pe_work pwork;
 	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */

@@ -53,11 +53,11 @@ struct flops {
 };
 
 /* MACs charged for one BxB matrix exponential (B > 2) in FLOPS_FULL:
- * FLOPS_EXPM_PRODUCTS BxB matrix products, the 5 of lib/expm.c's degree-18
+ * FLOPS_EXPM_PRODUCTS BxB matrix products, the 5 of lib/math/expm.c's degree-18
  * Taylor polynomial and 5 squarings (their number depends on the norm of
  * the generator sum); 2x2 blocks are a cosine and a sine, no MACs. */
 #define FLOPS_EXPM_PRODUCTS	10
-/* comrope-ap and comrope-ld (lib/pe_comrope.c): per token and block two
+/* comrope-ap and comrope-ld (lib/pe/pe_comrope.c): per token and block two
  * BxB products, R = Re(V diag(e^(-i s mu)) V^H); per block and batch an
  * eigendecomposition, charged as 18 products (LAPACK zheev's ~9 B^3
  * complex operations with vectors). */

@@ -165,7 +165,7 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
  * backward pass is given the forward's R).  Tokens at exact multiples of
  * another token's position (grids) share one exponential:
  * R(m p) = R(p)^m; comrope-ap and comrope-ld need none (a closed form from
- * one eigendecomposition per block and call, lib/pe_comrope.c). */
+ * one eigendecomposition per block and call, lib/pe/pe_comrope.c). */
 struct pe_work {
 	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */

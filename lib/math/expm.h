@@ -48,7 +48,7 @@ void	 expm_mul(int n, const double *A, const double *B, double *C, int acc);
 /* Squarings s that expm_skew uses for X (for tests and benchmarks). */
 int	 expm_squarings(int n, const double *X /* [n][n] */, double *ws);
 
-/* The same five in float (lib/expm_f32.c): scratch in floats, 64-byte
+/* The same five in float (lib/math/expm_f32.c): scratch in floats, 64-byte
  * aligned; n a multiple of 8 takes the vectorized kernels; theta 3.3. */
 int64_t	 expm_scratch_f32(int n);
 void	 expm_skew_f32(int n, const float *X /* [n][n] */,
@@ -59,7 +59,7 @@ void	 expm_skew_adjoint_f32(int n, const float *X /* [n][n] */,
 void	 expm_mul_f32(int n, const float *A, const float *B, float *C, int acc);
 int	 expm_squarings_f32(int n, const float *X /* [n][n] */, float *ws);
 
-/* The float pair for EXPM_LANES blocks at once (lib/expm_lanes.c), one per
+/* The float pair for EXPM_LANES blocks at once (lib/math/expm_lanes.c), one per
  * lane: element (i, j) of lane l at [(i * n + j) * EXPM_LANES + l]; n a
  * multiple of 4; arrays and scratch 64-byte aligned.  The squarings are
  * the lanes' largest, and their rounding with them: batch blocks of like

@@ -39,7 +39,7 @@ flops_part_title(int part)
 }
 
 /*
- * The encoding's own work for one token of one generator set, as lib/pe.c
+ * The encoding's own work for one token of one generator set, as lib/pe/pe.c
  * does it: 2x2 blocks take an angle sum_i p_i g_i per block (then a cosine
  * and a sine), larger blocks the dense sum_i p_i G_i over every entry (then
  * an exponential); an encoding that does otherwise says so in its

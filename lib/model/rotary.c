@@ -1,5 +1,5 @@
 /*
- * rotary.c - apply a layer's rotations (lib/pe.h) to the queries and keys
+ * rotary.c - apply a layer's rotations (lib/pe/pe.h) to the queries and keys
  * of a whole batch, and the backward pass.  pe_apply_batch is serial; the
  * loops here are the parallel ones.
  *

@@ -169,7 +169,7 @@ void	 posemb_backward(float *dtab, const float *dh, const int *idx,
 void	 posemb_sincos(float *tab, const int *G, int A, int D);
 
 /*
- * Rotary encodings on a batch's q and k (lib/pe.h): q' = R q, k' = R k per
+ * Rotary encodings on a batch's q and k (lib/pe/pe.h): q' = R q, k' = R k per
  * record and head, with the rotations of layer l's heads from R[nset][Tr]
  * [rsize].  The last Tn of each record's T1 rows are rotated; a leading
  * CLS row when Tn = T1 - 1 passes unrotated.  qkv is [B][T1][3D] (q, k, v),

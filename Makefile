@@ -25,9 +25,7 @@ CC	?= cc
 # The host's instructions, but GCC's generic scheduling: with -march=native
 # alone GCC 12 tunes a Zen 4 as a Zen 3, whose cost model takes a memory
 # operand as free, and the exponentials' register kernels reloaded their
-# operands in every FMA (Zen 4 loads one 64-byte vector a cycle): 64 x 64
-# products 61 instead of 114 GFLOP/s a core, the 16-lane 8 x 8 ones 44
-# instead of 97 (tests/bench: bench_expm, bench_vit).
+# operands in every FMA (doc/performance.md).
 OPT	?= -O2 -march=native -mtune=generic
 WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wvla
 # lib/ in layers, lowest first: a folder includes only its own headers and

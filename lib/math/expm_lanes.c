@@ -107,8 +107,7 @@ combine(int n, vec *const m[5], vec *const out[5], int eye)
  * squaring leaves it out) and, with pair, L(Z, E) in *Q.  Five slots a
  * side: the B_i take the places of the powers they are made of, and each
  * later result the place of a B that is used up, so that a forward's
- * slots, 20 KB at n = 8, stay in L1 (with a slot for every result, 48
- * KB, per-record liere:8's rotations took 375 ms a step instead of 335).
+ * slots, 20 KB at n = 8, stay in L1 (doc/performance.md).
  */
 static vec *
 pair_lanes(int n, int s, vec *ws, int pair, int wantp, vec **Q)

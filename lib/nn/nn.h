@@ -36,10 +36,8 @@ void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
  * chunk a single-threaded cblas_sgemm.
  *
  * Every sgemm call packs the whole weight operand again, so chunks are
- * long: at 256 rows the block products ran at 131-140 GFLOP/s a core, at
- * 2048 at 145-150 (bench_sgemm, which prints this); the outputs then sit in
- * L3 rather than L2 for the epilogue, which costs it less than that (the
- * reference config's step: 622 -> 600 ms).
+ * long; the outputs then sit in L3 rather than L2 for the epilogue, which
+ * costs it less than the packing saves (doc/performance.md).
  */
 typedef void rows_fn(void *arg, int r0, int n);
 #define GEMM_CHUNK	2048	/* rows per chunk */

@@ -26,15 +26,10 @@
  * core's L2 cache, they have left it by then, so where they are whole
  * 64-byte lines they are written with streaming stores: an ordinary store
  * first reads its line from memory.  (Blocks of 8 write half lines, which
- * streaming stores turn into partial writes to memory, 2.7 times slower;
- * their tiles gather whole rows in L1 first, for heads up to STAGE.)
- * On the reference config's liere:64 (bench_vit, rows across 12.8 MB)
- * that took the engine's rotary forward from 12.3 to 10.2 ms a step and the
- * backward from 22.8 to 19.9 ms, the stages after them unchanged; at
- * batch 64 (6.4 MB) 6.9 to 5.8 and 13.4 to 11.1 ms.  liere:8 at batch
- * 128: 9.0 to 6.6 and 14.1 to 11.7 ms, of which the next stages lost 2.2.
- * At batch 32 (3.2 MB) what the rotary saved the next stages lost,
- * reading the rows back from memory.
+ * streaming stores turn into slow partial writes to memory; their tiles
+ * gather whole rows in L1 first, for heads up to STAGE.)  Below twice L2
+ * what the rotary would save the next stages would lose, reading the
+ * rows back from memory (doc/performance.md).
  *
  * Sums run in one order whatever the tiling: y[c] over k in order, and
  * dR[t] over the images in order (each element's partial sum is stored
@@ -513,11 +508,8 @@ bwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
  * entries, a[2j] = r[4j], a[2j+1] = r[4j+3], c[2j] = r[4j+1], c[2j+1] =
  * r[4j+2]; backward dx = a dy + swap(c) swap(dy).  With little arithmetic
  * per row, these wait on memory: the rows of the image PF later are
- * fetched ahead (hardware prefetch does not follow images ~100 KB apart).
- * Against the plain loops, on the reference config's rope-mixed (rows
- * streamed), the engine's rotary forward went from 9.5 to 4.5 ms a step
- * and the backward from 21 to 8 ms; at batch 32 (rows stored) 2.3 to 2.7
- * and 4.4 to 2.0 ms.
+ * fetched ahead (hardware prefetch does not follow images ~100 KB apart;
+ * doc/performance.md).
  */
 #define PF	8
 static const v16i swap16 = {

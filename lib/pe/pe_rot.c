@@ -71,19 +71,15 @@ fslot(const struct pe *pe, double *ws, int k)
 
 /* Blocks whose exponentials run EXPM_LANES at a time (expm_lanes.c): 4,
  * 8, 12 and 16; up to 12 they fill at most half a vector an instruction
- * one block at a time (per-record liere:8: rotations 950 -> 490 ms a
- * step), at 16 the lanes spend less on bookkeeping (bench_vit --pe
- * liere:16 --per-record: 1.24-1.46 -> 0.97 s a step; on the grid the same
- * to a millisecond).  Rays go through them in windows of WIN,
+ * one block at a time, at 16 the lanes spend less on bookkeeping
+ * (doc/performance.md).  Rays go through them in windows of WIN,
  * in order of norm, so that the lanes of a batch need like squarings.
  * The lanes' operands are made in their own layout, straight from the
  * positions and from dR, blocks go in and out of it by 16 x 16
  * transposes in registers, and the backward's sums over rays stay in it
  * until a block's last ray: with a rotation per token (per-record
  * positions) copying blocks one element at a time, in and out, took
- * longer than the exponentials (bench_vit --per-record: liere:8's
- * rotations 480 -> 375 ms a step, liere:4's 350 -> 210; 335 for liere:8
- * with expm_lanes.c's slots in L1). */
+ * longer than the exponentials. */
 enum { LANE_BB = 16 * 16 };	/* elements of the largest such block */
 
 static int
@@ -509,8 +505,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	int64_t bb = (int64_t)b * b, per = N * nb * bb;
 	int general = !pe->identity && !pe->method->token && b > 2;
 	/* float pays where its vectors hold twice double's lanes: blocks of
-	 * 16 and more (b = 8 runs 8-lane kernels either way, measured 10%
-	 * slower in float), and blocks that go through the lanes */
+	 * 16 and more (b = 8 runs 8-lane kernels either way: slower in
+	 * float), and blocks that go through the lanes */
 	int f32 = w->f32 && b % 16 == 0, bylanes = general && w->f32 && lanes(pe);
 	int64_t items;
 

@@ -42,7 +42,9 @@ comrope-ld:4 --share all
 riemann
 riemann,reflect
 riemann,alpha=0.5,theta=10
-riemann --locality'
+riemann --locality
+mrope
+mrope,theta=10000'
 
 mkdir "$T/now" "$T/base"
 $PY tests/sh/posclass.py --records 64 --seed 3 > "$T/d2.vt"

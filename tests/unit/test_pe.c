@@ -63,6 +63,24 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 		} else if (is(pe, "comrope-ld")) {
 			U = par + j * k;
 			w *= par[nb * k + i * nb + j];
+		} else if (is(pe, "mrope")) {
+			/* sections t (3D: a quarter, at least 1), y, x of the
+			 * pairs, one frequency ladder across them */
+			int size[3] = { npair, 0, 0 }, end = 0, a = 0;
+			if (N == 2) {
+				size[0] = npair / 2; size[1] = npair - npair / 2;
+			} else if (N == 3) {
+				size[0] = npair / 4 ? npair / 4 : 1;
+				size[1] = (npair - size[0]) / 2;
+				size[2] = npair - size[0] - size[1];
+			}
+			while (j >= end + size[a])
+				end += size[a++];
+			if (a == i) {
+				double f = pow(pe->theta, -(double)j / npair);
+				X[1] -= w * f;
+				X[2] += w * f;
+			}
 		} else if (is(pe, "rope-axial")) {
 			int start = 0, size = 0;
 			for (int g = 0; g < N; g++) {
@@ -145,6 +163,8 @@ test_parse(void)
 		{ "rope-mixed", 64, 2, "rope-mixed", 2 * 32 },
 		{ "rope-axial", 64, 3, "rope-axial", 0 },
 		{ "rope-axial,theta=10000", 64, 2, "rope-axial,theta=10000", 0 },
+		{ "mrope", 64, 3, "mrope", 0 },
+		{ "mrope,theta=1e6", 6, 3, "mrope,theta=1000000", 0 },
 		{ "comrope-ap:4", 64, 2, "comrope-ap:4", 16 * 6 },
 		{ "comrope-ld:8", 64, 2, "comrope-ld:8", 8 * 28 + 2 * 8 },
 		{ "riemann", 64, 2, "riemann", 33 },
@@ -737,7 +757,8 @@ main(void)
 		{ "comrope-ap:4", PE_INIT_NORMAL }, { "comrope-ap:2", PE_INIT_DEFAULT },
 		{ "comrope-ld:8", PE_INIT_NORMAL }, { "riemann", PE_INIT_DEFAULT },
 		{ "riemann,reflect,alpha=0.3", PE_INIT_NORMAL }, { "none", PE_INIT_DEFAULT },
-		{ "zeros", PE_INIT_DEFAULT },
+		{ "zeros", PE_INIT_DEFAULT }, { "mrope", PE_INIT_DEFAULT },
+		{ "mrope,theta=10000", PE_INIT_DEFAULT },
 	};
 
 	test_parse();

@@ -415,9 +415,8 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	m->maxB = maxB;
 	m->maxT = maxT;
 	s->nthr = omp_get_max_threads();
-	static const char *const share[] = { "none", "heads", "layers", "all" };
 	if (pe_parse(&s->pe, c->pe, c->dim / c->heads, c->axes, c->heads,
-	    c->depth, share[c->share]) == -1) {
+	    c->depth, pe_share_name(c->share)) == -1) {
 		snprintf(err, errlen, "%s", s->pe.err);
 		goto fail;
 	}

@@ -28,11 +28,11 @@ enum {
 	PEM_SCALED	= 1 << 7,	/* R = exp(s U_j) per block, U[nblock][b(b-1)/2]
 					   first in a set: pe_comrope.c's closed form
 					   (blocks wider than 2); s = p_(j mod axes) */
-	PEM_SCALES	= 1 << 11,	/* ... s = sum_i scale[i][j] p_i, the scales
-					   [axes][nblock] after the U */
 	PEM_COMMUTES	= 1 << 8,	/* R(x)^T R(y) = R(y - x) */
 	PEM_COMMUTES_2X2 = 1 << 9,	/* ... with 2 x 2 blocks or a single axis */
 	PEM_NOT_ORTHOGONAL = 1 << 10,	/* R^T R != I */
+	PEM_SCALES	= 1 << 11,	/* PEM_SCALED with s = sum_i scale[i][j] p_i,
+					   the scales [axes][nblock] after the U */
 };
 
 struct pe_method {

@@ -17,7 +17,7 @@ PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev
-DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc \
+DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang \
 	gnuplot-nox
 DEBS_BENCH = python3-torch
 

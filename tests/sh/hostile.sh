@@ -42,4 +42,46 @@ MEM=6291456; refused "8 fields of 4 GiB: the record is over the limit" "field 'f
   head -c 64 /dev/zero; } >dyn.vt
 refused "'*' fields over the limit together in one record" "record 1: field 'b': record too large" vtool cat dyn.vt
 
+# rekey IN OUT LINE...: IN with header lines replaced (a line "KEY value"
+# replaces KEY's, or is added before ENDHDR), the header padded again.
+cat >rekey.py <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+end = data.index(b"\nENDHDR\n") + 8
+lines = data[:end].decode().split("\n")[:-2]
+align = int([l for l in lines if l.startswith("ALIGN ")][0].split()[1])
+body = data[-(-end // align) * align:]
+for new in sys.argv[3:]:
+    key = new.split(" ")[0]
+    at = [i for i, l in enumerate(lines) if l.split(" ")[0] == key and key != "FIELD"]
+    if at:
+        lines[at[0]] = new
+    else:
+        lines.append(new)
+head = ("\n".join(lines) + "\nENDHDR\n").encode()
+open(sys.argv[2], "wb").write(head + b"\n" * (-len(head) % align) + body)
+PY
+rekey() { "$PY" rekey.py "$@"; }
+
+# --- checkpoints (lib/checkpoint.c) ---
+"$PY" "$TOP/tests/sh/posclass.py" --records 40 --seed 1 >train.vt
+check "train a small model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe abs --epochs 1 --batch 20 -o m.vt train.vt
+# Its keys describe a model of 16384 wide (about 4 GB), its fields 16 wide.
+rekey m.vt big.vt "VIT_DIM 16384" "VIT_HEADS 16" "VIT_MLP 16384"
+[ "$(wc -c <big.vt)" -lt 65536 ] && ok "the hostile checkpoint is small ($(wc -c <big.vt) bytes)" || nok "big.vt is $(wc -c <big.vt) bytes"
+refused "vit-eval: small checkpoint, large model keys: refused before building" \
+    'big\.vt: its keys describe a model of [0-9]+ bytes of weights or more, its fields carry [0-9]+' \
+    vit-eval --threads 1 big.vt train.vt
+cp big.vt resume.vt
+refused "vit-train --resume: the same" 'resume\.vt: its keys describe a model' \
+    vit-train --threads 1 --resume -o resume.vt train.vt
+# Keys of a model 4096 wide and a field declared to carry its weights, but
+# the file ends long before.
+rekey m.vt short.vt "VIT_DIM 4096" "VIT_HEADS 4" "FIELD junk f32 100000000"
+refused "a checkpoint whose fields are not in the file is refused before building" \
+    'short\.vt: the header declares [0-9]+ bytes of fields, the file holds [0-9]+ after it' \
+    vit-eval --threads 1 short.vt train.vt
+limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
+
 finish

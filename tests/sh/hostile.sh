@@ -84,4 +84,14 @@ refused "a checkpoint whose fields are not in the file is refused before buildin
     vit-eval --threads 1 short.vt train.vt
 limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
 
+# A stream of another class count than the model's (2 classes).
+rekey train.vt c100.vt "CLASSES 100"
+refused "vit-eval: a CLASSES 100 stream for a 2-class model" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    vit-eval --threads 1 m.vt c100.vt
+refused "shuffle-eval: the same" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    shuffle-eval --threads 1 -k 1 m.vt c100.vt
+refused "vit-train --val: the same" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --epochs 1 --batch 20 \
+    --val c100.vt -o v.vt train.vt
+
 finish

@@ -94,4 +94,23 @@ refused "vit-train --val: the same" 'c100\.vt: CLASSES 100, the model has 2 clas
     vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --epochs 1 --batch 20 \
     --val c100.vt -o v.vt train.vt
 
+# --- videos (lib/video.c): a file never makes the reader open another ---
+ffmpeg -v error -y -f lavfi -i testsrc=size=32x32:rate=16:duration=1 -c:v mpeg2video secret.ts ||
+	nok "ffmpeg: secret.ts"
+limited 60 patchify --frames 4 --patch 2x8x8 secret.ts && ok "the .ts itself is a video" ||
+	nok "secret.ts: $(head -c 300 err)"
+hls() { printf '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n%s\n#EXT-X-ENDLIST\n' "$1"; }
+hls "$T/secret.ts" >playlist.mp4
+printf 'ffconcat version 1.0\nfile secret.ts\n' >concat.mp4
+hls "file:$T/secret.ts" >indirect.mp4
+hls "subfile,,start,0,end,0,,:$T/secret.ts" >subfile.mp4
+for v in "playlist an HLS playlist naming a .ts by absolute path" \
+    "concat an ffconcat list naming it by a relative path" \
+    "indirect an HLS playlist naming it as file:PATH" \
+    "subfile an HLS playlist naming it through subfile:"; do
+	set -- $v; f=$1; shift
+	refused "patchify: $f.mp4, $*, is refused" "$f\\.mp4: not a video container FFmpeg reads" \
+	    patchify --frames 4 --patch 2x8x8 $f.mp4
+done
+
 finish

@@ -6,22 +6,25 @@
 . tests/sh/lib.sh
 cd "$T" || exit 1
 MEM=1048576	# KiB of address space a command may take (ulimit -v)
+FSIZE=65536	# 512-byte blocks of the largest file it may write (ulimit -f)
 
 # limited SECONDS command...: run under the limits, stdout in out, stderr in err.
 limited() {
 	local s=$1; shift
-	(ulimit -v $MEM; exec timeout "$s" "$@") >out 2>err
+	(ulimit -v $MEM; ulimit -f $FSIZE; exec timeout "$s" "$@") >out 2>err
 }
 # refused "what" pattern command...: exit 1 within 20 s and the limits, with
-# a "prog: " message matching pattern.
-refused() {
-	local d=$1 pat=$2 rc; shift 2
+# a "prog: " message matching pattern; refused_as PROG ... for a command
+# run through sh -c.
+refused_as() {
+	local p=$1 d=$2 pat=$3 rc; shift 3
 	limited 20 "$@"; rc=$?
 	if [ "$rc" -ne 1 ]; then nok "$d (exit $rc, wanted 1: $(head -c 300 err))"
-	elif ! grep -q "^$(basename "$1"): " err; then nok "$d (no 'prog: ' message: $(head -c 300 err))"
+	elif ! grep -q "^$p: " err; then nok "$d (no '$p: ' message: $(head -c 300 err))"
 	elif ! grep -Eq -- "$pat" err; then nok "$d (message '$(head -c 300 err)' lacks '$pat')"
 	else ok "$d"; fi
 }
+refused() { refused_as "$(basename "$3")" "$@"; }
 
 # --- streams (lib/vt.c) ---
 # A stream of no bytes per record declaring 10^12 of them (77 bytes).
@@ -112,5 +115,21 @@ for v in "playlist an HLS playlist naming a .ts by absolute path" \
 	refused "patchify: $f.mp4, $*, is refused" "$f\\.mp4: not a video container FFmpeg reads" \
 	    patchify --frames 4 --patch 2x8x8 $f.mp4
 done
+
+# --- shuffle-eval's copy of a pipe ---
+refused_as shuffle-eval "yes | shuffle-eval: the magic line is checked before anything is kept" \
+    'stdin: not a vitpipe stream \(bad magic\)' sh -c 'yes | TMPDIR=. shuffle-eval m.vt'
+"$PY" "$TOP/tests/sh/posclass.py" --records 7000 --seed 2 >many.vt
+[ "$(wc -c <many.vt)" -gt 2097152 ] || nok "many.vt is only $(wc -c <many.vt) bytes"
+refused_as shuffle-eval "a pipe past --spill-max is refused" \
+    'stdin: record [0-9]+: more than --spill-max 1 MiB to keep for the trials' \
+    sh -c 'cat many.vt | shuffle-eval --threads 1 -k 1 --spill-max 1 --spill-dir . m.vt'
+refused_as shuffle-eval "--spill-dir names where the copy goes" '--spill-dir: ./nowhere: temporary file for stdin' \
+    sh -c 'cat train.vt | shuffle-eval --threads 1 -k 1 --spill-dir ./nowhere m.vt'
+refused_as shuffle-eval "TMPDIR is its default" '--spill-dir: ./nowhere: temporary file for stdin' \
+    sh -c 'cat train.vt | TMPDIR=./nowhere shuffle-eval --threads 1 -k 1 m.vt'
+limited 60 shuffle-eval --threads 1 -k 2 m.vt train.vt && mv out file.out &&
+limited 60 sh -c 'cat train.vt | shuffle-eval --threads 1 -k 2 --spill-dir . m.vt' &&
+    cmp -s out file.out && ok "a pipe scores as the file does" || nok "pipe vs file: $(cat out file.out err)"
 
 finish

@@ -132,4 +132,46 @@ limited 60 shuffle-eval --threads 1 -k 2 m.vt train.vt && mv out file.out &&
 limited 60 sh -c 'cat train.vt | shuffle-eval --threads 1 -k 2 --spill-dir . m.vt' &&
     cmp -s out file.out && ok "a pipe scores as the file does" || nok "pipe vs file: $(cat out file.out err)"
 
+# --- IDX and CIFAR (lib/dataset_idx.c, dataset_cifar.c): records are read
+# as they are needed; memory does not grow with the file ---
+cat >rss.py <<'PY'
+import resource, subprocess, sys
+limit = int(sys.argv[1])
+r = subprocess.run(sys.argv[2:], stdout=open("out", "wb"), stderr=open("err", "wb"), timeout=60)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print("exit %d, peak %d KiB" % (r.returncode, rss))
+sys.exit(r.returncode != 0 or rss > limit)
+PY
+# 131 MB of images in a 127 KB gzip file; the first image is not blank.
+"$PY" - <<'PY'
+import gzip, struct
+n, z = 2000, bytes(256 * 256)
+with gzip.open("bomb-images-idx3-ubyte.gz", "wb") as f:
+    f.write(bytes([0, 0, 8, 3]) + struct.pack(">III", n, 256, 256))
+    f.write(bytes(range(256)) * 256)
+    for i in range(1, n):
+        f.write(z)
+recs = 30000	# 92 MB of CIFAR-10, record k labelled k % 10
+with open("data_batch_1.bin", "wb") as f:
+    for k in range(recs):
+        f.write(bytes([k % 10]) + bytes([k % 251]) * 3072)
+PY
+TMPDIR=. "$PY" rss.py 81920 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
+    ok "gzip IDX of 131 MB: $(cat rss)" || nok "gzip IDX of 131 MB: $(cat rss) $(head -c 300 err)"
+vtpy '
+r = list(vtread(open("out", "rb"))[1])
+assert len(r) == 2 and r[1]["source"].tobytes() == b"bomb-images-idx3-ubyte.gz:1000", r[1]["source"]
+p = r[0]["patch"].reshape(16, 16, 16, 16).transpose(0, 2, 1, 3).reshape(256, 256)
+assert (p == np.arange(256, dtype="u1")[None, :]).all()
+assert not r[1]["patch"].any()' && ok "its records and sources (PATH:N)" || nok "gzip IDX records"
+ls patchify-idx.* >/dev/null 2>&1 && nok "a temporary is left in TMPDIR" || ok "no temporary left in TMPDIR"
+"$PY" rss.py 71680 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
+    ok "CIFAR-10 of 92 MB: $(cat rss)" || nok "CIFAR-10 of 92 MB: $(cat rss) $(head -c 300 err)"
+vtpy '
+r = list(vtread(open("out", "rb"))[1])
+assert [x["source"].tobytes() for x in r] == [b"data_batch_1.bin:%d" % k for k in (0, 10000, 20000)]
+assert [int(x["label"]) for x in r] == [0, 0, 0]
+for x, k in zip(r, (0, 10000, 20000)):
+    assert (x["patch"] == k % 251).all()' && ok "its records, labels and sources" || nok "CIFAR records"
+
 finish

@@ -4,6 +4,7 @@
 #   make test         install missing Debian packages (as root), build, run all tests
 #   make test SAN=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make CC=clang     build with clang (GCC is the reference compiler)
+#   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
 #   make bench        benchmarks that print figures (not part of the tests)
 #   make install PREFIX=/usr/local   binaries and man pages;  make uninstall
@@ -46,6 +47,14 @@ BUILD	= build/san
 BIN	= build/san/bin
 CFLAGS	+= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS	+= -fsanitize=address,undefined
+else ifeq ($(FUZZ),1)
+# make fuzz's build: the library for libFuzzer, under ASan and UBSan.
+CC	= clang
+BUILD	= build/fuzz
+BIN	= build/fuzz/bin
+CFLAGS	+= -fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined \
+	-fno-omit-frame-pointer
+LDFLAGS	+= -fsanitize=address,undefined
 else
 BUILD	= build/rel
 BIN	= bin
@@ -62,6 +71,8 @@ CMDS	= $(sort $(basename $(notdir $(wildcard cmd/*.c))))
 PROGS	= $(CMDS:%=$(BIN)/%)
 UNITSRC	= $(sort $(wildcard tests/unit/*.c))
 UNITS	= $(UNITSRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZERS	= $(sort $(basename $(notdir $(wildcard tests/fuzz/fuzz_*.c))))
+REPLAYS	= $(FUZZERS:%=$(BUILD)/fuzz/replay_%)
 BENCHSRC = $(sort $(wildcard tests/bench/*.c))
 BENCHES	= $(BENCHSRC:tests/bench/%.c=$(BUILD)/bench/%)
 MAN1	= $(wildcard man/man1/*.1)
@@ -105,9 +116,19 @@ deps:
 	  fi; \
 	fi
 
+# A fuzz harness with replay.c's main: its corpora replayed in make test.
+$(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/fuzz $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIBA) $(PKG_LIBS) $(LDLIBS)
+
+# A fuzz harness with libFuzzer's main (FUZZ=1 builds).
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBA)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/fuzz -fsanitize=fuzzer,address,undefined -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
+
 # The benchmarks are built (not run) too, so that a change that breaks one
 # fails the tests rather than the next make bench.
-build-all: $(PROGS) $(UNITS) $(BENCHES)
+build-all: $(PROGS) $(UNITS) $(BENCHES) $(REPLAYS)
 
 test: deps
 	@$(MAKE) --no-print-directory build-all
@@ -121,6 +142,19 @@ bench: deps
 	  else echo "vitpipe: missing packages; run as root: apt-get install $(DEBS_BENCH)" >&2; exit 1; fi; }
 	@$(MAKE) -s --no-print-directory $(PROGS) $(BENCHES)
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/bench/run.sh
+
+# Each reader's harness under libFuzzer for FUZZ_SECONDS, from the seed and
+# regression corpora; new inputs go to build/fuzz/corpus, findings to
+# build/fuzz/NAME-crash-... (add them to tests/fuzz/regress/NAME).
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@$(MAKE) --no-print-directory FUZZ=1 $(FUZZERS:%=build/fuzz/fuzz/%)
+	@for f in $(FUZZERS); do mkdir -p build/fuzz/corpus/$$f; \
+	  echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz/$$f -max_total_time=$(FUZZ_SECONDS) -timeout=2 -rss_limit_mb=2048 \
+	    -artifact_prefix=build/fuzz/$$f- build/fuzz/corpus/$$f \
+	    $$(ls -d tests/fuzz/corpus/$$f tests/fuzz/regress/$$f 2>/dev/null) || exit 1; \
+	done
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all
@@ -139,5 +173,5 @@ uninstall:
 clean:
 	rm -rf bin build
 
-.PHONY: all deps build-all test bench demo install uninstall clean
+.PHONY: all deps build-all test bench fuzz demo install uninstall clean
 .SECONDARY:

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "checkpoint.h"
@@ -30,6 +31,8 @@ struct opts {
 	int	 header;	/* table: print the column line */
 	long long emit;		/* >= 0: write trial emit's shuffled stream */
 	int	 force;
+	const char *spill_dir;	/* where a pipe's records are kept */
+	long long spill_max;	/* MiB they may take */
 	const char *model;
 	const char *input;
 };
@@ -62,6 +65,8 @@ usage(void)
 	    "      --json         one JSON object instead of the table row\n"
 	    "      --no-header    the table row without its column line\n"
 	    "      --force        --emit: write the stream even to a terminal\n"
+	    "      --spill-dir D  keep a pipe's records in D (default $TMPDIR, else /tmp)\n"
+	    "      --spill-max M  at most M MiB of them (default 8192)\n"
 	    "      --help, --version\n", progname, progname);
 	exit(0);
 }
@@ -69,7 +74,7 @@ usage(void)
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { SEED = 256, AXIS, EMIT, THREADS, JSON, NOHEADER, FORCE };
+	enum { SEED = 256, AXIS, EMIT, THREADS, JSON, NOHEADER, FORCE, SPILLDIR, SPILLMAX };
 	static const struct option lo[] = {
 		{ "trials", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, SEED },
@@ -80,13 +85,17 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "json", no_argument, NULL, JSON },
 		{ "no-header", no_argument, NULL, NOHEADER },
 		{ "force", no_argument, NULL, FORCE },
+		{ "spill-dir", required_argument, NULL, SPILLDIR },
+		{ "spill-max", required_argument, NULL, SPILLMAX },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	int c, ops, evalopt = 0;
 
-	*o = (struct opts){ .trials = 5, .seed = 1, .batch = 64, .header = 1, .emit = -1 };
+	*o = (struct opts){ .trials = 5, .seed = 1, .batch = 64, .header = 1, .emit = -1,
+	    .spill_max = 8192 };
+	o->spill_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	while ((c = getopt_long(argc, argv, "k:b:", lo, NULL)) != -1)
 		switch (c) {
 		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); evalopt = 1; break;
@@ -102,6 +111,8 @@ parse(int argc, char *argv[], struct opts *o)
 		case JSON: o->json = 1; evalopt = 1; break;
 		case NOHEADER: o->header = 0; evalopt = 1; break;
 		case FORCE: o->force = 1; break;
+		case SPILLDIR: o->spill_dir = optarg; evalopt = 1; break;
+		case SPILLMAX: o->spill_max = cli_int("--spill-max", optarg, 1, 1LL << 40); evalopt = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: usage_error("unknown option");
@@ -109,7 +120,8 @@ parse(int argc, char *argv[], struct opts *o)
 	ops = argc - optind;
 	if (o->emit >= 0) {
 		if (evalopt)
-			usage_error("--emit writes a stream: -k, --batch, --threads, --json and --no-header do not apply");
+			usage_error("--emit writes a stream: -k, --batch, --threads, --json, --no-header "
+			    "and --spill-* do not apply");
 		if (ops > 1)
 			usage_error("--emit takes one STREAM at most (and no MODEL)");
 		o->input = ops ? argv[optind] : NULL;
@@ -215,7 +227,7 @@ shuffle_batch(void *ctx, struct batch *b)
 }
 
 /* The stream again from its start: a file is rewound; stdin or a pipe was
- * spooled to a temporary file by open_input. */
+ * spilled to a temporary file by open_input. */
 static void
 rewind_input(FILE *fp, struct vt *s, const char *name)
 {
@@ -227,23 +239,88 @@ rewind_input(FILE *fp, struct vt *s, const char *name)
 		die("%s", s->err);
 }
 
-static FILE *
-open_input(const char *path, const char **name)
+/* The fields the passes read (batch.h): the others are not kept. */
+static int
+needed(const char *field)
 {
-	FILE *fp = cli_open_in(path, name), *tmp;
-	char buf[1 << 16];
-	size_t n;
+	return strcmp(field, "patch") == 0 || strcmp(field, "pos") == 0 ||
+	    strcmp(field, "label") == 0;
+}
+
+/* Copy the records of s, a stream from a pipe whose header is read, to a
+ * new stream of its needed fields in a deleted temporary file of
+ * o->spill_dir, at most o->spill_max MiB; that file, at its start. */
+static FILE *
+spill(const struct opts *o, struct vt *s, const char *name)
+{
+	char path[4096];
+	struct vt out;
+	FILE *fp;
+	int fd, r, k[VT_MAXFIELDS], n = 0;
+
+	if (snprintf(path, sizeof path, "%s/shuffle-eval.XXXXXX", o->spill_dir) >=
+	    (int)sizeof path)
+		die("--spill-dir: %s: name too long", o->spill_dir);
+	if ((fd = mkstemp(path)) < 0 || unlink(path) < 0 || (fp = fdopen(fd, "w+b")) == NULL)
+		die_errno("--spill-dir: %s: temporary file for %s", o->spill_dir, name);
+	vt_init(&out);
+	out.align = s->align;
+	out.records = s->records;
+	for (int i = 0; i < s->nfield; i++) {
+		const struct vt_field *f = &s->field[i];
+		if (!needed(f->name)) {
+			vt_skip(s, i);
+			continue;
+		}
+		if (vt_add_field(&out, f->name, f->dtype, f->rank, f->dim) < 0)
+			die("%s", out.err);
+		k[n++] = i;
+	}
+	for (int i = 0; i < s->nmeta; i++)
+		if (vt_meta_add(&out, s->meta[i].key, s->meta[i].val) < 0)
+			die("%s", out.err);
+	if (vt_write_header(&out, fp, path) < 0)
+		die("%s", out.err);
+	while ((r = vt_read_record(s)) == 1) {
+		for (int j = 0; j < n; j++) {
+			const struct vt_field *f = &s->field[k[j]];
+			if (vt_set_shape(&out, j, f->shape) < 0)
+				die("%s", out.err);
+			memcpy(out.field[j].data, f->data, f->nbytes);
+		}
+		if (vt_write_record(&out) < 0)
+			die("--spill-dir: %s", out.err);
+		if (ftello(fp) > o->spill_max << 20)
+			die("%s: record %lld: more than --spill-max %lld MiB to keep for the "
+			    "trials: give the stream as a file, or a larger --spill-max",
+			    name, (long long)s->recno, o->spill_max);
+	}
+	if (r < 0)
+		die("%s", s->err);
+	if (fflush(fp) == EOF || ferror(fp))
+		die_errno("--spill-dir: %s: temporary file for %s", o->spill_dir, name);
+	vt_free(&out);
+	return fp;
+}
+
+/* The stream, for K + 1 passes: a file as it is, stdin or a pipe spilled
+ * once its header is read and found to suit the model of checkpoint ck. */
+static FILE *
+open_input(const struct opts *o, const struct vit *m, const struct vt *ck,
+    const char **name)
+{
+	FILE *fp = cli_open_in(o->input, name), *tmp;
+	struct batch_reader br;
+	struct vt s;
 
 	if (fseeko(fp, 0, SEEK_SET) == 0)
 		return fp;
-	/* Not seekable: K + 1 passes need a copy. */
-	if ((tmp = tmpfile()) == NULL)
-		die_errno("temporary file for %s", *name);
-	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
-		if (fwrite(buf, 1, n, tmp) != n)
-			die_errno("temporary file for %s", *name);
-	if (ferror(fp))
-		die_errno("%s", *name);
+	vt_init(&s);
+	if (vt_read_header(&s, fp, *name) < 0 ||
+	    batch_open_model(&br, &s, ck, m->c.P, m->c.axes, m->c.classes, 1) < 0)
+		die("%s", s.err);
+	tmp = spill(o, &s, *name);
+	vt_free(&s);
 	if (fp != stdin)
 		fclose(fp);
 	return tmp;
@@ -349,7 +426,7 @@ main(int argc, char *argv[])
 	cli_threads(o.threads);
 	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
 		die("%s", err);
-	fp = open_input(o.input, &name);
+	fp = open_input(&o, m, &ms, &name);
 	vt_init(&s);
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");

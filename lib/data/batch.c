@@ -189,8 +189,13 @@ batch_open_model(struct batch_reader *br, struct vt *s, const struct vt *ck,
 {
 	const char *m = vt_meta(s, "MEAN"), *d = vt_meta(s, "STD");
 	const char *km = vt_meta(ck, "MEAN"), *kd = vt_meta(ck, "STD");
-	const char *c = vt_meta(s, "CHANNELS");
+	const char *c = vt_meta(s, "CHANNELS"), *n = vt_meta(s, "CLASSES");
+	char *end;
 
+	/* Labels of another class count are another task's: the model would
+	 * score them against outputs that mean something else. */
+	if (n != NULL && (strtol(n, &end, 10) != classes || *end != '\0' || *n == '\0'))
+		return fail(s, "CLASSES %.20s, the model has %d classes", n, classes);
 	if (c == NULL)
 		c = vt_meta(ck, "CHANNELS");
 	if (m == NULL && d == NULL)

@@ -57,7 +57,8 @@ int	 batch_open(struct batch_reader *br, struct vt *s, int P, int A,
 /* batch_open for the model whose checkpoint keys are ck (its training
  * stream's MEAN, STD, CHANNELS; none: MEAN 0, STD 1): a stream that
  * declares no MEAN or STD gets ck's for its u8 patches, one that declares
- * others is refused; f32 patches are taken as they are. */
+ * others is refused; f32 patches are taken as they are.  A stream that
+ * declares CLASSES must declare the model's classes. */
 int	 batch_open_model(struct batch_reader *br, struct vt *s,
 	    const struct vt *ck, int P, int A, int classes, int need_label);
 /* Make room for cap records in b (tokens grow on demand).  0 or -1. */

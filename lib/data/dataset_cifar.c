@@ -1,8 +1,9 @@
 /*
  * dataset_cifar.c - the CIFAR-10 and CIFAR-100 binary formats: records of
  * a label byte (CIFAR-100: coarse then fine label byte) and 3072 pixel
- * bytes, the red, green and blue 32x32 planes, row-major.  Stored here as
- * [n][32][32][3].
+ * bytes, the red, green and blue 32x32 planes, row-major.  Records are
+ * read from the file when they are needed, as [32][32][3] (source.c), so
+ * memory does not grow with the file: only the labels are held.
  */
 #include <errno.h>
 #include <libgen.h>
@@ -59,19 +60,17 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 		return -1;
 	}
 	int64_t n = st.st_size / rec, n0 = s->n;
-	if (source_add_memfile(s, path, n0) < 0) {
+	int32_t *label = realloc(s->label, (size_t)(n0 + n) * sizeof *label);
+	if (!label) {
 		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
 		fclose(fp);
 		return -1;
 	}
-	uint8_t *data = realloc(s->data, (size_t)(n0 + n) * CIFAR_PIXELS);
-	int32_t *label = realloc(s->label, (size_t)(n0 + n) * sizeof *label);
-	if (data)
-		s->data = data;
-	if (label)
-		s->label = label;
+	s->label = label;
+	/* The labels now (patchify's subsets need them), the pixels when
+	 * their record is read (source_get). */
 	uint8_t buf[CIFAR_PIXELS + 2];
-	for (int64_t i = 0; data && label && i < n; i++) {
+	for (int64_t i = 0; i < n; i++) {
 		if (fread(buf, 1, (size_t)rec, fp) != (size_t)rec) {
 			snprintf(err, IMAGE_ERRLEN, "%s: record %lld: truncated", path,
 			    (long long)i);
@@ -86,15 +85,14 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 			return -1;
 		}
 		s->label[n0 + i] = l;
-		const uint8_t *px = buf + 1 + hundred;
-		uint8_t *o = s->data + (size_t)(n0 + i) * CIFAR_PIXELS;
-		for (int p = 0; p < CIFAR_SIDE * CIFAR_SIDE; p++)
-			for (int k = 0; k < 3; k++)
-				o[3 * p + k] = px[k * CIFAR_SIDE * CIFAR_SIDE + p];
 	}
+	int fd = dup(fileno(fp));
 	fclose(fp);
-	if (!data || !label) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+	s->pitch = rec;
+	s->skip = 1 + hundred;
+	if (fd < 0 || source_add_recfile(s, path, n0, fd, 0) < 0) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, fd < 0 ? strerror(errno) :
+		    "out of memory");
 		return -1;
 	}
 	s->n = n0 + n;
@@ -107,6 +105,7 @@ cifar_load(struct source *s, char *const *paths, int npaths, int hundred,
 {
 	s->kind = SOURCE_MEM;
 	s->t = 1, s->h = s->w = CIFAR_SIDE, s->c = 3;
+	s->planar = 1;
 	s->nclass = !hundred ? 10 : coarse ? 20 : 100;
 	snprintf(s->what, sizeof s->what, "%s", !hundred ? "cifar10" :
 	    coarse ? "cifar100-coarse" : "cifar100");

@@ -2,12 +2,16 @@
  * dataset_idx.c - the IDX format of MNIST and Fashion-MNIST, gzip
  * compressed or not (zlib reads both): a magic of two zero bytes, the type
  * (0x08: unsigned byte, the only one data sets use) and the rank, then
- * the dims as big-endian u32, then the data row-major.
+ * the dims as big-endian u32, then the data row-major.  Records are read
+ * when they are needed (source.c), from the file or, gzip-compressed, from
+ * a temporary copy of its data: memory does not grow with the file.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -59,14 +63,16 @@ fail:
 	return NULL;
 }
 
-/* Read exactly n bytes into dst and make sure the file ends there. */
+/* Read exactly n bytes into dst, or (dst NULL) to the file fd, and make
+ * sure the file ends there. */
 static int
-idx_read(gzFile z, const char *path, void *dst, int64_t n, char *err)
+idx_read(gzFile z, const char *path, void *dst, int64_t n, int fd, char *err)
 {
-	unsigned char *p = dst, extra;
+	unsigned char *p = dst, buf[1 << 16], extra;
 	while (n > 0) {
-		unsigned chunk = n > (1 << 30) ? 1u << 30 : (unsigned)n;
-		int got = gzread(z, p, chunk);
+		unsigned chunk = dst ? (n > (1 << 30) ? 1u << 30 : (unsigned)n) :
+		    n > (int64_t)sizeof buf ? (unsigned)sizeof buf : (unsigned)n;
+		int got = gzread(z, dst ? p : buf, chunk);
 		if (got <= 0) {
 			int e;
 			const char *m = gzerror(z, &e);
@@ -74,7 +80,15 @@ idx_read(gzFile z, const char *path, void *dst, int64_t n, char *err)
 			    got == 0 || e == Z_BUF_ERROR ? "truncated IDX data" : m);
 			return -1;
 		}
-		p += got;
+		if (dst)
+			p += got;
+		else
+			for (ssize_t w, done = 0; done < got; done += w)
+				if ((w = write(fd, buf + done, (size_t)(got - done))) < 0) {
+					snprintf(err, IMAGE_ERRLEN, "%s: temporary file: %s",
+					    path, strerror(errno));
+					return -1;
+				}
 		n -= got;
 	}
 	if (gzread(z, &extra, 1) != 0) {
@@ -82,6 +96,49 @@ idx_read(gzFile z, const char *path, void *dst, int64_t n, char *err)
 		return -1;
 	}
 	return 0;
+}
+
+/* A descriptor of the images of z (header read, x), whose records are
+ * then read when needed: the file itself when it is not compressed (its
+ * size checked), else its data decompressed once to a deleted temporary
+ * file in TMPDIR (else /tmp).  *off: where the data start.  -1 with err. */
+static int
+idx_records(gzFile z, const char *path, const struct idx *x, int64_t *off, char *err)
+{
+	int fd;
+	*off = 4 + 4 * x->rank;
+	if (gzdirect(z)) {
+		struct stat st;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0) {
+			snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return -1;
+		}
+		if (st.st_size != *off + x->count) {
+			snprintf(err, IMAGE_ERRLEN, "%s: %s", path, st.st_size < *off + x->count ?
+			    "truncated IDX data" : "data after the IDX array (wrong dims?)");
+			close(fd);
+			return -1;
+		}
+		return fd;
+	}
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s/patchify-idx.XXXXXX", dir && *dir ? dir : "/tmp");
+	if ((fd = mkstemp(tmp)) < 0 || unlink(tmp) < 0) {
+		snprintf(err, IMAGE_ERRLEN, "%.200s: temporary file in %.200s: %s", path,
+		    dir && *dir ? dir : "/tmp", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*off = 0;
+	if (idx_read(z, path, NULL, x->count, fd, err) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /* "…images-idx3…" -> "…labels-idx1…", if that file exists. */
@@ -117,23 +174,25 @@ idx_load(struct source *s, const char *images, const char *labels, char *err)
 		snprintf(err, IMAGE_ERRLEN, "%s: IDX images must be N x H x W [x C]", images);
 		goto out;
 	}
-	if (source_add_memfile(s, images, 0) < 0) {
+	int64_t off;
+	int fd = idx_records(z, images, &x, &off, err);
+	if (fd < 0)
+		goto out;
+	if (source_add_recfile(s, images, 0, fd, off) < 0) {
 		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", images);
 		goto out;
 	}
+	gzclose(z);
+	z = NULL;
 	s->n = x.dim[0];
 	s->t = 1, s->h = (int)x.dim[1], s->w = (int)x.dim[2];
 	s->c = x.rank == 4 ? (int)x.dim[3] : 1;
-	s->data = malloc((size_t)x.count);
+	s->pitch = x.count / s->n;
 	s->label = malloc((size_t)s->n * sizeof *s->label);
-	if (!s->data || !s->label) {
+	if (!s->label) {
 		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", images);
 		goto out;
 	}
-	if (idx_read(z, images, s->data, x.count, err) < 0)
-		goto out;
-	gzclose(z);
-	z = NULL;
 	if (!labels)
 		labels = guess;
 	if (!labels) {
@@ -152,7 +211,7 @@ idx_load(struct source *s, const char *images, const char *labels, char *err)
 	uint8_t *l = malloc((size_t)s->n);
 	if (!l)
 		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", labels);
-	else if (idx_read(z, labels, l, s->n, err) == 0) {
+	else if (idx_read(z, labels, l, s->n, -1, err) == 0) {
 		for (int64_t i = 0; i < s->n; i++)
 			s->label[i] = l[i];
 		rc = source_check_labels(s, labels, err);

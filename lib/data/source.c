@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "source.h"
 #include "video.h"
@@ -52,6 +53,38 @@ source_name(char *name, const char *path, const char *suffix)
 	snprintf(name + len, SOURCE_NAMELEN - len, "%s", suffix);
 }
 
+/* Record k of file f of s, a SOURCE_MEM source read from its files, into
+ * px [t][h][w][c]. */
+static int
+read_record(const struct source *s, int f, int64_t k, uint8_t *px, char *err)
+{
+	size_t bytes = (size_t)s->t * s->h * s->w * s->c, plane = bytes / s->c;
+	uint8_t *buf = s->planar ? malloc(bytes) : px, *p = buf;
+	off_t at = (off_t)(s->off[f] + k * s->pitch + s->skip);
+	if (!buf) {
+		snprintf(err, IMAGE_ERRLEN, "out of memory");
+		return -1;
+	}
+	for (size_t left = bytes; left > 0; ) {
+		ssize_t got = pread(s->fd[f], p, left, at);
+		if (got <= 0) {
+			snprintf(err, IMAGE_ERRLEN, "%s: item %lld: %s", s->file[f], (long long)k,
+			    got < 0 ? strerror(errno) : "truncated (the file shrank)");
+			if (s->planar)
+				free(buf);
+			return -1;
+		}
+		p += got, at += got, left -= (size_t)got;
+	}
+	if (s->planar) {
+		for (size_t q = 0; q < plane; q++)
+			for (int c = 0; c < s->c; c++)
+				px[q * s->c + c] = buf[c * plane + q];
+		free(buf);
+	}
+	return 0;
+}
+
 int
 source_get(const struct source *s, int64_t i, struct image *im, char *name, char *err)
 {
@@ -62,11 +95,14 @@ source_get(const struct source *s, int64_t i, struct image *im, char *name, char
 			return -1;
 		}
 		size_t bytes = (size_t)s->t * s->h * s->w * s->c;
-		memcpy(im->px, s->data + (size_t)i * bytes, bytes);
+		int f = s->nfile - 1;
+		while (f > 0 && s->first[f] > i)
+			f--;
+		if (s->data)
+			memcpy(im->px, s->data + (size_t)i * bytes, bytes);
+		else if (read_record(s, f, i - s->first[f], im->px, err) < 0)
+			return -1;
 		if (name) {
-			int f = s->nfile - 1;
-			while (f > 0 && s->first[f] > i)
-				f--;
 			snprintf(suffix, sizeof suffix, ":%lld", (long long)(i - s->first[f]));
 			source_name(name, s->file[f], suffix);
 		}
@@ -100,6 +136,25 @@ source_add_memfile(struct source *s, const char *path, int64_t first)
 	if (!f || !k || !(f[s->nfile] = strdup(path)))
 		return -1;
 	k[s->nfile++] = first;
+	return 0;
+}
+
+int
+source_add_recfile(struct source *s, const char *path, int64_t first, int fd,
+    int64_t off)
+{
+	int *d = realloc(s->fd, (size_t)(s->nfile + 1) * sizeof *d);
+	int64_t *o = d ? realloc(s->off, (size_t)(s->nfile + 1) * sizeof *o) : NULL;
+	if (d)
+		s->fd = d;
+	if (o)
+		s->off = o;
+	if (!d || !o || source_add_memfile(s, path, first) < 0) {
+		close(fd);
+		return -1;
+	}
+	s->fd[s->nfile - 1] = fd;
+	s->off[s->nfile - 1] = off;
 	return 0;
 }
 
@@ -221,10 +276,15 @@ source_free(struct source *s)
 	for (int64_t i = 0; s->path && i < s->n; i++)
 		free(s->path[i]);
 	free(s->path);
-	for (int i = 0; i < s->nfile; i++)
+	for (int i = 0; i < s->nfile; i++) {
 		free(s->file[i]);
+		if (s->fd)
+			close(s->fd[i]);
+	}
 	free(s->file);
 	free(s->first);
+	free(s->fd);
+	free(s->off);
 	free(s->label);
 	free_classes(s);
 	memset(s, 0, sizeof *s);

@@ -25,7 +25,14 @@ struct source {
 	int64_t	 n;			/* records */
 	int	 t, h, w, c;		/* SOURCE_MEM: every record's shape */
 	int	 temporal;		/* records are clips or volumes (3D tokens) */
-	uint8_t	*data;			/* SOURCE_MEM: [n][t][h][w][c] */
+	uint8_t	*data;			/* SOURCE_MEM: [n][t][h][w][c], or NULL
+					   when the records are read from the
+					   files as they are needed (fd) */
+	int	*fd;			/* then: [nfile] each file, open */
+	int64_t	*off;			/* [nfile] where its record 0 starts */
+	int64_t	 pitch;			/* bytes from a record to the next */
+	int	 skip;			/* bytes before the pixels in a record */
+	int	 planar;		/* pixels stored as c planes of h x w */
 	char	**path;			/* SOURCE_FILES: [n] */
 	int	 frames, stride;	/* SOURCE_FILES videos: sampling (video.h) */
 	char	**file;			/* SOURCE_MEM: [nfile] the files read */
@@ -49,6 +56,12 @@ void	 source_name(char *name, const char *path, const char *suffix);
 /* Note that SOURCE_MEM records from number first on come from path (for
  * source_get's names).  0, or -1 when memory is short. */
 int	 source_add_memfile(struct source *s, const char *path, int64_t first);
+/* Note that SOURCE_MEM records from number first on are read, each when
+ * it is needed (pread), from fd (which s now owns), its record k at
+ * off + k * s->pitch + s->skip, so that memory does not grow with the
+ * file.  0, or -1 when memory is short (fd closed). */
+int	 source_add_recfile(struct source *s, const char *path, int64_t first,
+	    int fd, int64_t off);
 /* Whether the files of a SOURCE_FILES source are videos: the first file
  * that is a PNG or JPEG says no, the first that FFmpeg reads as a video
  * says yes; files that are neither decide nothing (source_get names them

@@ -15,6 +15,7 @@
 
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
+#include <libavutil/avstring.h>
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
 
@@ -69,16 +70,39 @@ averr(char *err, const char *path, const char *what, int e)
 	return -1;
 }
 
+/* The demuxers of video containers and raw video streams: each reads
+ * the one file it is given.  Left out are those that open other files or
+ * URLs named inside it (hls, dash, concat, image2's patterns, tee ...), so
+ * that a video never makes the reader open a file the user did not name. */
+#define VIDEO_FORMATS	"mov,matroska,avi,mpegts,mpeg,flv,asf,ogg,nut,mxf," \
+	"yuv4mpegpipe,ivf,gif,h264,hevc,m4v,mpegvideo,mjpeg,obu"
+
 static int
 dec_open(struct dec *d, const char *path, int decode, char *err)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	AVDictionary *opt = NULL;
+	char *url;
 	int e;
 	pthread_once(&once, quiet);
 	memset(d, 0, sizeof *d);
-	if ((e = avformat_open_input(&d->fmt, path, NULL, NULL)) == AVERROR_INVALIDDATA)
-		return snprintf(err, IMAGE_ERRLEN, "%s: not a video FFmpeg reads, nor a PNG "
-		    "or JPEG image", path), -1;
+	/* "file:" + path: the path is a file name, never a URL of another
+	 * protocol ("subfile:...", "http:..."), and file is the only protocol
+	 * the demuxer may use. */
+	if (!(url = av_asprintf("file:%s", path)) ||
+	    av_dict_set(&opt, "format_whitelist", VIDEO_FORMATS, 0) < 0 ||
+	    av_dict_set(&opt, "protocol_whitelist", "file", 0) < 0) {
+		av_free(url);
+		av_dict_free(&opt);
+		return averr(err, path, "cannot open", AVERROR(ENOMEM));
+	}
+	e = avformat_open_input(&d->fmt, url, NULL, &opt);
+	av_free(url);
+	av_dict_free(&opt);
+	if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL))
+		return snprintf(err, IMAGE_ERRLEN, "%s: not a video container FFmpeg reads "
+		    "(playlists and lists of other files are refused), nor a PNG or JPEG "
+		    "image", path), -1;
 	if (e < 0)
 		return averr(err, path, "cannot open", e);
 	if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0)

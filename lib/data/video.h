@@ -1,6 +1,9 @@
 /*
  * video.h - video files through FFmpeg's libraries (libavformat,
- * libavcodec, libswscale): any container and codec they decode.
+ * libavcodec, libswscale): any codec they decode, in the demuxers of video
+ * containers and raw streams alone (video.c's VIDEO_FORMATS), through the
+ * file protocol alone, so that a file never makes the reader open another
+ * (playlists, concat lists and image sequences are refused).
  */
 #ifndef VIDEO_H
 #define VIDEO_H

@@ -13,7 +13,10 @@ struct atomicfile {
 	char	*tmp;		/* temporary name beside it */
 };
 
-/* Open a temporary beside path for writing; 0, or -1 with errno set. */
+/* Open a temporary beside path for writing, PATH.tmp.PID.XXXXXX, locked
+ * (flock) while it is open, first removing those a process killed while
+ * writing path left: their PID is gone and nothing holds their lock.
+ * 0, or -1 with errno set. */
 int	 atomic_open(struct atomicfile *a, const char *path);
 /* Flush, fsync and rename over path; 0, or -1 (temporary removed). */
 int	 atomic_commit(struct atomicfile *a);

@@ -148,6 +148,7 @@ grow(struct vt *s, void *arr, int *cap, int n, size_t size)
 }
 
 static int shape_field(struct vt *, int, const int64_t *, long long);
+static size_t fixed_bytes(const struct vt *);
 
 static int
 valid_name(const char *p, size_t max)
@@ -220,12 +221,38 @@ vt_get(struct vt *s, const char *name)
 	return i < 0 ? NULL : &s->field[i];
 }
 
-/* Set field i's shape; rec names the record in messages (0: the header). */
+/* Whether field i's dims are all fixed in the header. */
+static int
+fixed(const struct vt_field *f)
+{
+	for (int k = 0; k < f->rank; k++)
+		if (f->dim[k] == VT_ANY)
+			return 0;
+	return 1;
+}
+
+/* Payload bytes of the record's fields other than i that are already
+ * known when i is shaped: those before it (shaped in field order, as the
+ * reader does and writers should) and the fixed ones after it. */
+static int64_t
+other_bytes(const struct vt *s, int i)
+{
+	int64_t n = 0;
+
+	for (int j = 0; j < s->nfield; j++)
+		if (j != i && (j < i || fixed(&s->field[j])))
+			n += (int64_t)s->field[j].nbytes;
+	return n;
+}
+
+/* Set field i's shape; rec names the record in messages (0: the header).
+ * The limit s->maxbytes is on the whole record (vitpipe(5)), so what the
+ * other fields take is subtracted from what this one may have. */
 static int
 shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
 {
 	struct vt_field *f = &s->field[i];
-	int64_t bytes, count;
+	int64_t bytes, count, others = other_bytes(s, i);
 	char where[40] = "";
 
 	if (rec > 0)
@@ -234,10 +261,11 @@ shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
 		if (f->dim[k] != VT_ANY && shape[k] != f->dim[k])
 			return fail(s, "%sfield '%s': dim %d is %lld, header says %lld", where,
 			    f->name, k, (long long)shape[k], (long long)f->dim[k]);
-	bytes = payload_bytes(f->rank, shape, vt_dtype_size(f->dtype), s->maxbytes, &count);
+	bytes = others > s->maxbytes ? -1 : payload_bytes(f->rank, shape,
+	    vt_dtype_size(f->dtype), s->maxbytes - others, &count);
 	if (bytes < 0)
-		return fail(s, "%sfield '%s': shape too large (limit %lld bytes)", where, f->name,
-		    (long long)s->maxbytes);
+		return fail(s, "%sfield '%s': record too large (limit %lld bytes a record)",
+		    where, f->name, (long long)s->maxbytes);
 	if (reserve(s, f, bytes) == -1)
 		return -1;
 	for (int k = 0; k < f->rank; k++)
@@ -533,6 +561,9 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 		return fail(s, "header has no ALIGN");
 	if (s->nfield == 0)
 		return fail(s, "header declares no FIELD");
+	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
+		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
+		    (long long)VT_MAXEMPTY);
 	for (size_t k = pad(consumed, s->align); k > 0; k--) {
 		int c = getc(fp);
 		if (c == EOF)
@@ -632,6 +663,9 @@ vt_read_record(struct vt *s)
 			return fail(s, "record %lld: shape preamble truncated", rec);
 		if (skip_pad(s, pad(want, s->align), "preamble") == -1)
 			return -1;
+		for (int i = 0; i < s->nfield; i++)	/* the last record's: not this one's */
+			if (!fixed(&s->field[i]))
+				s->field[i].nbytes = 0;
 		for (int i = 0; i < s->nfield; i++) {
 			struct vt_field *f = &s->field[i];
 			int has = 0;

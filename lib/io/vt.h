@@ -67,7 +67,8 @@ struct vt {
 	char		 err[512];
 };
 
-#define VT_MAXRECORD	(4LL << 30)	/* default limit on one record */
+#define VT_MAXRECORD	(4LL << 30)	/* default limit on one record's payloads */
+#define VT_MAXEMPTY	(1LL << 20)	/* most RECORDS of no bytes at all */
 
 /* Set s to an empty stream description with ALIGN 64 and no fields. */
 void	 vt_init(struct vt *s);
@@ -89,7 +90,9 @@ int	 vt_find(const struct vt *s, const char *name);
 /* The field called name, or NULL. */
 struct vt_field *vt_get(struct vt *s, const char *name);
 /* Set this record's shape of field i (must match its fixed dims) and make
- * room for its payload.  Fixed-shape fields need no call.  0 or -1. */
+ * room for its payload.  Fixed-shape fields need no call.  The record's
+ * payloads (fields before i, set first, and the fixed ones) must stay
+ * within s->maxbytes.  0 or -1. */
 int	 vt_set_shape(struct vt *s, int i, const int64_t *shape);
 /* Make field i's payload, of the size its fixed shape gives, the caller's
  * bytes at data: records are written from them and read into them, with

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "checkpoint.h"
 #include "pe.h"
@@ -150,6 +151,41 @@ destination(const struct load *L, const char *name, size_t *n)
 	return NULL;
 }
 
+/* Whether the record of s, header read, can hold the model of c: its f32
+ * fields must carry at least the weight matrices c implies (patch, the
+ * blocks', head: a lower bound on the parameters, which vit.h lists), and,
+ * in a regular file, the bytes the header declares must be there.  Checked
+ * before the model is built, so that a checkpoint of a few bytes whose
+ * keys describe a large model costs a few bytes, not the model's memory.
+ * 0, or -1 with why. */
+static int
+carried(struct vt *s, const struct vit_config *c, char *why, size_t len)
+{
+	double D = c->dim, need = 4 * (D * c->P + c->depth * (4 * D * D +
+	    2 * D * c->mlp) + (double)c->classes * D), have = 0, declared = 0;
+	struct stat st;
+	off_t at;
+
+	for (int i = 0; i < s->nfield; i++) {
+		declared += (double)s->field[i].nbytes;
+		if (s->field[i].dtype == VT_F32)
+			have += (double)s->field[i].nbytes;
+	}
+	if (have < need) {
+		snprintf(why, len, "its keys describe a model of %.0f bytes of weights or "
+		    "more, its fields carry %.0f", need, have);
+		return -1;
+	}
+	if (fstat(fileno(s->fp), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (at = ftello(s->fp)) >= 0 && declared > (double)(st.st_size - at)) {
+		snprintf(why, len, "the header declares %.0f bytes of fields, the file "
+		    "holds %lld after it (truncated?)", declared,
+		    (long long)(st.st_size - at));
+		return -1;
+	}
+	return 0;
+}
+
 /* vt_load_with's prepare: the model the keys describe, with its arrays
  * lent to their fields, so the record is read straight into it (no copy
  * of the parameters is ever held), and the other fields read past. */
@@ -160,7 +196,8 @@ build(struct vt *s, void *arg)
 	struct vit_config c;
 	char why[256];
 
-	if (vit_config_load(&c, s, why, sizeof why) < 0)
+	if (vit_config_load(&c, s, why, sizeof why) < 0 ||
+	    carried(s, &c, why, sizeof why) < 0)
 		goto bad;
 	int maxT = L->maxT > 0 ? L->maxT : grid_tokens(&c);
 	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why, sizeof why) :

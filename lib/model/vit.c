@@ -337,7 +337,7 @@ activations(struct vit *m, char *block)
 	s->memb = carve_if(edrop, &cur, N * D, &tot);
 	s->hs = carve(&cur, (size_t)(train ? c->depth : 2) * N * D, &tot);
 	if (!train)	/* block 0 reads it, writes hs[0]; block 1 writes here */
-		s->h0 = s->hs + N * D;
+		s->h0 = block != NULL ? s->hs + N * D : NULL;
 	for (int l = 0; l < c->depth; l++) {
 		struct lact *a = &s->A[l];
 		if (!train && l > 0) {

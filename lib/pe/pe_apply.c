@@ -564,7 +564,7 @@ pairs_fwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 			fetch_row(xi + PF * xs, nv);
 		for (int v = 0; v < nv; v++) {
 			v16 u = LD(xi + 16 * v);
-			put(yi + 16 * v, a[v] * u + c[v] * __builtin_shuffle(u, swap16), nt);
+			put(yi + 16 * v, a[v] * u + c[v] * pe_shuffle1(u, swap16), nt);
 		}
 	}
 }
@@ -582,7 +582,7 @@ pairs_bwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 
 	pair_gather(nv, r, a, c);
 	for (int v = 0; v < nv; v++)
-		c[v] = __builtin_shuffle(c[v], swap16);
+		c[v] = pe_shuffle1(c[v], swap16);
 	pair_gather(nv, g, gd, gs);
 	for (int i = 0; i < nimg; i++) {
 		const float *xi = x + i * xs, *di = dy + i * dys;
@@ -594,8 +594,8 @@ pairs_bwd(int hd, const float *r, int nimg, const float *x, int64_t xs,
 		for (int v = 0; v < nv; v++) {
 			v16 u = LD(xi + 16 * v), d = LD(di + 16 * v);
 			gd[v] += d * u;
-			gs[v] += d * __builtin_shuffle(u, swap16);
-			put(o + 16 * v, a[v] * d + c[v] * __builtin_shuffle(d, swap16), nt);
+			gs[v] += d * pe_shuffle1(u, swap16);
+			put(o + 16 * v, a[v] * d + c[v] * pe_shuffle1(d, swap16), nt);
 		}
 	}
 	pair_scatter(nv, gd, gs, g);

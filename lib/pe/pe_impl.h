@@ -51,6 +51,24 @@ typedef float v8 __attribute__((vector_size(32), aligned(4)));
 typedef int v16i __attribute__((vector_size(64)));
 typedef int v8i __attribute__((vector_size(32)));
 
+/* r[j] = (a, b)[m[j]]: GCC's __builtin_shuffle, which clang lacks (its
+ * __builtin_shufflevector takes literal indices only); there, lane by
+ * lane, which its optimizer turns into shuffles for the constant masks
+ * these are.  pe_shuffle1: the same within a. */
+#ifdef __clang__
+#define pe_shuffle(a, b, m) ({						\
+	__typeof__(a) r_;						\
+	const int n_ = (int)(sizeof r_ / sizeof r_[0]);			\
+	for (int j_ = 0; j_ < n_; j_++)					\
+		r_[j_] = (m)[j_] < n_ ? (a)[(m)[j_]] : (b)[(m)[j_] - n_]; \
+	r_;								\
+})
+#define pe_shuffle1(a, m)	pe_shuffle(a, a, m)
+#else
+#define pe_shuffle	__builtin_shuffle
+#define pe_shuffle1	__builtin_shuffle
+#endif
+
 /* r[i][c] becomes r[c][i] for W x W floats held a row per W-float vector
  * (W = 16, 8), in registers: 2 x 2 blocks of d x d entries swap their
  * off-diagonal blocks for d = 1, 2, 4 .. W/2, two-input shuffles of
@@ -70,8 +88,8 @@ name(vec r[W])								\
 				vec a = r[i], b = r[i + d];		\
 				/* hi: the indices lo leaves out */	\
 				veci h = lo[s] + d;			\
-				r[i] = __builtin_shuffle(a, b, lo[s]);	\
-				r[i + d] = __builtin_shuffle(a, b, h);	\
+				r[i] = pe_shuffle(a, b, lo[s]);		\
+				r[i + d] = pe_shuffle(a, b, h);		\
 			}						\
 }
 PE_TRANSPOSE_REGS(transpose16_regs, 16, v16, v16i,

@@ -1,0 +1,21 @@
+/* fuzz_idx.c - IDX images (plain or gzip), and their first and last
+ * records. */
+#include "fuzz.h"
+#include "source.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_path(data, size);
+	struct source s = { 0 };
+	struct image im = { 0 };
+	char err[IMAGE_ERRLEN], name[SOURCE_NAMELEN];
+
+	if (path != NULL && idx_load(&s, path, NULL, err) == 0 && s.n > 0) {
+		source_get(&s, 0, &im, name, err);
+		source_get(&s, s.n - 1, &im, name, err);
+	}
+	image_free(&im);
+	source_free(&s);
+	return 0;
+}

@@ -1,0 +1,17 @@
+/* fuzz_video.c - the video reader (FFmpeg): 4 frames sampled. */
+#include "fuzz.h"
+#include "video.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	const char *path = fuzz_path(data, size);
+	struct image im = { 0 };
+	int64_t range[2];
+	char err[IMAGE_ERRLEN];
+
+	if (path != NULL)
+		video_load(path, 4, 0, &im, range, err);
+	image_free(&im);
+	return 0;
+}

@@ -1,0 +1,38 @@
+#!/bin/sh
+# The model's construction under clang's UndefinedBehaviorSanitizer, which
+# flags what GCC's does not (pointer arithmetic on NULL): lib/vit.c built
+# by clang -fsanitize=undefined, the rest of the library as built, and a
+# training and an inference model made and freed.
+. tests/sh/lib.sh
+command -v clang >/dev/null || { nok "clang is not installed (make deps installs it)"; finish; }
+PKG="libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib"
+cat >"$T/make.c" <<'C'
+#include <stdio.h>
+#include "vit.h"
+int
+main(void)
+{
+	struct vit_config c;
+	char err[256];
+	vit_config_init(&c);
+	c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 16;
+	for (int infer = 0; infer < 2; infer++) {
+		struct vit *m = infer ? vit_create_infer(&c, 2, 64, err, sizeof err) :
+		    vit_create(&c, 2, 64, 1, err, sizeof err);
+		if (m == NULL)
+			return puts(err), 1;
+		vit_destroy(m);
+	}
+	return 0;
+}
+C
+# lib/ flat or in folders (lib/model/vit.c): every folder is an include path.
+VIT=$(ls lib/vit.c lib/*/vit.c 2>/dev/null | head -n 1)
+INC=$(for d in lib lib/*/; do [ -d "$d" ] && printf -- '-I%s ' "$d"; done)
+cp "$BUILD/libvitpipe.a" "$T/lib.a" && ar d "$T/lib.a" vit.o &&
+clang -std=c11 -D_GNU_SOURCE -fopenmp=libgomp -O1 -g $INC $(pkg-config --cflags $PKG) \
+    -fsanitize=undefined -fno-sanitize-recover=all -c -o "$T/vit.o" "$VIT" &&
+clang -fsanitize=undefined $INC -o "$T/make" "$T/make.c" "$T/vit.o" "$T/lib.a" \
+    $(pkg-config --libs $PKG) -lgomp -lm || nok "building $VIT with clang UBSan"
+check "models built and freed under clang UBSan ($VIT)" "$T/make"
+finish

@@ -1,0 +1,177 @@
+#!/bin/sh
+# Hostile input (issue 19): each reader's cost in memory, time and disk is
+# bounded by what its input carries, and no input makes a reader open
+# another file.  Every command here runs under a memory and time limit
+# (limited), so a regression fails its check instead of eating the machine.
+. tests/sh/lib.sh
+cd "$T" || exit 1
+MEM=1048576	# KiB of address space a command may take (ulimit -v)
+FSIZE=65536	# 512-byte blocks of the largest file it may write (ulimit -f)
+
+# limited SECONDS command...: run under the limits, stdout in out, stderr in err.
+limited() {
+	local s=$1; shift
+	(ulimit -v $MEM; ulimit -f $FSIZE; exec timeout "$s" "$@") >out 2>err
+}
+# refused "what" pattern command...: exit 1 within 20 s and the limits, with
+# a "prog: " message matching pattern; refused_as PROG ... for a command
+# run through sh -c.
+refused_as() {
+	local p=$1 d=$2 pat=$3 rc; shift 3
+	limited 20 "$@"; rc=$?
+	if [ "$rc" -ne 1 ]; then nok "$d (exit $rc, wanted 1: $(head -c 300 err))"
+	elif ! grep -q "^$p: " err; then nok "$d (no '$p: ' message: $(head -c 300 err))"
+	elif ! grep -Eq -- "$pat" err; then nok "$d (message '$(head -c 300 err)' lacks '$pat')"
+	else ok "$d"; fi
+}
+refused() { refused_as "$(basename "$3")" "$@"; }
+
+# --- streams (lib/vt.c) ---
+# A stream of no bytes per record declaring 10^12 of them (77 bytes).
+printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 1000000000000\nFIELD e u8 0\nENDHDR\n' >empty.vt
+refused "RECORDS 10^12 of no bytes is refused at once" 'RECORDS 1000000000000 of no bytes: more than 1048576' vtool cat empty.vt
+printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 3\nFIELD e u8 0\nENDHDR\n' >empty3.vt
+limited 20 vtool info empty3.vt && grep -q '3' out && ok "3 records of no bytes still read" || nok "3 records of no bytes (exit $?: $(head -c 200 err))"
+# The 4 GiB limit of vitpipe(5) is per record, not per field.
+{ printf 'VITPIPE 1\nBYTEORDER little\nALIGN 64\n'
+  for i in 1 2 3 4 5 6 7 8; do printf 'FIELD f%d f64 536870912\n' $i; done
+  printf 'ENDHDR\n'; } >wide.vt
+# (fixed fields are allocated with the header, untouched: 6 GiB of address
+# space for the first, which alone is within the limit)
+MEM=6291456; refused "8 fields of 4 GiB: the record is over the limit" "field 'f2': record too large \\(limit 4294967296 bytes a record\\)" vtool info wide.vt; MEM=1048576
+# '*' fields of 512 MiB and 3.75 GiB, each within the limit, not together
+{ printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nFIELD a u8 *\nFIELD b u8 *\nENDHDR\n'
+  printf '\000\000\000\040\000\000\000\000\000\000\000\360\000\000\000\000'
+  head -c 64 /dev/zero; } >dyn.vt
+refused "'*' fields over the limit together in one record" "record 1: field 'b': record too large" vtool cat dyn.vt
+
+# rekey IN OUT LINE...: IN with header lines replaced (a line "KEY value"
+# replaces KEY's, or is added before ENDHDR), the header padded again.
+cat >rekey.py <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+end = data.index(b"\nENDHDR\n") + 8
+lines = data[:end].decode().split("\n")[:-2]
+align = int([l for l in lines if l.startswith("ALIGN ")][0].split()[1])
+body = data[-(-end // align) * align:]
+for new in sys.argv[3:]:
+    key = new.split(" ")[0]
+    at = [i for i, l in enumerate(lines) if l.split(" ")[0] == key and key != "FIELD"]
+    if at:
+        lines[at[0]] = new
+    else:
+        lines.append(new)
+head = ("\n".join(lines) + "\nENDHDR\n").encode()
+open(sys.argv[2], "wb").write(head + b"\n" * (-len(head) % align) + body)
+PY
+rekey() { "$PY" rekey.py "$@"; }
+
+# --- checkpoints (lib/checkpoint.c) ---
+"$PY" "$TOP/tests/sh/posclass.py" --records 40 --seed 1 >train.vt
+check "train a small model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe abs --epochs 1 --batch 20 -o m.vt train.vt
+# Its keys describe a model of 16384 wide (about 4 GB), its fields 16 wide.
+rekey m.vt big.vt "VIT_DIM 16384" "VIT_HEADS 16" "VIT_MLP 16384"
+[ "$(wc -c <big.vt)" -lt 65536 ] && ok "the hostile checkpoint is small ($(wc -c <big.vt) bytes)" || nok "big.vt is $(wc -c <big.vt) bytes"
+refused "vit-eval: small checkpoint, large model keys: refused before building" \
+    'big\.vt: its keys describe a model of [0-9]+ bytes of weights or more, its fields carry [0-9]+' \
+    vit-eval --threads 1 big.vt train.vt
+cp big.vt resume.vt
+refused "vit-train --resume: the same" 'resume\.vt: its keys describe a model' \
+    vit-train --threads 1 --resume -o resume.vt train.vt
+# Keys of a model 4096 wide and a field declared to carry its weights, but
+# the file ends long before.
+rekey m.vt short.vt "VIT_DIM 4096" "VIT_HEADS 4" "FIELD junk f32 100000000"
+refused "a checkpoint whose fields are not in the file is refused before building" \
+    'short\.vt: the header declares [0-9]+ bytes of fields, the file holds [0-9]+ after it' \
+    vit-eval --threads 1 short.vt train.vt
+limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
+
+# A stream of another class count than the model's (2 classes).
+rekey train.vt c100.vt "CLASSES 100"
+refused "vit-eval: a CLASSES 100 stream for a 2-class model" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    vit-eval --threads 1 m.vt c100.vt
+refused "shuffle-eval: the same" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    shuffle-eval --threads 1 -k 1 m.vt c100.vt
+refused "vit-train --val: the same" 'c100\.vt: CLASSES 100, the model has 2 classes' \
+    vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --epochs 1 --batch 20 \
+    --val c100.vt -o v.vt train.vt
+
+# --- videos (lib/video.c): a file never makes the reader open another ---
+ffmpeg -v error -y -f lavfi -i testsrc=size=32x32:rate=16:duration=1 -c:v mpeg2video secret.ts ||
+	nok "ffmpeg: secret.ts"
+limited 60 patchify --frames 4 --patch 2x8x8 secret.ts && ok "the .ts itself is a video" ||
+	nok "secret.ts: $(head -c 300 err)"
+hls() { printf '#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:1.0,\n%s\n#EXT-X-ENDLIST\n' "$1"; }
+hls "$T/secret.ts" >playlist.mp4
+printf 'ffconcat version 1.0\nfile secret.ts\n' >concat.mp4
+hls "file:$T/secret.ts" >indirect.mp4
+hls "subfile,,start,0,end,0,,:$T/secret.ts" >subfile.mp4
+for v in "playlist an HLS playlist naming a .ts by absolute path" \
+    "concat an ffconcat list naming it by a relative path" \
+    "indirect an HLS playlist naming it as file:PATH" \
+    "subfile an HLS playlist naming it through subfile:"; do
+	set -- $v; f=$1; shift
+	refused "patchify: $f.mp4, $*, is refused" "$f\\.mp4: not a video container FFmpeg reads" \
+	    patchify --frames 4 --patch 2x8x8 $f.mp4
+done
+
+# --- shuffle-eval's copy of a pipe ---
+refused_as shuffle-eval "yes | shuffle-eval: the magic line is checked before anything is kept" \
+    'stdin: not a vitpipe stream \(bad magic\)' sh -c 'yes | TMPDIR=. shuffle-eval m.vt'
+"$PY" "$TOP/tests/sh/posclass.py" --records 7000 --seed 2 >many.vt
+[ "$(wc -c <many.vt)" -gt 2097152 ] || nok "many.vt is only $(wc -c <many.vt) bytes"
+refused_as shuffle-eval "a pipe past --spill-max is refused" \
+    'stdin: record [0-9]+: more than --spill-max 1 MiB to keep for the trials' \
+    sh -c 'cat many.vt | shuffle-eval --threads 1 -k 1 --spill-max 1 --spill-dir . m.vt'
+refused_as shuffle-eval "--spill-dir names where the copy goes" '--spill-dir: ./nowhere: temporary file for stdin' \
+    sh -c 'cat train.vt | shuffle-eval --threads 1 -k 1 --spill-dir ./nowhere m.vt'
+refused_as shuffle-eval "TMPDIR is its default" '--spill-dir: ./nowhere: temporary file for stdin' \
+    sh -c 'cat train.vt | TMPDIR=./nowhere shuffle-eval --threads 1 -k 1 m.vt'
+limited 60 shuffle-eval --threads 1 -k 2 m.vt train.vt && mv out file.out &&
+limited 60 sh -c 'cat train.vt | shuffle-eval --threads 1 -k 2 --spill-dir . m.vt' &&
+    cmp -s out file.out && ok "a pipe scores as the file does" || nok "pipe vs file: $(cat out file.out err)"
+
+# --- IDX and CIFAR (lib/dataset_idx.c, dataset_cifar.c): records are read
+# as they are needed; memory does not grow with the file ---
+cat >rss.py <<'PY'
+import resource, subprocess, sys
+limit = int(sys.argv[1])
+r = subprocess.run(sys.argv[2:], stdout=open("out", "wb"), stderr=open("err", "wb"), timeout=60)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print("exit %d, peak %d KiB" % (r.returncode, rss))
+sys.exit(r.returncode != 0 or rss > limit)
+PY
+# 131 MB of images in a 127 KB gzip file; the first image is not blank.
+"$PY" - <<'PY'
+import gzip, struct
+n, z = 2000, bytes(256 * 256)
+with gzip.open("bomb-images-idx3-ubyte.gz", "wb") as f:
+    f.write(bytes([0, 0, 8, 3]) + struct.pack(">III", n, 256, 256))
+    f.write(bytes(range(256)) * 256)
+    for i in range(1, n):
+        f.write(z)
+recs = 30000	# 92 MB of CIFAR-10, record k labelled k % 10
+with open("data_batch_1.bin", "wb") as f:
+    for k in range(recs):
+        f.write(bytes([k % 10]) + bytes([k % 251]) * 3072)
+PY
+TMPDIR=. "$PY" rss.py 81920 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
+    ok "gzip IDX of 131 MB: $(cat rss)" || nok "gzip IDX of 131 MB: $(cat rss) $(head -c 300 err)"
+vtpy '
+r = list(vtread(open("out", "rb"))[1])
+assert len(r) == 2 and r[1]["source"].tobytes() == b"bomb-images-idx3-ubyte.gz:1000", r[1]["source"]
+p = r[0]["patch"].reshape(16, 16, 16, 16).transpose(0, 2, 1, 3).reshape(256, 256)
+assert (p == np.arange(256, dtype="u1")[None, :]).all()
+assert not r[1]["patch"].any()' && ok "its records and sources (PATH:N)" || nok "gzip IDX records"
+ls patchify-idx.* >/dev/null 2>&1 && nok "a temporary is left in TMPDIR" || ok "no temporary left in TMPDIR"
+"$PY" rss.py 71680 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
+    ok "CIFAR-10 of 92 MB: $(cat rss)" || nok "CIFAR-10 of 92 MB: $(cat rss) $(head -c 300 err)"
+vtpy '
+r = list(vtread(open("out", "rb"))[1])
+assert [x["source"].tobytes() for x in r] == [b"data_batch_1.bin:%d" % k for k in (0, 10000, 20000)]
+assert [int(x["label"]) for x in r] == [0, 0, 0]
+for x, k in zip(r, (0, 10000, 20000)):
+    assert (x["patch"] == k % 251).all()' && ok "its records, labels and sources" || nok "CIFAR records"
+
+finish

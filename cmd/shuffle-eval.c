@@ -99,7 +99,7 @@ parse(int argc, char *argv[], struct opts *o)
 	while ((c = getopt_long(argc, argv, "k:b:", lo, NULL)) != -1)
 		switch (c) {
 		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); evalopt = 1; break;
-		case SEED: o->seed = (uint64_t)cli_int("--seed", optarg, 0, INT64_MAX); break;
+		case SEED: o->seed = cli_opt_seed(optarg); break;
 		case AXIS:
 			if (strcmp(optarg, "all") && strcmp(optarg, "t"))
 				usage_error("--axis: '%s' is not all or t", optarg);
@@ -107,7 +107,7 @@ parse(int argc, char *argv[], struct opts *o)
 			break;
 		case EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
 		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); evalopt = 1; break;
-		case THREADS: o->threads = (int)cli_int("--threads", optarg, 0, 1024); evalopt = 1; break;
+		case THREADS: o->threads = cli_opt_threads(optarg); evalopt = 1; break;
 		case JSON: o->json = 1; evalopt = 1; break;
 		case NOHEADER: o->header = 0; evalopt = 1; break;
 		case FORCE: o->force = 1; break;

@@ -26,9 +26,9 @@ main(void)
 	return 0;
 }
 C
-# lib/ flat or in folders (lib/model/vit.c): every folder is an include path.
-VIT=$(ls lib/vit.c lib/*/vit.c 2>/dev/null | head -n 1)
-INC=$(for d in lib lib/*/; do [ -d "$d" ] && printf -- '-I%s ' "$d"; done)
+# Every folder of lib/ is an include path.
+VIT=lib/model/vit.c
+INC=$(for d in lib/*/; do printf -- '-I%s ' "$d"; done)
 cp "$BUILD/libvitpipe.a" "$T/lib.a" && ar d "$T/lib.a" vit.o &&
 clang -std=c11 -D_GNU_SOURCE -fopenmp=libgomp -O1 -g $INC $(pkg-config --cflags $PKG) \
     -fsanitize=undefined -fno-sanitize-recover=all -c -o "$T/vit.o" "$VIT" &&

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "npy.h"
 #include "source.h"
@@ -85,6 +86,17 @@ read_pixels(struct source *s, const char *path, char *err)
 		}
 	if (h.count / d[0] > IMAGE_MAXBYTES) {
 		snprintf(err, IMAGE_ERRLEN, "%s: absurd record size", path);
+		goto out;
+	}
+	/* The data must be there before it is allocated for: a 146-byte file
+	 * may declare 46 GB. */
+	struct stat st;
+	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
+	    (st.st_size < h.offset ||
+	    (uint64_t)(st.st_size - h.offset) / h.elsize < (uint64_t)h.count)) {
+		snprintf(err, IMAGE_ERRLEN, "%s: the header declares %lld elements, the "
+		    "file holds %lld", path, (long long)h.count, st.st_size < h.offset ?
+		    0LL : (long long)((st.st_size - h.offset) / (off_t)h.elsize));
 		goto out;
 	}
 	s->n = d[0];

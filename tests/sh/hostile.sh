@@ -174,4 +174,11 @@ assert [int(x["label"]) for x in r] == [0, 0, 0]
 for x, k in zip(r, (0, 10000, 20000)):
     assert (x["patch"] == k % 251).all()' && ok "its records, labels and sources" || nok "CIFAR records"
 
+# --- .npy (lib/data/dataset_npy.c) ---
+# fuzz_npy's finding: 146 bytes declaring a (1649589223, 7, 4, 1) u16 array
+# (46 GB) got its malloc before any check that the file holds the data.
+refused "a .npy declaring more data than the file holds, before allocating" \
+    'declares 46188498244 elements, the file holds 9$' \
+    patchify --format npy --patch 1 "$TOP/tests/fuzz/regress/fuzz_npy/declares-46GB"
+
 finish

@@ -440,15 +440,7 @@ gnuplot(const char *script, size_t len, int out, struct atomicfile *af)
 	/* A gnuplot that ends early must not end us without a word: its
 	 * status says why. */
 	signal(SIGPIPE, SIG_IGN);
-	for (size_t off = 0; off < len; ) {
-		ssize_t n = write(pfd[1], script + off, len - off);
-
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n == -1)
-			break;
-		off += (size_t)n;
-	}
+	(void)cli_write_all(pfd[1], script, len);	/* its status tells */
 	close(pfd[1]);
 	while (waitpid(pid, &st, 0) == -1)
 		if (errno != EINTR)

@@ -542,24 +542,6 @@ schedule_steps(const struct run *r)
 	return r->nepoch * ((r->E + per - 1) / per);
 }
 
-/* Write buf[len] to fd whole: one write(2) for a line, which a kill
- * does not cut in two (a retry only after a short write).  0, or -1 with
- * errno. */
-static int
-put(int fd, const char *buf, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Append a line to --log, formatted whole and written at once, unbuffered:
  * tail -f sees it when it is made, and a run killed at any moment leaves
  * whole lines. */
@@ -576,28 +558,23 @@ log_line(const struct run *r, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		die("%s: a log line longer than %zu bytes", r->o.log, sizeof buf);
-	if (put(r->log, buf, (size_t)n) < 0)
+	if (cli_write_all(r->log, buf, (size_t)n) < 0)
 		die_errno("%s", r->o.log);
 }
 
-/* "prog: message" on stderr, always, as one whole line after the progress
- * line (when there is one) is ended; a closed stderr, as with stdio, is
- * no reason to stop training. */
+/* "prog: message" on stderr, always, after the progress line (when there
+ * is one) is ended. */
 static void __attribute__((format(printf, 2, 3)))
 say(struct run *r, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
-	int n = snprintf(buf, sizeof buf, "%s: ", progname);
 
 	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;
-	buf[n++] = '\n';
 	progress_end(&r->pr);
-	(void)put(STDERR_FILENO, buf, (size_t)n);
+	cli_warn("%s", buf);
 }
 
 /* Whether line (len bytes) is a whole --log line that a checkpoint at

@@ -90,15 +90,39 @@ cli_init(int argc, char *argv[])
 	process_name();
 }
 
+/* "prog: fmt[: tail]" as one whole line in one write: pipeline stages
+ * that share a terminal never cut each other's lines. */
 static void
 vmsg(const char *fmt, va_list ap, const char *tail)
 {
+	char buf[1024];
+	int n = snprintf(buf, sizeof buf, "%s: ", progname);
+
+	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+	if (tail && n < (int)sizeof buf)
+		n += snprintf(buf + n, sizeof buf - n, ": %s", tail);
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;	/* cut, still one line */
+	buf[n++] = '\n';
 	fflush(stdout);
-	fprintf(stderr, "%s: ", progname);
-	vfprintf(stderr, fmt, ap);
-	if (tail)
-		fprintf(stderr, ": %s", tail);
-	fputc('\n', stderr);
+	(void)cli_write_all(STDERR_FILENO, buf, (size_t)n);
+}
+
+int
+cli_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 void

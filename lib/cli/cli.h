@@ -40,6 +40,9 @@ void	 cli_option_rest(int c, char *const argv[], void (*usage)(FILE *))
 FILE	*cli_open_in(const char *path, const char **name);
 /* Die unless stdout may take binary data (not a terminal, unless force). */
 void	 cli_binary_stdout(int force);
+/* Write len bytes of buf to fd, again after a short write or EINTR: 0, or
+ * -1 with errno. */
+int	 cli_write_all(int fd, const void *buf, size_t len);
 /* Flush fp and die on a write error (quiet exit 1 on a closed pipe). */
 void	 cli_close_out(FILE *fp, const char *name);
 

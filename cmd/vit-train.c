@@ -62,7 +62,7 @@ struct opts {
 	int64_t	 accum, batch;
 	int64_t	 epochs, steps;	/* 0: all the input holds; no step limit */
 	int64_t	 seed;
-	int64_t	 val_every, save_every, save_steps;
+	int64_t	 val_every, val_steps, save_every, save_steps;
 	int	 threads;
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
@@ -92,6 +92,7 @@ static const struct tkey {
 	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps), 0 },
 	{ "TRAIN_SEED", 1, offsetof(struct opts, seed), 0 },
 	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every), 0 },
+	{ "TRAIN_VAL_STEPS", 1, offsetof(struct opts, val_steps), 1 },
 	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every), 0 },
 	{ "TRAIN_SAVE_STEPS", 1, offsetof(struct opts, save_steps), 1 },
 };
@@ -194,6 +195,7 @@ usage(FILE *fp)
 	    "  --seed N             (1)\n"
 	    "  --threads N          (0: all cores)\n"
 	    "  --val FILE           held-out stream evaluated every --val-every epochs (1)\n"
+	    "  --val-steps N        and every N optimizer steps (0: never)\n"
 	    "  -o, --out MODEL      checkpoint every --save-every epochs (1) and at the end\n"
 	    "  --save-steps N       also checkpoint every N optimizer steps (0: never)\n"
 	    "  --best FILE          the model of the best --val top-1 so far\n"
@@ -209,7 +211,7 @@ parse(int argc, char *argv[], struct opts *o)
 	enum { PRESET = 256, DIM, DEPTH, HEADS, MLP, PE, SHARE, LOCALITY, SIGMA,
 	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
 	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
-	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, SAVE_STEPS, BEST,
+	    STEPS, SEED, THREADS, VAL, VAL_EVERY, VAL_STEPS, SAVE_EVERY, SAVE_STEPS, BEST,
 	    NO_OUT, RESUME, LOG };
 	static const struct option lo[] = {
 		{ "preset", required_argument, NULL, PRESET },
@@ -244,6 +246,7 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "threads", required_argument, NULL, THREADS },
 		{ "val", required_argument, NULL, VAL },
 		{ "val-every", required_argument, NULL, VAL_EVERY },
+		{ "val-steps", required_argument, NULL, VAL_STEPS },
 		{ "save-every", required_argument, NULL, SAVE_EVERY },
 		{ "save-steps", required_argument, NULL, SAVE_STEPS },
 		{ "best", required_argument, NULL, BEST },
@@ -307,6 +310,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case THREADS: name = NULL; o->threads = cli_opt_threads(optarg); break;
 		case VAL: name = NULL; o->val = optarg; break;
 		case VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
+		case VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
 		case SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
 		case SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
 		case BEST: name = NULL; o->best = optarg; break;
@@ -345,6 +349,8 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("--pe: %s", pe.err);
 	if (o->out != NULL && o->no_out)
 		usage_error("--no-out and --out %s: give one", o->out);
+	if (o->val_steps > 0 && o->val == NULL)
+		usage_error("--val-steps needs --val FILE");
 	if (o->save_steps > 0 && o->out == NULL)
 		usage_error("--save-steps needs --out MODEL");
 	if (o->best != NULL && o->val == NULL)
@@ -733,7 +739,8 @@ static void
 epoch_end(struct run *r)
 {
 	r->st.epoch++;
-	if (r->o.val != NULL && r->st.epoch % r->o.val_every == 0)
+	if (r->o.val != NULL && r->st.epoch % r->o.val_every == 0 &&
+	    r->val_step != r->st.step)
 		validate(r);
 	if (r->st.epoch % r->o.save_every == 0)
 		save(r);
@@ -1004,6 +1011,9 @@ main(int argc, char *argv[])
 		if (r.nepoch > 0 && r.st.epoch >= r.nepoch)
 			break;
 		if (train_step(&r) > 0) {
+			if (r.o.val != NULL && r.o.val_steps > 0 &&
+			    r.st.step % r.o.val_steps == 0)
+				validate(&r);
 			if (r.E > 0 && r.st.inpass % r.E == 0)
 				epoch_end(&r);
 			if (r.o.save_steps > 0 && r.st.step % r.o.save_steps == 0 &&

@@ -246,6 +246,14 @@ print("fine")
 EOF
 check_grep "VAL_ACC VAL_LOSS VAL_STEP TRAIN_LOSS BEST_VAL_ACC BEST_EPOCH BEST_STEP; --best holds that model" "^fine" "$T/metrics"
 check_exit 2 "--save-steps without -o" vit-train $N --save-steps 2 "$T/ep.vt"
+# --val-steps: validations every N optimizer steps, within epochs too
+# (curves finer than an epoch), and one at an epoch's end that falls on
+# such a step is not done twice.  Epochs are 4 steps at batch 25.
+vit-train $N --pe abs --batch 25 --val "$T/val.vt" --val-steps 2 --log "$T/vs.json" "$T/ep.vt" 2>/dev/null
+[ "$(grep '"val_acc"' "$T/vs.json" | sed 's/.*"step":\([0-9]*\),.*/\1/' | tr '\n' ' ')" = "2 4 6 8 10 12 " ] &&
+	ok "--val-steps 2: validations at steps 2, 4, ... 12, each once" ||
+	nok "--val-steps 2: validations at steps $(grep '"val_acc"' "$T/vs.json" | sed 's/.*"step":\([0-9]*\),.*/\1/' | tr '\n' ' ')"
+check_exit 2 "--val-steps without --val" vit-train $N --val-steps 2 "$T/ep.vt"
 check_exit 2 "--best without --val" vit-train $M --best "$T/b.vt" -o "$T/m2.vt" "$T/ep.vt"
 
 # img_s: records over the last second or more of wall time, input waits

@@ -1,0 +1,258 @@
+# lib.sh - what every experiment script shares; sourced, never run.
+#
+# An experiment is a plan: one line per run, "LABEL<TAB>WORDS", where the
+# words (k=v, see run1.sh) say what to train and how to evaluate it.
+# run_plan runs whatever of the plan has no result yet, --jobs at a time on
+# one thread each, so an interrupted campaign goes on where it stopped, and
+# runs that two experiments share (Table 1's models are Table 3's) are made
+# once.  The script then turns the results into its table, plots and
+# section of EXPERIMENTS.md with the helpers below.
+#
+# Results, committed: $RES/runs/KEY.json (one JSON line per run, KEY the
+# hash of everything that decides it: the commands with their every option
+# and the data's own), $RES/logs/TRAINKEY.jsonl (vit-train's log), and per
+# experiment $RES/NAME.jsonl (its runs' lines in plan order), NAME.md,
+# NAME-*.png and .svg.  Models and data, which the results do not need,
+# stay in $CACHE.
+set -eu
+EXPDIR=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$EXPDIR/.." && pwd)
+[ -x "$TOP/bin/vit-train" ] && PATH="$TOP/bin:$PATH"
+export PATH TOP EXPDIR
+LC_ALL=C
+export LC_ALL
+
+usage() {
+	cat <<EOF
+usage: sh $0 [--scale quick|full] [--seeds LIST] [--jobs N]
+          [--results DIR] [--cache DIR] [--dry-run]
+  --scale S     quick: every pipeline on tiny data, for the tests;
+                full: the scale EXPERIMENTS.md reports (default quick)
+  --seeds LIST  seeds, e.g. 1,2,3 (default: quick 1, full 1,2,3); a
+                campaign can be cut into parts by seed
+  --jobs N      runs side by side, each on one thread (default 2)
+  --results DIR results root (default experiments/results)
+  --cache DIR   data and models (default experiments/cache)
+  --dry-run     list the runs to do and exit
+EOF
+}
+
+# parse_options "$@": the options above into SCALE SEEDS JOBS RES CACHE DRY.
+parse_options() {
+	SCALE=quick SEEDS= JOBS=2 DRY=0
+	RESROOT=${EXP_RESULTS:-$EXPDIR/results} CACHE=${EXP_CACHE:-$EXPDIR/cache}
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--scale|--seeds|--jobs|--results|--cache)
+			[ $# -ge 2 ] || { echo "$0: $1 needs a value" >&2; exit 2; }
+			case $1 in
+			--scale) SCALE=$2 ;; --seeds) SEEDS=$2 ;; --jobs) JOBS=$2 ;;
+			--results) RESROOT=$2 ;; --cache) CACHE=$2 ;;
+			esac
+			shift 2 ;;
+		--dry-run) DRY=1; shift ;;
+		-h|--help) usage; exit 0 ;;
+		*) usage >&2; exit 2 ;;
+		esac
+	done
+	case $SCALE in quick|full) ;; *) echo "$0: --scale: quick or full, not '$SCALE'" >&2; exit 2 ;; esac
+	case $JOBS in ''|*[!0-9]*|0) echo "$0: --jobs: a positive integer, not '$JOBS'" >&2; exit 2 ;; esac
+	[ -n "$SEEDS" ] || { [ "$SCALE" = quick ] && SEEDS=1 || SEEDS=1,2,3; }
+	SEEDS=$(echo "$SEEDS" | tr ',' ' ')
+	for s in $SEEDS; do
+		case $s in *[!0-9]*) echo "$0: --seeds: integers, not '$s'" >&2; exit 2 ;; esac
+	done
+	mkdir -p "$RESROOT/$SCALE" "$CACHE"
+	RES=$(cd "$RESROOT/$SCALE" && pwd)
+	CACHE=$(cd "$CACHE" && pwd)
+	mkdir -p "$RES/runs" "$RES/logs"
+	export SCALE JOBS RES CACHE
+	EXP=$(basename "$0" .sh)
+	PLAN="$CACHE/plan.$EXP.$$"
+	: > "$PLAN"
+	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
+}
+
+# plan LABEL WORDS...: one run of the experiment.
+plan() {
+	label=$1; shift
+	printf '%s\t%s\n' "$label" "$*" >> "$PLAN"
+}
+
+# run_plan: the plan's runs that have no result yet, --jobs at a time.
+run_plan() {
+	n=$(wc -l < "$PLAN")
+	cut -f2 "$PLAN" | while IFS= read -r w; do
+		eval "set -- $w"
+		[ -f "$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json" ] || printf '%s\n' "$w"
+	done | awk '!seen[$0]++' > "$PLAN.todo"
+	todo=$(wc -l < "$PLAN.todo")
+	echo "$EXP: $n runs in the plan, $todo to do ($SCALE scale, $JOBS at a time)" >&2
+	if [ "$DRY" = 1 ]; then
+		cat "$PLAN.todo"
+		exit 0
+	fi
+	[ "$todo" -eq 0 ] && return 0
+	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$PLAN.todo"
+}
+
+# results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one;
+# FIELD is a key of the run's JSON line (top1, loss, shuffle_drop, ...).
+results() {
+	while IFS="$(printf '\t')" read -r label w; do
+		eval "set -- $w"
+		f="$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json"
+		[ -f "$f" ] || continue
+		v=$(jfield "$FIELD" "$f")
+		case $v in ''|null) ;; *) printf '%s\t%s\n' "$label" "$v" ;; esac
+	done < "$PLAN"
+}
+
+# jfield KEY FILE: the number or string of KEY in a flat JSON line.
+jfield() {
+	sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" "$2" | head -n 1
+}
+
+# stats: "LABEL<TAB>VALUE" lines in, "LABEL n mean lo hi" out in the order
+# labels first appear, values times 100 (accuracies in percent when
+# PERCENT=1, the default); lo..hi is the 95% t interval of the mean over
+# the runs (seeds), empty for one run.
+stats() {
+	awk -F '\t' -v pc="${PERCENT:-1}" '
+	BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
+	    "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086", t, " ") }
+	{ v = $2 * (pc ? 100 : 1); if (!($1 in n)) order[++k] = $1
+	  n[$1]++; s[$1] += v; ss[$1] += v * v }
+	END { for (i = 1; i <= k; i++) { l = order[i]; m = s[l] / n[l]
+		if (n[l] < 2) { printf "%s\t%d\t%.2f\t\t\n", l, n[l], m; continue }
+		var = (ss[l] - n[l] * m * m) / (n[l] - 1); if (var < 0) var = 0
+		q = n[l] - 1 <= 20 ? t[n[l] - 1] : 1.96
+		h = q * sqrt(var / n[l])
+		printf "%s\t%d\t%.2f\t%.2f\t%.2f\n", l, n[l], m, m - h, m + h } }'
+}
+
+# claim STATSFILE "A < B < C": whether each step of the ordering holds
+# here: "holds" where the intervals separate that way, "reversed" where they
+# separate the other way, "not separated" otherwise (and with one run, which
+# has no interval).
+claim() {
+	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
+	awk -F '\t' -v claim="$2" '
+	NR == FNR { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
+	{ c[++k] = $0 }
+	END { all = "holds"
+	  for (i = 1; i < k; i++) { a = c[i]; b = c[i + 1]
+		if (!(a in m) || !(b in m)) v = "not measured"
+		else if (lo[a] == "" || lo[b] == "") v = "not separated (one run)"
+		else if (hi[a] < lo[b]) v = "holds"
+		else if (hi[b] < lo[a]) v = "reversed"
+		else v = "not separated"
+		if (v != "holds") all = "does not hold as a whole"
+		s = s sprintf("%s%s < %s: %s", i > 1 ? "; " : "", a, b, v) }
+	  printf "- `%s`: **%s** (%s)\n", claim, all, s }' "$1" "$PLAN.claim"
+}
+
+# colstats PREFIX: stats of $FIELD (default top1) over the runs whose label
+# starts with PREFIX/, labelled by the rest of their label.
+colstats() {
+	FIELD=${FIELD:-top1} results | awk -F '\t' -v p="$1/" 'index($1, p) == 1 {
+	    print substr($1, length(p) + 1) "\t" $2 }' | stats
+}
+
+# md_table HEADER FILE...: a markdown table, a row per label of the first
+# FILE (or of the file $ROWFILE) and a column per FILE: a stats file ("mean (lo-hi)") or a
+# "LABEL<TAB>TEXT" file (the papers' numbers, shown as they are).
+md_table() {
+	header=$1; shift
+	echo "| $header |"
+	echo "$header" | awk -F '|' '{ s = "|"; for (i = 1; i <= NF; i++) s = s "---|"; print s }'
+	cut -f1 "${ROWFILE:-$1}" | while IFS= read -r l; do
+		row="| $l |"
+		for f in "$@"; do
+			c=$(awk -F '\t' -v l="$l" '$1 == l { if (NF <= 2) print $2
+			    else if ($4 == "") printf "%s (%d run)", $3, $2
+			    else printf "%s (%s-%s)", $3, $4, $5 }' "$f")
+			row="$row ${c:--} |"
+		done
+		echo "$row"
+	done
+}
+
+# plot_series NAME TITLE XLABEL YLABEL [logx]: NAME.png and NAME.svg in $RES
+# from $RES/NAME.dat, blocks "SERIES<TAB>X<TAB>MEAN<TAB>LO<TAB>HI"
+# (one-run points have no interval and are drawn without a bar).
+plot_series() {
+	dat="$RES/$1.dat"
+	awk -F '\t' '{ if ($1 != s) { if (NR > 1) printf "\n\n"; s = $1; printf "\"%s\"\n", s }
+	    lo = $4 == "" ? $3 : $4; hi = $5 == "" ? $3 : $5; print $2, $3, lo, hi }' "$dat" > "$PLAN.gp.dat"
+	nser=$(cut -f1 "$dat" | uniq | wc -l)
+	for fmt in png svg; do
+		case $fmt in
+		png) term="pngcairo size 800,500 noenhanced" ;;
+		svg) term="svg size 800,500 noenhanced" ;;
+		esac
+		gnuplot <<EOF
+set terminal $term
+set output "$RES/$1.$fmt.tmp"
+set title "$2"
+set xlabel "$3"
+set ylabel "$4"
+set key outside right
+set grid
+${5:+set logscale x 2}
+plot for [i=0:$((nser - 1))] "$PLAN.gp.dat" index i using 1:2:3:4 with yerrorlines title columnheader(1)
+EOF
+		mv "$RES/$1.$fmt.tmp" "$RES/$1.$fmt"
+	done
+}
+
+# curves NAME LABEL...: learning curves (vit-plot) of the first seed's run
+# of each LABEL, as NAME.png and NAME.svg.
+curves() {
+	name=$1; shift
+	set -- "$@"
+	args=
+	for l in "$@"; do
+		w=$(awk -F '\t' -v l="$l" '$1 == l { print $2; exit }' "$PLAN")
+		[ -n "$w" ] || continue
+		t=$(eval "sh \"$EXPDIR/run1.sh\" --train-key $w")
+		[ -f "$RES/logs/$t.jsonl" ] && args="$args -t '$l' '$RES/logs/$t.jsonl'"
+	done
+	[ -n "$args" ] || return 0
+	for fmt in png svg; do
+		eval "vit-plot -o \"$RES/$name.$fmt\" $args"
+	done
+}
+
+# section TITLE: starts $RES/$EXP.md (the rest is appended by the script).
+section() {
+	{
+		echo "## $1"
+		echo
+		echo "Scale \`$SCALE\`, seeds $(echo $SEEDS | tr ' ' ','); $(machine)." \
+		    "Command: \`sh experiments/$EXP.sh --scale $SCALE\`."
+		echo
+	} > "$RES/$EXP.md"
+}
+
+# machine: the host in words.
+machine() {
+	m=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+	echo "${m:-unknown CPU}, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time"
+}
+
+# wall: total training hours of the plan's runs, for the text.
+wall() {
+	FIELD=train_s results | awk -F '\t' '{ s += $2 } END { printf "%.2f h of training", s / 3600 }'
+}
+
+# finish: the experiment's raw lines as $RES/$EXP.jsonl, in plan order.
+finish() {
+	cut -f2 "$PLAN" | while IFS= read -r w; do
+		eval "set -- $w"
+		f="$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json"
+		[ -f "$f" ] && cat "$f"
+	done | awk '!seen[$0]++' > "$RES/$EXP.jsonl.tmp"
+	mv "$RES/$EXP.jsonl.tmp" "$RES/$EXP.jsonl"
+	echo "$EXP: $RES/$EXP.md" >&2
+}

@@ -1,0 +1,68 @@
+#!/bin/sh
+# report.sh - EXPERIMENTS.md from the experiments' sections in the
+# results: at the repository's root for the full scale, in the results
+# directory for the quick one.  Nothing in it is written by hand: this
+# script's text and the scripts' tables.
+. "$(dirname "$0")/lib.sh"
+parse_options "$@"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
+out="$RES/EXPERIMENTS.md"
+[ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
+{
+	cat <<EOF2
+# Experiments
+
+The experiments of the LieRE, ComRoPE and RiemannFormer papers
+(\`../shared/papers/\`), run with vitpipe's commands only: each table or
+figure is one POSIX sh script in \`experiments/\`. This file is written by
+\`sh experiments/report.sh --scale $SCALE\` from the committed results in
+\`experiments/results/$SCALE/\`; nothing in it is edited by hand.
+
+## How it was run
+
+- **Data.** 2D: Debian's \`dataset-fashion-mnist\`, all 60k training and
+  10k test images, 28 x 28 in 4 x 4 patches (a 7 x 7 grid). 3D: Moving
+  Fashion-MNIST, made by \`experiments/movingfm.sh\` from the same images
+  through FFmpeg (FFV1 clips, read back by patchify's video path): 12k
+  training and 2k test clips of 8 frames of 32 x 32, an item sliding left
+  or right; the label is class and direction (20 classes), so it needs the
+  order of the frames. No CIFAR, ImageNet or UCF101 can be downloaded here.
+- **Model and training.** Table 1's backbone: dim 64, depth 4, heads 4,
+  mlp 128, CLS pooling; AdamW at lr 2e-3 with 50 warm-up steps and a
+  cosine decay, batch 64, weight decay 0.05, 3 epochs (2D: 2,814 steps;
+  3D: 1,125 steps). Small enough that a run takes minutes on one core, so
+  that three seeds of every row fit in parts of about 40 minutes; large
+  enough to separate the encodings (the README recipe's spread is 17
+  points). The papers train ViT-B for 200 epochs: our numbers are not
+  theirs, and only the orderings are compared.
+- **Statistics.** Every row is the mean over seeds 1, 2 and 3 (a seed
+  sets data order, subset and initialisation) with the 95% t interval of
+  the mean. An ordering of the papers counts only where the intervals
+  separate; otherwise it is reported as not separated.
+- **Position conventions.** Each rotary encoding runs twice where it
+  matters: under its own paper's convention and initialisation
+  (vit-train's default), and under posgen's linspace positions as they
+  come (the common convention).
+- **Running.** Every run is one thread; runs go two at a time
+  (\`--jobs 2\`), which on 2 cores trains about three times as many images
+  an hour as one run on two threads (measured for the README model).
+  Results are cached by a hash of each run's commands: an interrupted
+  campaign goes on where it stopped, and one experiment or one seed can be
+  run alone: \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`.
+  \`sh experiments/run.sh --scale quick\` runs every script on tiny data
+  (the tests do).
+
+EOF2
+	for e in $ALL; do
+		if [ -f "$RES/$e.md" ]; then
+			sed "s|(results/$SCALE/|(experiments/results/$SCALE/|g" "$RES/$e.md"
+		else
+			echo "## $e"
+			echo
+			echo "Not run yet at the $SCALE scale: \`sh experiments/run.sh --scale $SCALE $e\`."
+			echo
+		fi
+	done
+} > "$out.tmp"
+mv "$out.tmp" "$out"
+echo "report.sh: $out" >&2

@@ -1,0 +1,206 @@
+#!/bin/sh
+# run1.sh - one run of an experiment: train a model and evaluate it, with
+# toolkit commands only, and write its JSON line to $RES/runs/KEY.json.
+#
+#   sh experiments/run1.sh WORD...              the run
+#   sh experiments/run1.sh --key WORD...        its result's key
+#   sh experiments/run1.sh --train-key WORD...  its model's key
+#
+# Words (k=v; the experiment scripts write them):
+#   task=fm2d|mv3d   Fashion-MNIST images, or Moving Fashion-MNIST clips
+#   pe=SPEC          vit-train --pe
+#   seed=N           data order, subset, initialisation, dropout
+#   arm=paper|common positions in the encoding's own paper's convention
+#                    (vit-train's default), or all as posgen's default
+#                    linspace gives them (vit-train --positions stream)
+#   model=NAME       main block small large riemann (sizes by scale)
+#   frac=F           fraction of the training set (1)
+#   res=R            2D: train on R x R images (28)
+#   pos='FLAGS'      posgen options of the training stream (perturbation)
+#   vt='FLAGS'       more vit-train options (--share, --locality)
+#   evals=LIST       top1 (always), shuffle, shufflet (frames), res:R1:R2:...
+#                    (2D: top-1 at other resolutions), offset:RHO (top-1
+#                    with every record's positions moved by one N(0, RHO)
+#                    offset per axis, posgen --offset)
+# The environment gives SCALE, RES (results), CACHE (data and models).
+#
+# The key is a hash of the commands exactly as they run, every option and
+# scale constant in them, and of the data's own build commands: any
+# change makes a new run, and the same words the same run.
+set -eu
+EXPDIR=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$EXPDIR/.." && pwd)
+[ -x "$TOP/bin/vit-train" ] && PATH="$TOP/bin:$PATH"
+FM=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
+LC_ALL=C
+export LC_ALL
+: "${SCALE:=quick}" "${RES:=$EXPDIR/results/$SCALE}" "${CACHE:=$EXPDIR/cache}"
+
+mode=run
+case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
+task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= vt= evals=top1
+for w in "$@"; do
+	case $w in
+	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|vt=*|evals=*)
+		eval "${w%%=*}=\${w#*=}" ;;
+	*) echo "run1.sh: unknown word '$w'" >&2; exit 2 ;;
+	esac
+done
+
+# The scales: tiny data and models that only prove the pipelines (quick),
+# and what EXPERIMENTS.md reports (full; EXPERIMENTS.md says why these).
+if [ "$SCALE" = full ]; then
+	FMFRAC=1 FMTEST= FMVAL=2000 EPOCHS=3 BATCH=64 WARMUP=100 VALSTEPS=150
+	MVTRAIN=12000 MVTEST=2000 MVVAL=1000 MVEPOCHS=3 MVVALSTEPS=50 TRIALS=3
+	case $model in
+	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;
+	block)	M="--dim 64 --depth 4 --heads 1 --mlp 128" ;;
+	small)	M="--dim 32 --depth 2 --heads 2 --mlp 64" ;;
+	large)	M="--dim 128 --depth 6 --heads 4 --mlp 256" ;;
+	riemann) M="--dim 64 --depth 6 --heads 4 --mlp 128" ;;
+	*) echo "run1.sh: model '$model'?" >&2; exit 2 ;;
+	esac
+else
+	FMFRAC=0.02 FMTEST=300 FMVAL=100 EPOCHS=1 BATCH=32 WARMUP=5 VALSTEPS=10
+	MVTRAIN=160 MVTEST=60 MVVAL=30 MVEPOCHS=1 MVVALSTEPS=2 TRIALS=1
+	case $model in
+	main|riemann) M="--dim 16 --depth 1 --heads 2 --mlp 32" ;;
+	block)	M="--dim 64 --depth 1 --heads 1 --mlp 16" ;;
+	small)	M="--dim 8 --depth 1 --heads 1 --mlp 16" ;;
+	large)	M="--dim 32 --depth 1 --heads 2 --mlp 32" ;;
+	*) echo "run1.sh: model '$model'?" >&2; exit 2 ;;
+	esac
+fi
+COMMON="--positions stream"	# vit-train: positions as the stream gives them
+
+hash() { sha256sum | cut -c1-16; }
+
+# cached NAME CMD: a file built once by CMD (a shell command, its output
+# the file, $CACHE and $TOP unexpanded in it) and named by CMD's hash;
+# prints its path.  Parallel runs build it once, under a lock.
+cached() {
+	h=$(printf '%s\n' "$2" | hash)
+	f="$CACHE/data/$1-$h.vt"
+	if [ "$mode" = run ] && [ ! -s "$f" ]; then
+		mkdir -p "$CACHE/data"
+		flock "$f.lock" sh -c '[ -s "$1" ] && exit 0
+			CACHE=$2 TOP=$3 FM=$4; export CACHE TOP FM
+			eval "$5" > "$1.tmp" && mv "$1.tmp" "$1"' sh "$f" "$CACHE" "$TOP" "$FM" "$2" ||
+		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
+	fi
+	echo "$f"
+}
+
+# The data.  Positions: posgen's default (linspace) with the training grid
+# as n0, so a stream at another resolution keeps the patch spacing and
+# vit-train can map it exactly into an encoding's own convention.
+case $task in
+fm2d)
+	G0=$((res / 4))
+	fm() {	# fm SET [patchify options]: the command of a patch stream
+		set=$1; shift
+		r=; [ "$res" != 28 ] && r="--resize $res"
+		echo "patchify --idx \"\$FM/$set-images-idx3-ubyte.gz\" --classes \"\$TOP/data/fashion-mnist.classes\" --patch 4 --norm fashion-mnist --threads 1 $r $*"
+	}
+	sub=$(awk -v a="$FMFRAC" -v b="$frac" 'BEGIN { print a * b }')
+	[ "$sub" = 1 ] && subset= || subset="--subset $sub"
+	TRAIN="$(fm train $subset --epochs $EPOCHS --shuffle --seed $seed) | posgen --n0 $G0 $pos --seed $seed"
+	TESTCMD="$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | posgen --n0 $G0"
+	VALCMD="$(fm t10k) | vtool head -n $FMVAL | posgen --n0 $G0"
+	VS=$VALSTEPS
+	;;
+mv3d)
+	# The clips, made once by movingfm.sh (its own text in the key).
+	gen=$(sha256sum < "$EXPDIR/movingfm.sh" | cut -c1-16)
+	D="$CACHE/mv-$MVTRAIN-$MVTEST-$gen"
+	if [ "$mode" = run ] && [ ! -s "$D/test.list" ]; then
+		flock "$CACHE/mv.lock" sh -c '[ -s "$1/test.list" ] ||
+		    sh "$2" --train "$3" --test "$4" --seed 1 "$1"' sh "$D" "$EXPDIR/movingfm.sh" "$MVTRAIN" "$MVTEST"
+	fi
+	D="\$CACHE/mv-$MVTRAIN-$MVTEST-$gen"
+	clips() {	# clips SET [patchify options]: the command of a clip stream
+		set=$1; shift
+		echo "patchify --format list \"$D/$set.list\" --classes \"$D/classes\" --frames 8 --patch 1x8x8 --channels 1 --norm half --threads 1 $*"
+	}
+	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
+	TRAIN="$(clips train $subset --epochs $MVEPOCHS --shuffle --seed $seed) | posgen $pos --seed $seed"
+	TESTCMD="$(clips test) | posgen"
+	VALCMD="$(clips test) | vtool head -n $MVVAL | posgen"
+	VS=$MVVALSTEPS
+	;;
+*) echo "run1.sh: task '$task'?" >&2; exit 2 ;;
+esac
+VAL=$(cached val "$VALCMD")
+TEST=$(cached test "$TESTCMD")
+a=; [ "$arm" = common ] && a=$COMMON
+VTARGS="$M --pe $pe $vt $a --lr 2e-3 --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"
+TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val $(basename "$VAL")" | hash)
+KEY=$(printf '%s %s %s\n' "$TK" "$evals" "$(basename "$TEST")" | hash)
+case $mode in
+key) echo "$KEY"; exit 0 ;;
+tkey) echo "$TK"; exit 0 ;;
+esac
+
+out="$RES/runs/$KEY.json"
+[ -s "$out" ] && exit 0
+mkdir -p "$CACHE/models" "$RES/runs" "$RES/logs"
+ckpt="$CACHE/models/$TK.vt"
+now() { date +%s.%N; }
+# train: the model, once however many runs want it at the same time.
+train() {
+	[ -s "$ckpt" ] && return 0
+	echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
+	rm -f "$CACHE/models/$TK.log"
+	t0=$(now)
+	eval "$TRAIN" | vit-train $VTARGS --val "$VAL" -o "$ckpt.part" \
+	    --log "$CACHE/models/$TK.log" 2>"$CACHE/models/$TK.err" ||
+		{ echo "run1.sh: vit-train failed: $(tail -n 3 "$CACHE/models/$TK.err")" >&2; return 1; }
+	echo "$t0 $(now)" | awk '{ printf "%.1f\n", $2 - $1 }' > "$CACHE/models/$TK.time"
+	mv "$ckpt.part" "$ckpt"
+}
+export FM CACHE TOP
+exec 9> "$CACHE/models/$TK.lock"
+flock 9
+train || exit 1
+flock -u 9
+cp "$CACHE/models/$TK.log" "$RES/logs/$TK.jsonl.tmp.$$" && mv "$RES/logs/$TK.jsonl.tmp.$$" "$RES/logs/$TK.jsonl"
+train_s=$(cat "$CACHE/models/$TK.time" 2>/dev/null || echo null)
+
+# Evaluations; each adds ,"key":value to the line.
+num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" | head -n 1; }
+e0=$(now)
+ev=$(vit-eval --json --threads 1 "$ckpt" "$TEST")
+top1=$(echo "$ev" | num top1) loss=$(echo "$ev" | num loss)
+ci=$(echo "$ev" | sed -n 's/.*"top1_ci":\[\([^]]*\)\].*/\1/p')
+fields="\"top1\":$top1,\"top1_lo\":${ci%,*},\"top1_hi\":${ci#*,},\"loss\":$loss"
+for e in $(echo "$evals" | tr ',' ' '); do
+	case $e in
+	top1) ;;
+	shuffle|shufflet)
+		ax=all; [ "$e" = shufflet ] && ax=t
+		s=$(shuffle-eval --json --trials $TRIALS --axis $ax --threads 1 "$ckpt" "$TEST")
+		after=$(echo "$s" | sed 's/.*"after":{"mean":\([-0-9.e]*\).*/\1/')
+		fields="$fields,\"${e}_after\":$after,\"${e}_drop\":$(echo "$s" | num drop_percent)" ;;
+	res:*)
+		for r in $(echo "${e#res:}" | tr ':' ' '); do
+			t=$(res=$r; cached test "$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | posgen --n0 $G0")
+			v=$(vit-eval --json --threads 1 "$ckpt" "$t" 2>"$CACHE/models/$TK.res.err" | num top1) ||
+				v=null
+			[ -n "$v" ] || v=null
+			fields="$fields,\"res_$r\":$v"
+		done ;;
+	offset:*)
+		rho=${e#offset:}
+		t=$(cached test "$TESTCMD --offset $rho --seed 1")
+		v=$(vit-eval --json --threads 1 "$ckpt" "$t" | num top1)
+		fields="$fields,\"offset_$rho\":${v:-null}" ;;
+	*) echo "run1.sh: evaluation '$e'?" >&2; exit 2 ;;
+	esac
+done
+eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
+steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","date":"%s"}\n' \
+    "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$vt" "$evals" \
+    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
+mv "$out.tmp.$$" "$out"

@@ -1,0 +1,74 @@
+#!/bin/sh
+# experiments: every script of experiments/ end to end at the quick scale
+# (tiny data: the pipelines, not the numbers), the cache that lets a
+# campaign go on where it stopped, and Moving Fashion-MNIST's clips.
+. tests/sh/lib.sh
+R=$T/results C=$T/cache
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
+
+# Moving Fashion-MNIST: every clip moves its item 2 pixels a frame, in the
+# direction its label says (label = 2 class + direction, 1: leftwards),
+# through FFmpeg and back; the same seed gives the same files.
+sh experiments/movingfm.sh --train 6 --test 2 --seed 3 "$T/mv" 2>"$T/err" &&
+	ok "movingfm.sh makes 6 + 2 clips" || nok "movingfm.sh: $(cat "$T/err")"
+check "the clips move as their labels say" $PY - "$T/mv" <<'PYEOF'
+import subprocess, sys
+import numpy as np
+d = sys.argv[1]
+lab = [int(l.split()[1]) for l in open(d + "/train.list")]
+img = np.frombuffer(subprocess.run(["sh", "-c", "gzip -dc /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz"],
+    capture_output=True).stdout[8:14], np.uint8)
+for i, l in enumerate(lab):
+    assert l // 2 == img[i], (i, l, img[i])
+    raw = subprocess.run(["ffmpeg", "-loglevel", "error", "-i", "%s/train/%05d.mkv" % (d, i),
+        "-f", "rawvideo", "-pix_fmt", "gray", "-"], capture_output=True, check=True).stdout
+    f = np.frombuffer(raw, np.uint8).reshape(8, 32, 32).astype(int)
+    left = [np.nonzero(x.sum(0))[0][0] for x in f]
+    step = np.diff(left)
+    assert (step == (-2 if l % 2 else 2)).all(), (i, l, left)
+    assert all(abs(x.sum() - f[0].sum()) == 0 for x in f)
+PYEOF
+sh experiments/movingfm.sh --train 6 --test 2 --seed 3 "$T/mv2" 2>/dev/null
+same=1
+for f in train/00000.mkv train/00005.mkv test/00001.mkv; do cmp -s "$T/mv/$f" "$T/mv2/$f" || same=0; done
+[ "$(cut -d' ' -f2 "$T/mv/train.list")" = "$(cut -d' ' -f2 "$T/mv2/train.list")" ] || same=0
+[ $same = 1 ] && ok "movingfm.sh: the same seed, the same clips and labels" || nok "movingfm.sh: another run differs"
+
+# Every experiment, quick.
+start=$(date +%s)
+sh experiments/run.sh --scale quick --results "$R" --cache "$C" > "$T/run.out" 2> "$T/run.err" &&
+	ok "run.sh --scale quick: every experiment" || nok "run.sh --scale quick: $(grep -v '^run1.sh: training' "$T/run.err" | tail -5)"
+echo "# quick scale: $(($(date +%s) - start)) s"
+for e in $ALL; do
+	[ -s "$R/quick/$e.md" ] && [ -s "$R/quick/$e.jsonl" ] && ok "$e: its section and JSON lines" ||
+		nok "$e: no $e.md or $e.jsonl"
+done
+n=$(ls "$R/quick/runs" | wc -l)
+[ "$(cat "$R"/quick/*.jsonl | grep -c '"top1":0\.')" -ge "$n" ] && ok "every run has a top-1 ($n runs)" || nok "runs without a top-1"
+for p in t1_encodings-curves-2d t1_encodings-curves-3d block_size resolution data_efficiency; do
+	for f in png svg; do
+		[ -s "$R/quick/$p.$f" ] && ok "plot $p.$f" || nok "no plot $p.$f"
+	done
+done
+head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the PNG is a PNG" || nok "resolution.png is no PNG"
+check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
+[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 13 ] && ok "... 11 experiments and the two opening sections" ||
+	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
+check_grep "Table 1 lists liere:8 with a number in both arms" '^\| liere:8 \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
+check_grep "Table 5: Base and Large as the paper" "^Within 0.5% of the paper: base/abs .*large/liere:64\.$" "$R/quick/t5_flops.md"
+check_grep "3D shuffles whole frames too" '"shufflet_drop":' "$R/quick/t3_shuffle.jsonl"
+check_grep "resolution: top-1 at 44 pixels" '"res_44":0\.' "$R/quick/resolution.jsonl"
+
+# The cache: run again, nothing to do; one changed option, one new run.
+sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
+check_grep "a finished experiment is not run again" "t2_sharing: 4 runs in the plan, 0 to do" "$T/again"
+k1=$(SCALE=quick sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1)
+k2=$(SCALE=quick sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1 "vt=--share heads")
+k3=$(SCALE=full sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1)
+[ "$k1" != "$k2" ] && [ "$k1" != "$k3" ] && [ "$k2" != "$k3" ] && ok "an option or the scale changes the key" || nok "keys $k1 $k2 $k3"
+rm -rf "$C/models"
+sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
+check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"
+sh experiments/t1_encodings.sh --scale huge 2>/dev/null; [ $? -eq 2 ] && ok "an unknown scale is a usage error" || nok "--scale huge: not exit 2"
+sh experiments/run.sh nosuch 2>/dev/null; [ $? -eq 2 ] && ok "an unknown experiment too" || nok "run.sh nosuch: not exit 2"
+exit $FAILED

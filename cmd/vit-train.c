@@ -16,6 +16,12 @@
  * keyed by the seed and the micro-batch index, and the checkpoint records
  * the step and the input position, so a resumed run repeats exactly what
  * the uninterrupted one would have done.
+ *
+ * Under mpirun, N ranks train one model (lib/model/dist.h): every rank
+ * makes the targets and mixup of the whole micro-batch where it holds it
+ * whole and runs the model on its share, and --batch stays the global
+ * micro-batch, so a run's options mean the same on any number of ranks.
+ * Rank 0 alone validates, writes checkpoints, --log and messages.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +39,7 @@
 #include "batch.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "dist.h"
 #include "evaluate.h"
 #include "mixup.h"
 #include "pe.h"
@@ -135,7 +142,9 @@ struct run {
 	const char *name;
 	struct batch_reader br;
 	struct batch b;
-	int	 held;		/* b holds a batch fetched but not trained on */
+	int64_t	 held;		/* records of the batch fetched into b but not
+				   trained on; 0: none */
+	struct dist d;		/* the ranks (rank 0 of 1 alone) */
 	int64_t	 E;		/* records per epoch; 0: a whole pass */
 	int64_t	 nepoch;	/* epochs to train; 0: until the input ends */
 	struct vt meta;		/* the keys every checkpoint carries */
@@ -419,7 +428,7 @@ open_pass(struct run *r)
 	}
 	r->fp = cli_open_in(r->o.input, &r->name);
 	vt_init(&r->s);
-	if (vt_read_header(&r->s, r->fp, r->name) < 0)
+	if (dist_read_header(&r->d, &r->s, r->fp, r->name) < 0)
 		die("%s", r->s.err);
 	int P = r->m ? r->m->c.P : 0, A = r->m ? r->m->c.axes : 0;
 	int C = r->m ? r->m->c.classes : r->o.classes;
@@ -436,17 +445,18 @@ open_pass(struct run *r)
 	r->st.inpass = 0;
 }
 
-/* Next micro-batch of up to max records: their number, 0 at the end of
- * this pass. */
-static int
+/* Next micro-batch of up to max records (over all ranks; this rank's
+ * share is in r->d): their number, 0 at the end of this pass. */
+static int64_t
 fetch(struct run *r, int64_t max)
 {
-	if (r->held) {
+	int64_t n = r->held;
+
+	if (n > 0) {
 		r->held = 0;
-		return r->b.n;
+		return n;
 	}
-	int n = batch_next(&r->br, &r->b, (int)max);
-	if (n < 0)
+	if ((n = dist_next(&r->d, &r->br, &r->b, (int)max)) < 0)
 		die("%s", r->s.err);
 	return n;
 }
@@ -474,9 +484,8 @@ build_model(struct run *r)
 	c->P = r->br.P;
 	c->axes = r->br.A;
 	c->classes = r->br.classes;
-	if (fetch(r, room(r)) == 0)
+	if ((r->held = fetch(r, room(r))) == 0)
 		die("%s: no records", r->name);
-	r->held = 1;
 	const char *gk = vt_meta(&r->s, "GRID");
 	int64_t cells = 1;
 	if (gk != NULL && vt_parse_dims(gk, g, VIT_MAXAXES) == c->axes) {
@@ -502,7 +511,9 @@ build_model(struct run *r)
 				    r->name, cp, c->axes);
 		}
 	}
-	r->m = vit_create(c, (int)r->o.batch, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
+	/* room for this rank's share of a batch (vit_fit grows it) */
+	int share = (int)((r->o.batch + r->d.size - 1) / r->d.size);
+	r->m = vit_create(c, share, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
 	if (r->m == NULL)
 		die("model: %s", err);
 	if (r->o.generators != NULL &&
@@ -562,14 +573,16 @@ log_line(const struct run *r, const char *fmt, ...)
 		die_errno("%s", r->o.log);
 }
 
-/* "prog: message" on stderr, always, after the progress line (when there
- * is one) is ended. */
+/* "prog: message" on stderr, always (by rank 0 of several), after the
+ * progress line (when there is one) is ended. */
 static void __attribute__((format(printf, 2, 3)))
 say(struct run *r, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 
+	if (r->d.rank != 0)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
@@ -650,18 +663,26 @@ write_model(struct run *r, const char *path, int optimizer)
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
 		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
 	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
+	meta_num(&r->meta, "TRAIN_RANKS", 1, &(int64_t){ r->d.size });
 	if (!isnan(r->train_loss))
 		meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss);
 	if (ckpt_save(path, r->m, &r->meta, optimizer, err, sizeof err) < 0)
 		die("%s", err);
 }
 
+/* Checkpoint to --out (rank 0), once every rank is found to hold the
+ * same model. */
 static void
 save(struct run *r)
 {
+	char err[256];
+
 	if (r->o.out == NULL)
 		return;
-	write_model(r, r->o.out, 1);
+	if (dist_same(&r->d, r->m, err, sizeof err) < 0)
+		die("step %lld: %s", (long long)r->st.step, err);
+	if (r->d.rank == 0)
+		write_model(r, r->o.out, 1);
 	r->saved_step = r->st.step;
 }
 
@@ -691,9 +712,15 @@ validate(struct run *r)
 	struct eval_summary sum;
 	char err[512], t5[64] = "";
 	const char *name;
-	FILE *fp = open_val(r, &vs, &vbr, &name);
+	FILE *fp;
 	int top5 = r->m->c.classes > 5;
 	long long step = r->st.step, epoch = r->st.epoch;
+
+	if (r->d.rank != 0) {	/* the others go on to the next step's sums */
+		r->val_step = r->st.step;
+		return;
+	}
+	fp = open_val(r, &vs, &vbr, &name);
 
 	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
 		die("--val: %s", err);
@@ -751,16 +778,6 @@ targets(struct run *r, int n)
 			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
 }
 
-/* grad *= s, a deferred rotation share included. */
-static void
-scale_grad(struct vit *m, float s)
-{
-	vit_grad_complete(m);
-	#pragma omp parallel for schedule(static)
-	for (size_t i = 0; i < m->nparam; i++)
-		m->grad[i] *= s;
-}
-
 static void
 nonfinite(struct run *r, const char *what, double v)
 {
@@ -805,52 +822,69 @@ static int64_t
 train_step(struct run *r)
 {
 	const struct opts *o = &r->o;
+	struct dist *d = &r->d;
 	int64_t nstep = 0;
-	int last = 0;
+	int last = 0, C = r->m->c.classes;
 	double lsum = 0;
 	char err[512];
 
+	d->comm = 0;
 	vit_zero_grad(r->m);
 	for (int64_t micro = 0; micro < o->accum; micro++) {
-		int n = fetch(r, room(r));
-		if (n == 0)
+		int k = (int)fetch(r, room(r));	/* over all ranks */
+		if (k == 0)
 			break;
-		/* Keep grad = sum_j (n_j / n) g_j over the micro-batches so far,
-		 * g_j the mean gradient of micro-batch j: a step's gradient is
-		 * the mean over all its records whatever their split. */
-		if (last != 0 && n != last)
-			scale_grad(r->m, (float)last / n);
-		if (vit_fit(&r->m, &r->b, err, sizeof err) < 0)
-			die("%s: %s", r->name, err);
-		/* the micro-batches' dL/dR summed, through expm's adjoint once */
-		vit_defer_rotation_grad(r->m, o->accum > 1);
-		targets(r, n);
 		int64_t idx = r->st.step * o->accum + micro;
 		struct rng g;
-		if (o->mixup > 0) {
-			draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
-			mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
-			    r->target, r->m->c.classes, n, r->perm);
+		if (d->whole) {
+			targets(r, k);
+			if (o->mixup > 0) {
+				draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
+				mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
+				    r->target, C, k, r->perm);
+			}
 		}
-		draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
-		float loss = vit_forward(r->m, r->b.x, r->b.pos, n, r->b.T, r->target,
-		    r->logits, 1, rng_u64(&g));
-		if (!isfinite(loss))
-			nonfinite(r, "the loss", loss);
-		vit_backward(r->m);
-		lsum += (double)loss * n;
-		nstep += n;
-		last = n;
-		r->st.inpass += n;
-		r->st.seen += n;
-		if (r->E > 0 && r->st.inpass % r->E == 0)
+		if (dist_scatter(d, &r->b, r->target, C, err, sizeof err) < 0)
+			die("%s: %s", r->name, err);
+		nstep += k;
+		r->st.inpass += k;
+		r->st.seen += k;
+		int end = micro == o->accum - 1 || (r->E > 0 && r->st.inpass % r->E == 0);
+		int n = d->n;	/* this rank's share */
+		if (n > 0) {
+			struct batch v;
+			dist_view(d, &r->b, &v);
+			/* Keep grad = sum_j (n_j / n) g_j over the micro-batches so
+			 * far, g_j the mean gradient of micro-batch j: a step's
+			 * gradient is the mean over all its records whatever their
+			 * split. */
+			if (last != 0 && n != last)
+				vit_scale_grad(r->m, (float)last / n);
+			if (vit_fit(&r->m, &v, err, sizeof err) < 0)
+				die("%s: %s", r->name, err);
+			/* the micro-batches' dL/dR summed, through expm's adjoint once */
+			vit_defer_rotation_grad(r->m, o->accum > 1);
+			if (end)
+				dist_arm(d, r->m, (float)n / nstep);
+			r->m->first_record = d->lo;
+			draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
+			float loss = vit_forward(r->m, v.x, v.pos, n, v.T,
+			    r->target + (int64_t)d->at * C, r->logits, 1, rng_u64(&g));
+			if (!isfinite(loss))
+				nonfinite(r, "the loss", loss);
+			vit_backward(r->m);
+			lsum += (double)loss * n;
+			last = n;
+		}
+		if (end)
 			break;
 	}
 	vit_grad_complete(r->m);
 	if (nstep == 0)
 		return 0;
-	if (last != nstep)
-		scale_grad(r->m, (float)last / nstep);
+	/* the mean over the step's records on every rank, summed */
+	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, err, sizeof err) < 0)
+		die("%s", err);
 	double norm = sqrt(grad_sumsq(r->m->grad, (int64_t)r->m->nparam));
 	if (!isfinite(norm))
 		nonfinite(r, "the gradient norm", norm);
@@ -870,9 +904,12 @@ train_step(struct run *r)
 	    : (double)r->st.epoch;
 	if (r->E > 0 && r->st.inpass % r->E == 0)
 		epoch += 1;	/* epoch_end() comes next */
+	char comm[64] = "";
+	if (r->d.size > 1)
+		snprintf(comm, sizeof comm, ",\"comm_s\":%.4f", r->d.comm);
 	log_line(r, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
-	    "\"img_s\":%.1f}\n", (long long)r->st.step, epoch, r->train_loss, lr,
-	    img_s);
+	    "\"img_s\":%.1f%s}\n", (long long)r->st.step, epoch, r->train_loss, lr,
+	    img_s, comm);
 	char msg[128];
 	snprintf(msg, sizeof msg, "epoch %.2f loss %.4f %.0f img/s", epoch,
 	    r->train_loss, img_s);
@@ -919,12 +956,18 @@ resume(struct run *r)
 	meta_get(&ck, r->o.out, "BEST_VAL_ACC", 0, &r->best_acc, 1);
 	meta_get(&ck, r->o.out, "BEST_EPOCH", 1, &r->best_epoch, 1);
 	meta_get(&ck, r->o.out, "TRAIN_LOSS", 0, &r->train_loss, 1);
-	int64_t threads;
+	int64_t threads, ranks = 1;
 	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
-	if (threads != r->threads)
+	meta_get(&ck, r->o.out, "TRAIN_RANKS", 1, &ranks, 1);
+	if (threads != r->threads && r->d.rank == 0)
 		cli_warn("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
 		    (long long)threads);
+	/* the same batches, their sums in another order */
+	if (ranks != r->d.size && r->d.rank == 0)
+		cli_warn("--resume: %d ranks, the run began with %lld: the result "
+		    "will not be bitwise the uninterrupted run's", r->d.size,
+		    (long long)ranks);
 	vt_init(&r->meta);
 	for (int i = 0; i < ck.nmeta; i++)
 		if (vt_meta_add(&r->meta, ck.meta[i].key, ck.meta[i].val) < 0)
@@ -932,7 +975,10 @@ resume(struct run *r)
 	vt_free(&ck);
 	r->saved_step = r->st.step;
 	if (r->st.done) {
-		cli_warn("%s: the run it holds is finished; nothing to do", r->o.out);
+		if (r->d.rank == 0)
+			cli_warn("%s: the run it holds is finished; nothing to do",
+			    r->o.out);
+		dist_end(&r->d);
 		exit(0);
 	}
 }
@@ -941,11 +987,14 @@ int
 main(int argc, char *argv[])
 {
 	struct run r;
+	char err[256];
 
 	cli_init(argc, argv);
 	memset(&r, 0, sizeof r);
 	parse(argc, argv, &r.o);
 	r.threads = cli_threads(r.o.threads);
+	if (dist_init(&r.d, err, sizeof err) < 0)
+		die("%s", err);
 	r.saved_step = -1;
 	r.val_step = -1;
 	r.train_loss = NAN;
@@ -955,6 +1004,9 @@ main(int argc, char *argv[])
 
 	if (r.o.resume)
 		resume(&r);
+	if (r.o.batch < r.d.size)
+		usage_error("--batch %lld: fewer records than the %d ranks",
+		    (long long)r.o.batch, r.d.size);
 	r.t_start = now_seconds();
 	r.seen_start = r.st.seen;
 	rate_mark(&r.rate, r.t_start, r.seen_start);
@@ -964,7 +1016,7 @@ main(int argc, char *argv[])
 			die("--resume: the run was reading its input file for the %lld. "
 			    "time: give that file, not stdin", (long long)r.st.pass + 1);
 		open_pass(&r);
-		if (batch_skip(&r.br, inpass) < 0)
+		if (dist_skip(&r.d, &r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);
 		r.st.inpass = inpass;
 	} else {
@@ -972,6 +1024,8 @@ main(int argc, char *argv[])
 		build_model(&r);
 		fresh_meta(&r, argc, argv);
 	}
+	if (dist_same(&r.d, r.m, err, sizeof err) < 0)
+		die("%s", err);
 	r.adam.beta1 = r.o.beta1;
 	r.adam.beta2 = r.o.beta2;
 	r.adam.eps = r.o.eps;
@@ -980,7 +1034,7 @@ main(int argc, char *argv[])
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
 	if (!r.o.resume)
 		r.st.total = schedule_steps(&r);
-	if (r.o.val != NULL) {
+	if (r.o.val != NULL && r.d.rank == 0) {
 		/* Bad --val input fails now, not after the first epoch. */
 		struct vt vs;
 		struct batch_reader vbr;
@@ -994,7 +1048,7 @@ main(int argc, char *argv[])
 	r.perm = malloc((size_t)r.o.batch * sizeof *r.perm);
 	if (r.target == NULL || r.logits == NULL || r.perm == NULL)
 		die("out of memory");
-	if (r.o.log != NULL)
+	if (r.o.log != NULL && r.d.rank == 0)
 		open_log(&r);
 
 	progress_start(&r.pr, r.st.total);
@@ -1045,5 +1099,6 @@ main(int argc, char *argv[])
 	vit_destroy(r.m);
 	if (r.fp != stdin)
 		fclose(r.fp);
+	dist_end(&r.d);
 	return 0;
 }

@@ -646,6 +646,7 @@ struct drop {
 	float	*mask;		/* [Nq][len / Tq] or NULL when p is 0 */
 	float	 p;
 	uint64_t seed, site;
+	int	 first;		/* index of row 0's record (first_record) */
 };
 
 static void
@@ -655,7 +656,7 @@ drop_rows(const struct drop *d, float *y, int r0, int n, int Tq, int width)
 		return;
 	size_t o = (size_t)r0 * width;
 	dropout_forward(y + o, d->mask + o, y + o, d->p, n / Tq,
-	    (size_t)Tq * width, d->seed, d->site, r0 / Tq);
+	    (size_t)Tq * width, d->seed, d->site, d->first + r0 / Tq);
 }
 
 /* Epilogue of the attention projection and of fc2: out = in + drop(y),
@@ -867,7 +868,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	if (table)
 		posemb_forward(s->h0, s->pe.table == PE_TABLE_LEARNED ? s->posemb : s->sincos,
 		    s->pidx, s->pw, B, T, s->K, D);
-	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0, 0);
+	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0,
+	    m->first_record);
 
 	if (s->rotary)
 		rotations(m, pos, B, T, shared);
@@ -905,21 +907,21 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    L->logsig);
 		/* h1 = hin + drop(proj(att)); ln2 = LN(h1) */
 		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
-		    1 + 3 * l }, .in = hin, .Tin = T1, .out = a->h1, .Tq = Tq,
-		    .D = D, .ln = a->ln2, .lnm = a->ln2m, .lnr = a->ln2r,
-		    .g = L->ln2g, .b = L->ln2b };
+		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,
+		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
+		    .lnr = a->ln2r, .g = L->ln2g, .b = L->ln2b };
 		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
 		    rec_chunk(Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
-		    2 + 3 * l }, .Tq = Tq, .M = M };
+		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
 		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
 		    rec_chunk(Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
 		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
-		    3 + 3 * l }, .in = a->h1, .Tin = Tq, .out = hout, .Tq = Tq,
-		    .D = D };
+		    3 + 3 * l, m->first_record }, .in = a->h1, .Tin = Tq,
+		    .out = hout, .Tq = Tq, .D = D };
 		if (l + 1 < c->depth) {
 			const struct layer *L1 = &s->L[l + 1];
 			struct lact *a1 = &s->A[l + 1];
@@ -1148,6 +1150,8 @@ vit_backward(struct vit *m)
 		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
+		if (m->grad_ready != NULL)
+			m->grad_ready(m->grad_arg, l);
 	}
 
 	if (s->rotary) {

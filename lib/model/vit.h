@@ -94,6 +94,17 @@ struct vit {
 	struct vit_tensor *tensor;	/* [ntensor] in arena order */
 	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
 	int64_t	 rotations_made;	/* forwards that computed R (not reused) */
+	/* A batch that is one process's share of a larger one (data-parallel
+	 * training, lib/model/dist.h): the index there of its first record,
+	 * by which each record draws its dropout masks as in the whole (0:
+	 * the batch is whole). */
+	int	 first_record;
+	/* NULL, or called by vit_backward as soon as the gradient of block l
+	 * is complete (the last block's with the final norm's and the
+	 * head's), l = depth - 1 down to 0: a data-parallel trainer sends it
+	 * while the blocks below run. */
+	void	(*grad_ready)(void *arg, int l);
+	void	*grad_arg;
 	char	 err[256];		/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };

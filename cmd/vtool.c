@@ -1106,6 +1106,7 @@ cmd_from_safetensors(const struct opts *o, int argc, char *argv[])
 	vt_init(&out);
 	if (ckpt_describe(&out, p.m, &p.keys, 0, err, sizeof err) < 0)
 		die("%s: %s", name, err);
+	out.records = 1;	/* a single-record container, as vt_save writes */
 	begin_output(&out, argc, argv, o->force);
 	if (vt_write_record(&out) < 0)
 		die("%s", out.err);

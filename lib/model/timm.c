@@ -466,22 +466,21 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 		return fail(err, errlen, "both pos_embed and rope.freqs: vitpipe's models have "
 		    "one position encoding");
 	snprintf(c->pe, sizeof c->pe, "%s", pos ? "abs" : freqs ? "rope-mixed" : "none");
-	if (pos != NULL) {
-		int side;
-		if (pos->rank != 3 || pos->shape[0] != 1 || pos->shape[2] != c->dim ||
-		    pos->shape[1] < 2 || (side = cube_side(pos->shape[1] - 1, c->axes)) == 0)
-			return fail(err, errlen, "pos_embed %s is not [1, 1 + a square grid, %d]",
-			    shape_str(pos->shape, pos->rank, buf, sizeof buf), c->dim);
+	int side = 0;
+	if (pos != NULL && pos->rank == 3 && pos->shape[1] >= 2)
+		side = cube_side(pos->shape[1] - 1, c->axes);
+	if (side > 0)
 		for (int a = 0; a < c->axes; a++)
 			c->grid[a] = side;
-	} else if (!o->ngrid)
-		/* No table: the grid of timm's default input, 224 pixels a side. */
+	else if (!o->ngrid)
+		/* No table (or one of no square grid, which then does not fit):
+		 * the grid of timm's default input, 224 pixels a side. */
 		for (int a = 0; a < c->axes; a++) {
-			int64_t side = patch->shape[2 + a];
-			if (224 % side != 0)
-				return fail(err, errlen, "no pos_embed, and %lld pixel patches do "
-				    "not tile 224: give --grid", (long long)side);
-			c->grid[a] = (int)(224 / side);
+			int64_t ps = patch->shape[2 + a];
+			if (224 % ps != 0)
+				return fail(err, errlen, "no square pos_embed, and %lld pixel patches "
+				    "do not tile 224: give --grid", (long long)ps);
+			c->grid[a] = (int)(224 / ps);
 		}
 	/* The stream keys a checkpoint keeps: its patch and channels. */
 	buf[0] = '\0';
@@ -683,17 +682,38 @@ map_tensor(struct timm_plan *p, struct timm_entry *e)
 	}
 }
 
-/* Whether model tensor w is filled by a mapped entry (or a new head). */
+/* Whether model tensor w is filled by a mapped entry (or a new head), or
+ * would be by one that does not fit (said there, not again as missing). */
 static int
 filled(const struct timm_plan *p, const struct vit_tensor *w)
 {
 	if (p->new_head && (strcmp(w->name, "head.w") == 0 || strcmp(w->name, "head.b") == 0))
 		return 1;
 	for (int i = 0; i < p->n; i++)
-		if (p->e[i].fate == TIMM_MAPPED && p->e[i].how != H_SCALE &&
-		    strcmp(p->e[i].dst, w->name) == 0)
+		if ((p->e[i].fate == TIMM_MAPPED || p->e[i].fate == TIMM_MISFIT) &&
+		    p->e[i].how != H_SCALE && strcmp(p->e[i].dst, w->name) == 0)
 			return 1;
 	return 0;
+}
+
+/* Whether the data of s can hold the weight matrices (and position table
+ * of grid table[axes]) of config c, at 2 bytes a value (F16): names and metadata are input like
+ * any other, and a model many times the file's size is refused before it
+ * is built.  0, or -1 with why. */
+static int
+carried(const struct st *s, const struct vit_config *c, const int *table, int new_head,
+    char *why, size_t len)
+{
+	double D = c->dim, need = 2 * (D * c->P + c->depth * (4 * D * D + 2 * D * c->mlp) +
+	    (new_head ? 0 : (double)c->classes * D) +
+	    (strcmp(c->pe, "abs") == 0 ? (1 + (double)tokens(table, c->axes)) * D : 0));
+
+	if (need <= (double)s->data_len)
+		return 0;
+	snprintf(why, len, "its names and shapes describe a model of %.0f values or more, "
+	    "its %llu bytes of data cannot hold them", need / 2,
+	    (unsigned long long)s->data_len);
+	return -1;
 }
 
 int
@@ -742,9 +762,11 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		    NULL) < 0)
 			return fail(err, errlen, "%s", p->keys.err);
 	}
-	int T = (int)tokens(c.grid, c.axes);
-	p->m = p->new_head ? vit_create(&c, 1, T, o->seed, why, sizeof why) :
-	    vit_create_infer(&c, 1, T, why, sizeof why);
+	if (carried(s, &c, p->src_grid, p->new_head, why, sizeof why) < 0)
+		return fail(err, errlen, "%s", why);
+	/* Room for one token: the model is only filled and written here. */
+	p->m = p->new_head ? vit_create(&c, 1, 1, o->seed, why, sizeof why) :
+	    vit_create_infer(&c, 1, 1, why, sizeof why);
 	if (p->m == NULL)
 		return fail(err, errlen, "the model: %s", why);
 	for (int i = 0; i < s->ntensor; i++) {

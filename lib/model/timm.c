@@ -327,6 +327,9 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 
 /* ---- import ---- */
 
+/* Tensors a file may hold: a ViT of 1024 blocks has under 16 500. */
+#define TIMM_MAXTENSORS	(1 << 16)
+
 /* The shape of t as "[a,b,c]" into buf. */
 static const char *
 shape_str(const int64_t *shape, int rank, char *buf, size_t len)
@@ -494,21 +497,6 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 	    (freqs != NULL && vt_meta_set(&p->keys, "POS", "integer") < 0))
 		return fail(err, errlen, "%s", p->keys.err);
 	return 0;
-}
-
-/* Add an entry for t (NULL: a missing model tensor). */
-static struct timm_entry *
-add_entry(struct timm_plan *p, const struct st_tensor *t)
-{
-	struct timm_entry *e = realloc(p->e, sizeof *p->e * (p->n + 1));
-
-	if (e == NULL)
-		return NULL;
-	p->e = e;
-	e = &p->e[p->n++];
-	memset(e, 0, sizeof *e);
-	e->t = t;
-	return e;
 }
 
 /* The shape file tensor t must have to fill model tensor w by rule r, into
@@ -682,18 +670,16 @@ map_tensor(struct timm_plan *p, struct timm_entry *e)
 	}
 }
 
-/* Whether model tensor w is filled by a mapped entry (or a new head), or
- * would be by one that does not fit (said there, not again as missing). */
+/* The slot of entry e's model tensor (mapped, or misfit with one) in an
+ * owner table: two per tensor, one for what fills it, one for a layer
+ * scale of it. */
 static int
-filled(const struct timm_plan *p, const struct vit_tensor *w)
+slot(const struct timm_plan *p, const struct timm_entry *e)
 {
-	if (p->new_head && (strcmp(w->name, "head.w") == 0 || strcmp(w->name, "head.b") == 0))
-		return 1;
-	for (int i = 0; i < p->n; i++)
-		if ((p->e[i].fate == TIMM_MAPPED || p->e[i].fate == TIMM_MISFIT) &&
-		    p->e[i].how != H_SCALE && strcmp(p->e[i].dst, w->name) == 0)
-			return 1;
-	return 0;
+	char name[VIT_MAXNAME + 2];
+
+	snprintf(name, sizeof name, "%s%s", e->dst, e->how == H_SCALE ? ".w" : "");
+	return 2 * (int)(vit_find_tensor(p->m, name) - p->m->tensor) + (e->how == H_SCALE);
 }
 
 /* Whether the data of s can hold the weight matrices (and position table
@@ -726,6 +712,9 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 
 	memset(p, 0, sizeof *p);
 	vt_init(&p->keys);
+	if (s->ntensor > TIMM_MAXTENSORS)
+		return fail(err, errlen, "%d tensors: more than a ViT has (%d at most)",
+		    s->ntensor, TIMM_MAXTENSORS);
 	p->vitpipe = st_meta(s, TIMM_MARK) != NULL;
 	if (p->vitpipe) {
 		if (import_keys(s, &p->keys, err, errlen) < 0)
@@ -769,33 +758,41 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 	    vit_create_infer(&c, 1, 1, why, sizeof why);
 	if (p->m == NULL)
 		return fail(err, errlen, "the model: %s", why);
+	int nt = p->m->ntensor, *own = calloc(2 * (size_t)nt, sizeof *own);
+	p->e = calloc((size_t)s->ntensor + nt, sizeof *p->e);
+	if (own == NULL || p->e == NULL) {
+		free(own);
+		return fail(err, errlen, "out of memory");
+	}
 	for (int i = 0; i < s->ntensor; i++) {
-		struct timm_entry *e = add_entry(p, &s->tensor[i]);
-		if (e == NULL)
-			return fail(err, errlen, "out of memory");
+		struct timm_entry *e = &p->e[p->n++];
+		e->t = &s->tensor[i];
 		map_tensor(p, e);
-		for (int k = 0; k < i && e->fate == TIMM_MAPPED; k++)
-			if (p->e[k].fate == TIMM_MAPPED && strcmp(p->e[k].dst, e->dst) == 0 &&
-			    (e->how == H_SCALE) == (p->e[k].how == H_SCALE)) {
+		if (e->dst[0] && (e->fate == TIMM_MAPPED || e->fate == TIMM_MISFIT)) {
+			int k = slot(p, e);
+			if (own[k] && e->fate == TIMM_MAPPED) {
 				e->fate = TIMM_MISFIT;
 				snprintf(e->why, sizeof e->why, "%s too goes to %s",
-				    p->e[k].t->name, e->dst);
-			}
+				    p->e[own[k] - 1].t->name, e->dst);
+			} else if (!own[k])
+				own[k] = i + 1;
+		}
 		p->nbad += e->fate == TIMM_MISFIT || (e->fate == TIMM_UNKNOWN &&
 		    !o->ignore_unknown);
 	}
-	for (int i = 0; i < p->m->ntensor; i++) {
+	for (int i = 0; i < nt; i++) {
 		const struct vit_tensor *w = &p->m->tensor[i];
 		struct timm_entry *e;
-		if (filled(p, w))
+		if (own[2 * i] || (p->new_head && (strcmp(w->name, "head.w") == 0 ||
+		    strcmp(w->name, "head.b") == 0)))
 			continue;
-		if ((e = add_entry(p, NULL)) == NULL)
-			return fail(err, errlen, "out of memory");
+		e = &p->e[p->n++];
 		e->fate = TIMM_MISSING;
 		snprintf(e->dst, sizeof e->dst, "%s", w->name);
 		snprintf(e->why, sizeof e->why, "no tensor of the file fills it");
 		p->nbad++;
 	}
+	free(own);
 	return 0;
 }
 

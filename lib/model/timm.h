@@ -94,7 +94,8 @@ struct timm_plan {
  * from cls_token, depth from the blocks, mlp from fc1, heads dim / 64,
  * classes from head, patch from the conv, abs when pos_embed, rope-mixed
  * when rope.freqs) and map every tensor.  0 with the plan (nbad may be
- * non-zero), or -1 with err when no model can be inferred. */
+ * non-zero), or -1 with err when no model can be inferred; either way
+ * timm_plan_free frees p. */
 int	 timm_plan(struct timm_plan *p, const struct st *s,
 	    const struct timm_opts *o, char *err, size_t errlen);
 /* Read the mapped tensors of s into p->m (nbad must be 0): copied,

@@ -17,9 +17,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (path == NULL || (fp = fopen(path, "rb")) == NULL)
 		return 0;
-	if (st_read_header(&s, fp, "fuzz", size) == 0 &&
-	    timm_plan(&p, &s, &o, err, sizeof err) == 0) {
-		if (p.nbad == 0)
+	if (st_read_header(&s, fp, "fuzz", size) == 0) {
+		if (timm_plan(&p, &s, &o, err, sizeof err) == 0 && p.nbad == 0)
 			timm_load(&p, &s, err, sizeof err);
 		timm_plan_free(&p);
 	}

@@ -682,10 +682,10 @@ slot(const struct timm_plan *p, const struct timm_entry *e)
 	return 2 * (int)(vit_find_tensor(p->m, name) - p->m->tensor) + (e->how == H_SCALE);
 }
 
-/* Whether the data of s can hold the weight matrices (and position table
- * of grid table[axes]) of config c, at 2 bytes a value (F16): names and metadata are input like
- * any other, and a model many times the file's size is refused before it
- * is built.  0, or -1 with why. */
+/* Whether the data of s can hold the weight matrices (and the position
+ * table of grid table[axes]) of config c at 2 bytes a value (F16): names
+ * and metadata are input like any other, and a model many times the
+ * file's size is refused before it is built.  0, or -1 with why. */
 static int
 carried(const struct st *s, const struct vit_config *c, const int *table, int new_head,
     char *why, size_t len)

@@ -14,6 +14,7 @@
 #    source): every key mapped, or exactly the ones that cannot be and why;
 #  - hostile files: a clear error, never a crash or an allocation the file
 #    does not pay for.
+# Against PyTorch's reference model itself: safetensors_torch.sh.
 . tests/sh/lib.sh
 R="$PY $TOP/tests/sh/timmref.py"
 W="$T/st"; mkdir -p "$W"; cd "$W" || exit 1

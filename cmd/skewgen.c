@@ -74,11 +74,22 @@ emit(const struct opts *o, struct vt *s)
 /*
  * Field pe.generators f32 [nset][axes][nblock][b][b]: the A_i.  Also
  * written when there are no parameters (rope-axial, none, zeros), which
- * then have no pe.params field and would have an empty record.
+ * then have no pe.params field and would have an empty record.  With a
+ * basis (pe.h) they are the generators in it, and pe.basis f32
+ * [nset][head_dim][head_dim] the P: A_i = P G_i P^T.
  */
 static void
 add_generators(const struct pe *pe, const float *params, struct vt *out)
 {
+	if (pe->basis) {
+		int64_t d = pe->head_dim;
+		struct pe_work w;
+		int b = vt_add_field(out, "pe.basis", VT_F32, 3, (int64_t[]){ pe->nset, d, d });
+		if (b < 0 || pe_work_init(&w, pe, 1) == -1)
+			die("%s", b < 0 ? out->err : w.err);
+		pe_bases(pe, &w, params, out->field[b].data);
+		pe_work_free(&w);
+	}
 	int64_t per = (int64_t)pe->axes * pe->nblock * pe->block * pe->block;
 	int g = vt_add_field(out, "pe.generators", VT_F32, 5, (int64_t[]){ pe->nset, pe->axes,
 	    pe->nblock, pe->block, pe->block });

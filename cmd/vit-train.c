@@ -63,6 +63,8 @@ struct opts {
 	int	 dim, depth, heads, mlp;	/* 0: the preset's */
 	int	 classes;		/* 0: the stream's CLASSES */
 	const char *generators;
+	const char *init;	/* --init: the checkpoint to start from */
+	const char *model_opt;	/* an option that shapes the model (not with --init) */
 	double	 lr, lr_min, wd, beta1, beta2, eps;
 	double	 smoothing, clip, mixup;
 	int64_t	 warmup;
@@ -189,6 +191,7 @@ usage(FILE *fp)
 	    "  --dropout P --emb-dropout P   (0)\n"
 	    "  --classes N          outputs (the stream's CLASSES)\n"
 	    "  --generators FILE    initial pe.params from skewgen\n"
+	    "  --init FILE          start from the model and weights of the checkpoint FILE\n"
 	    "Optimizer:\n"
 	    "  --lr X (1e-3) --lr-min X (0) --wd X (0.05) --beta1 X (0.9)\n"
 	    "  --beta2 X (0.999) --eps X (1e-8) --warmup STEPS (0)\n"
@@ -219,7 +222,7 @@ parse(int argc, char *argv[], struct opts *o)
 	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
 	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
 	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, SAVE_STEPS, BEST,
-	    NO_OUT, RESUME, LOG };
+	    NO_OUT, RESUME, LOG, INIT };
 	static const struct option lo[] = {
 		{ "preset", required_argument, NULL, PRESET },
 		{ "dim", required_argument, NULL, DIM },
@@ -257,6 +260,7 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "save-steps", required_argument, NULL, SAVE_STEPS },
 		{ "best", required_argument, NULL, BEST },
 		{ "no-out", no_argument, NULL, NO_OUT },
+		{ "init", required_argument, NULL, INIT },
 		{ "out", required_argument, NULL, 'o' },
 		{ "resume", no_argument, NULL, RESUME },
 		{ "log", required_argument, NULL, LOG },
@@ -320,6 +324,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
 		case BEST: name = NULL; o->best = optarg; break;
 		case NO_OUT: name = NULL; o->no_out = 1; break;
+		case INIT: o->init = optarg; break;
 		case 'o': o->out = optarg; break;
 		case RESUME: name = NULL; o->resume = 1; break;
 		case LOG: name = NULL; o->log = optarg; break;
@@ -327,7 +332,12 @@ parse(int argc, char *argv[], struct opts *o)
 		}
 		if (name != NULL && o->fixed == NULL)
 			o->fixed = name;
+		if ((c == PRESET || (c >= DIM && c <= POOL) || c == CLASSES || c == GENERATORS) &&
+		    o->model_opt == NULL)
+			o->model_opt = lo[idx].name;
 	}
+	if (o->init != NULL && o->model_opt != NULL)
+		usage_error("--%s: --init's checkpoint gives the model", o->model_opt);
 	if (argc - optind > 1)
 		usage_error("too many operands");
 	o->input = optind < argc ? argv[optind] : NULL;
@@ -471,6 +481,46 @@ room(const struct run *r)
 	return max;
 }
 
+/* The most records of a batch this rank runs: its share (a model made
+ * for them grows in vit_fit if need be). */
+static int
+share_cap(const struct run *r)
+{
+	return (int)((r->o.batch + r->d.size - 1) / r->d.size);
+}
+
+/* --init: the model of a checkpoint (vit-train's, or vtool
+ * from-safetensors'), its weights, for this stream and these training
+ * options (dropout too); a fresh optimizer. */
+static void
+init_model(struct run *r)
+{
+	struct vt ck;
+	struct vit *m0;
+	struct vit_config c;
+	char err[512];
+
+	if ((m0 = ckpt_load(r->o.init, &ck, 1, 0, 0, err, sizeof err)) == NULL)
+		die("--init: %s", err);
+	c = m0->c;
+	if (c.P != r->br.P || c.axes != r->br.A)
+		die("--init: %s takes %d values a token and %d position axes, %s has %d and %d",
+		    r->o.init, c.P, c.axes, r->name, r->br.P, r->br.A);
+	if (r->br.classes > 0 && r->br.classes != c.classes)
+		die("--init: %s has %d classes, %s %d (vtool from-safetensors --classes gives "
+		    "a model a new head)", r->o.init, c.classes, r->name, r->br.classes);
+	c.dropout = r->o.c.dropout;
+	c.emb_dropout = r->o.c.emb_dropout;
+	int T = vit_grid_size(c.grid, c.axes);
+	r->m = vit_create(&c, share_cap(r), T > r->b.T ? T : r->b.T,
+	    (uint64_t)r->o.seed, err, sizeof err);
+	if (r->m == NULL)
+		die("model: %s", err);
+	memcpy(r->m->param, m0->param, m0->nparam * sizeof *m0->param);
+	vit_destroy(m0);
+	vt_free(&ck);
+}
+
 /* The model's config from the options and the stream, its grid from the
  * GRID key or the first batch's positions. */
 static void
@@ -486,6 +536,10 @@ build_model(struct run *r)
 	c->classes = r->br.classes;
 	if ((r->held = fetch(r, room(r))) == 0)
 		die("%s: no records", r->name);
+	if (r->o.init != NULL) {
+		init_model(r);
+		return;
+	}
 	const char *gk = vt_meta(&r->s, "GRID");
 	int64_t cells = 1;
 	if (gk != NULL && vt_parse_dims(gk, g, VIT_MAXAXES) == c->axes) {
@@ -511,9 +565,8 @@ build_model(struct run *r)
 				    r->name, cp, c->axes);
 		}
 	}
-	/* room for this rank's share of a batch (vit_fit grows it) */
-	int share = (int)((r->o.batch + r->d.size - 1) / r->d.size);
-	r->m = vit_create(c, share, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
+	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.seed, err,
+	    sizeof err);
 	if (r->m == NULL)
 		die("model: %s", err);
 	if (r->o.generators != NULL &&

@@ -17,7 +17,6 @@
 #include <mpi.h>
 
 #include "dist.h"
-#include "pe.h"
 #include "vitfit.h"
 
 #if defined(__SANITIZE_ADDRESS__)	/* GCC's -fsanitize=address */
@@ -364,15 +363,15 @@ dist_view(const struct dist *d, const struct batch *b, struct batch *v)
 /* ---- gradients ---- */
 
 /* The buckets of m, once: one per block, from the block's first tensor
- * on, the last block's with the final norm and the head after it; the
- * patch embedding, CLS and position table before the blocks (complete
- * last) one more, pe.params (complete at vit_grad_complete) another.
- * 0, or -1 (no memory, or a bucket too large for one MPI call). */
+ * on, the last block's with the final norm and the head after it, which
+ * vit_backward completes first; the tensors before the blocks (the patch
+ * embedding, CLS and position table, complete last) one more, and the
+ * rest (pe.params, complete at vit_grad_complete) another.  0, or -1 (no
+ * memory, or a bucket too large for one MPI call). */
 static int
 buckets(struct dist_state *st, const struct vit *m)
 {
-	int depth = m->c.depth, nb = depth + 2;
-	const struct vit_tensor *pe = vit_find_tensor(m, PE_FIELD);
+	int depth = m->c.depth, nb = depth + 2, t, last = -1;
 
 	if (st->nbucket > 0)
 		return 0;
@@ -383,13 +382,19 @@ buckets(struct dist_state *st, const struct vit *m)
 	if (st->off == NULL || st->posted == NULL || st->req == NULL ||
 	    st->send == NULL)
 		return -1;
-	for (int t = m->ntensor - 1; t >= 0; t--) {
+	/* the table is in arena order, each block's tensors together */
+	for (t = m->ntensor - 1; t >= 0; t--) {
 		int l;
 		if (sscanf(m->tensor[t].name, "blocks.%d.", &l) == 1 && l >= 0 &&
-		    l < depth)
+		    l < depth) {
 			st->off[1 + l] = m->tensor[t].off;
+			last = last < 0 ? t : last;
+		}
 	}
-	st->off[1 + depth] = pe != NULL ? pe->off : m->nparam;
+	for (t = last + 1; t < m->ntensor && (strncmp(m->tensor[t].name, "norm.",
+	    5) == 0 || strncmp(m->tensor[t].name, "head.", 5) == 0); t++)
+		;
+	st->off[1 + depth] = t < m->ntensor ? m->tensor[t].off : m->nparam;
 	st->off[2 + depth] = m->nparam;
 	for (int k = 0; k < nb; k++) {
 		st->req[k] = MPI_REQUEST_NULL;

@@ -51,13 +51,15 @@ struct vit_state {
 	int	 rotary;	/* 1: q, k rotated by R */
 	struct pe_work pwork;
 	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */
+	float	*basis, *dbasis;	/* [nset][hd][hd] bases (pe.basis), their
+				   gradient */
 	float	*posr;		/* [Tr][A] this forward's positions */
 	int	 Tn;		/* rotated rows per record: T (+1 with CLS) */
 	int	 Tr;		/* rows of R per set: Tn, or B * Tn per record */
 	int	 rot_per_record;
 	/* R was made from keypar and keypos (keyTr rows) when rot_ok; a
-	 * forward with the same ones reuses it.  dR_pending: dR holds the
-	 * backwards' sums for R not yet taken to the generators
+	 * forward with the same ones reuses it.  dR_pending: dR (and dbasis)
+	 * hold the backwards' sums for R not yet taken to the generators
 	 * (vit_defer_rotation_grad). */
 	float	*keypar;	/* [pe.nparam] */
 	float	*keypos;	/* [Tr][A] */
@@ -378,6 +380,9 @@ activations(struct vit *m, char *block)
 		    Tr * s->pe.rsize;
 		s->R = carve(&cur, nr, &tot);
 		s->dR = carve_if(train, &cur, nr, &tot);
+		size_t np = s->pe.basis ? (size_t)s->pe.nset * (D / H) * (D / H) : 0;
+		s->basis = carve_if(np > 0, &cur, np, &tot);
+		s->dbasis = carve_if(np > 0 && train, &cur, np, &tot);
 		s->posr = carve(&cur, Tr * c->axes, &tot);
 		s->keypos = carve(&cur, Tr * c->axes, &tot);
 		s->keypar = carve(&cur, s->pe.nparam, &tot);
@@ -759,7 +764,8 @@ rot_shape(const struct vit *m)
 	const struct vit_state *s = m->st;
 	return (struct rot){ .pe = &s->pe, .B = s->B, .T1 = s->T + 1,
 	    .H = m->c.heads, .hd = m->c.dim / m->c.heads, .Tn = s->Tn,
-	    .Tr = s->Tr, .per_record = s->rot_per_record };
+	    .Tr = s->Tr, .per_record = s->rot_per_record, .P = s->basis,
+	    .dP = s->dbasis };
 }
 
 /* dparams += what a deferred dR gives, through the R that keypar and
@@ -773,6 +779,9 @@ rotation_grad(struct vit *m)
 		return;
 	pe_rotations_backward(&s->pe, &s->pwork, s->keypar, s->keyTr, s->keypos,
 	    s->R, s->dR, GRAD(m, s->pe_params));
+	if (s->pe.basis)
+		pe_bases_backward(&s->pe, &s->pwork, s->keypar, s->dbasis,
+		    GRAD(m, s->pe_params));
 	s->dR_pending = 0;
 }
 
@@ -802,6 +811,8 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 		return;
 	rotation_grad(m);	/* a deferred dR belongs to the R about to go */
 	pe_rotations(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R);
+	if (s->pe.basis)
+		pe_bases(&s->pe, &s->pwork, s->pe_params, s->basis);
 	memcpy(s->keypos, s->posr, npos);
 	if (npar > 0)
 		memcpy(s->keypar, s->pe_params, npar);
@@ -1096,8 +1107,11 @@ vit_backward(struct vit *m)
 
 	struct attn at = attn_shape(m);
 	struct rot rt = rot_shape(m);
-	if (s->rotary && !s->dR_pending)
+	if (s->rotary && !s->dR_pending) {
 		memset(s->dR, 0, sizeof(float) * s->pe.nset * s->Tr * s->pe.rsize);
+		if (s->pe.basis)
+			memset(s->dbasis, 0, sizeof(float) * s->pe.nset * rt.hd * rt.hd);
+	}
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
@@ -1146,7 +1160,8 @@ vit_backward(struct vit *m)
 			}
 		}
 		if (s->rotary)
-			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
+			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkr,
+			    a->qkv);
 		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */

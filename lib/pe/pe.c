@@ -238,6 +238,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	pe->orthogonal = !(flags & PEM_NOT_ORTHOGONAL);
 	pe->commutes = flags & PEM_COMMUTES_2X2 ? b == 2 || axes == 1 :
 	    (flags & PEM_COMMUTES) != 0;
+	pe->basis = pe->method->basis != NULL;
 	canonical(pe);
 	return 0;
 }

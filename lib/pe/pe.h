@@ -75,6 +75,10 @@ enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
  *   riemann       angle[head_dim/2], then w: pair j turns by p_g angle[j]
  *                 (g = pe_pair_axis), scale s^(sum_i p_i / 2),
  *                 s = e^w / (e^w + alpha)
+ *   string        U[axes][head_dim/2][1] as rope-mixed, then S[d(d-1)/2]
+ *                 (d = head_dim): R = P B P^T, B rope-mixed's rotation,
+ *                 P = (I - S)(I + S)^-1 with S = S_up - S_up^T
+ *   rope-nd       A[d(d-1)/2]: R = Q B Q^T, B rope-axial's, Q = exp(A)
  *
  * Pair groups (rope-axial, riemann): the head_dim/2 pairs are cut into
  * axes contiguous groups; group 0 is driven by the last axis (x), group 1
@@ -100,6 +104,8 @@ struct pe {
 	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
 	int	 orthogonal;	/* R^T R = I (all but riemann) */
 	int	 commutes;	/* generators commute: R(x)^T R(y) = R(y - x) */
+	int	 basis;		/* R = P B(x) P^T with a basis P per set (pe_bases);
+				   pe_rotations makes B */
 	char	 spec[96];	/* canonical spec: "liere:8", "rope-axial,theta=100" */
 	char	 err[256];
 };
@@ -210,6 +216,29 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
  * (no scale); none, zeros, abs, sincos: zeros. */
 void	 pe_generators(const struct pe *pe,
 	    const float *params /* [set_params] */, double *G);
+/*
+ * An encoding with a basis (pe->basis) rotates by R(p) = P B(p) P^T: B(p)
+ * is what pe_rotations makes (its blocks, rsize floats a token) and P an
+ * orthogonal [head_dim][head_dim] matrix per set, made from the parameters
+ * once a step.  Where only dot products of rotated rows are read, as in
+ * attention, (R(x) q)^T R(y) k = (B(x) P^T q)^T B(y) P^T k: P^T then B
+ * applied to q and k gives the same scores, and no dense R is made.
+ */
+/* P[nset][head_dim][head_dim] of every set, float (made in double); these
+ * three for an encoding with a basis alone. */
+void	 pe_bases(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, float *P);
+/* dparams += dL/dparams through the bases given dP = dL/dP
+ * [nset][head_dim][head_dim], in double; deterministic. */
+void	 pe_bases_backward(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, const float *dP,
+	    float *dparams /* [nparam], accumulated */);
+/* The dense rotations R[set][t] = P[set] B[set][t] P[set]^T,
+ * [nset][T][head_dim][head_dim], from pe_rotations' B and pe_bases' P
+ * (rotgen, tests). */
+void	 pe_compose(const struct pe *pe, struct pe_work *w, int T,
+	    const float *P, const float *B /* [nset][T][rsize] */, float *R);
+
 /* One set's rotations inside R from pe_rotations: [T][rsize]. */
 static inline float *
 pe_R(const struct pe *pe, float *R, int set, int T)

@@ -3,7 +3,8 @@
  * pe_rot.c computes rotations by exponentials; ComRoPE's blocks, which are
  * exp(s U_j) with one skew generator U_j and a scalar s of the position,
  * take a closed form in pe_comrope.c, one eigendecomposition per block and
- * call for every token; pe_apply.c applies them.
+ * call for every token; pe_apply.c applies them; pe_basis.c makes the
+ * bases of the encodings that rotate in one (pe.h).
  */
 #ifndef PE_IMPL_H
 #define PE_IMPL_H
@@ -103,6 +104,9 @@ PE_TRANSPOSE_REGS(transpose8_regs, 8, v8, v8i,
 	{ 0, 1, 2, 3, 8, 9, 10, 11 })
 #undef PE_TRANSPOSE_REGS
 
+/* Doubles of one thread's scratch that pe_basis.c needs (0 without a
+ * basis). */
+int64_t	 basis_doubles(const struct pe *pe);
 /* 1 when pe's rotations are comrope_rotations' (comrope-ap, comrope-ld
  * with blocks wider than 2). */
 int	 comrope_closed(const struct pe *pe);

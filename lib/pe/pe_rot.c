@@ -152,6 +152,8 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	    round16(expm_scratch_f32(b)) + 1) / 2;
 	if (comrope_closed(pe) && comrope_scratch(b) > fwd)
 		fwd = comrope_scratch(b);
+	if (basis_doubles(pe) > fwd)
+		fwd = basis_doubles(pe);
 	w->thread_doubles = round8(fwd > bwd ? fwd : bwd) + win_doubles(pe);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));

@@ -4,8 +4,8 @@
 #include "pe_method.h"
 
 /* Pair j turns by -f p_a, f its group's RoPE frequency, a its axis. */
-static void
-generator(const struct pe *pe, const float *par, int i, int j, double *g)
+void
+pe_axial_generator(const struct pe *pe, const float *par, int i, int j, double *g)
 {
 	if (pe_pair_axis(pe, j) == i) {
 		double f = pe_pair_freq(pe, j, pe->theta);
@@ -18,5 +18,5 @@ const struct pe_method pe_rope_axial = {
 	.name = "rope-axial", .synopsis = "rope-axial[,theta=T]",
 	.flops_all = "rope-axial",
 	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
-	.generator = generator,
+	.generator = pe_axial_generator,
 };

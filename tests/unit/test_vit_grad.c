@@ -120,13 +120,16 @@ check(const struct vit_config *c, int training, int shared, const char *label)
 	free_batch(&d);
 }
 
-/* Same bytes out for 1 and 2 threads, with dropout. */
+/* Same bytes out for 1 and 2 threads, with dropout; pe with share, and
+ * positions per record (rotary: per_record) or not. */
 static void
-determinism(void)
+determinism(const char *pe, int share, int per_record)
 {
 	struct vit_config c;
 	char err[256];
-	small(&c, "abs", 2);
+	small(&c, pe, 2);
+	c.share = share;
+	c.pos_per_record = per_record;
 	c.dropout = 0.2f;
 	c.emb_dropout = 0.1f;
 	c.locality = 1;
@@ -143,10 +146,11 @@ determinism(void)
 		memcpy(g[k], m->grad, sizeof(float) * m->nparam);
 		if (k == 1)
 			CHECK(memcmp(g[0], g[1], sizeof(float) * m->nparam) == 0,
-			    "gradients identical with 1 and 2 threads");
+			    "%s share %s: gradients identical with 1 and 2 threads", pe,
+			    pe_share_name(share));
 		vit_destroy(m);
 	}
-	CHECK(l[0] == l[1], "loss identical with 1 and 2 threads");
+	CHECK(l[0] == l[1], "%s: loss identical with 1 and 2 threads (%g %g)", pe, l[0], l[1]);
 	free(g[0]);
 	free(g[1]);
 	free_batch(&d);
@@ -286,7 +290,7 @@ main(void)
 	/* rotary encodings, the matrix-exponential path included (b > 2) */
 	const char *rot[] = { "rope-axial", "rope-mixed", "liere:2", "liere:4",
 	    "liere:8", "comrope-ap:4", "comrope-ld:4", "riemann",
-	    "riemann,reflect", "zeros" };
+	    "riemann,reflect", "zeros", "string", "rope-nd" };
 	for (size_t i = 0; i < sizeof rot / sizeof rot[0]; i++) {
 		small(&c, rot[i], 2);
 		check(&c, 0, 1, rot[i]);
@@ -321,9 +325,28 @@ main(void)
 	small(&c, "rope-mixed", 2);
 	c.share = PE_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
+	/* a basis per set: P^T as a product per head, its gradient per head
+	 * (own sets) or in head order (shared) */
+	small(&c, "string", 3);
+	c.cls_rotate = 1;
+	c.share = PE_SHARE_HEADS;
+	check(&c, 0, 1, "string 3 axes CLS rotated, shared across heads");
+	c.pos_per_record = 1;
+	check(&c, 0, 0, "string per-record positions");
+	small(&c, "rope-nd", 2);
+	c.share = PE_SHARE_LAYERS;
+	c.pool = VIT_POOL_MEAN;
+	c.dropout = 0.2f;
+	check(&c, 1, 1, "rope-nd shared across layers, pool mean, dropout");
+	small(&c, "string", 2);
+	c.share = PE_SHARE_ALL;
+	c.dim = 32;
+	check(&c, 0, 1, "string shared by all, head 16");
 	refuses_mixed_positions();
 	other_grid("abs");
 	other_grid("sincos");
-	determinism();
+	determinism("abs", PE_SHARE_NONE, 0);
+	determinism("string", PE_SHARE_NONE, 1);
+	determinism("string", PE_SHARE_HEADS, 1);
 	return test_done();
 }

@@ -3,6 +3,7 @@
 #   make              build every command into bin/
 #   make test         install missing Debian packages (as root), build, run all tests
 #   make test SAN=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test PORTABLE=1   the same, built without -march=native
 #   make CC=clang     build with clang (GCC is the reference compiler)
 #   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
@@ -46,6 +47,13 @@ BUILD	= build/san
 BIN	= build/san/bin
 CFLAGS	+= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS	+= -fsanitize=address,undefined
+else ifeq ($(PORTABLE),1)
+# make test PORTABLE=1: the same tests on a build for any x86-64, without
+# the host's vector instructions (lib/base/arch.h: the kernels' results do
+# not depend on AVX-512 or AVX2).
+OPT	= -O2
+BUILD	= build/portable
+BIN	= build/portable/bin
 else ifeq ($(FUZZ),1)
 # make fuzz's build: the library for libFuzzer, under ASan and UBSan.
 CC	= clang

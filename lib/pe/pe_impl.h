@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "arch.h"
 #include "pe_method.h"
 
 struct pe;
@@ -22,35 +23,6 @@ round8(int64_t n)
 {
 	return (n + 7) / 8 * 8;
 }
-
-/* Prefetch the n floats at p, to read or (rw 1) to write: a token's
- * blocks lie rsize floats apart, kilobytes, a stride hardware prefetch
- * does not follow.  As asm: GCC 12 deletes a loop of __builtin_prefetch
- * alone as a loop without effects, so other CPUs get no prefetch (a hint:
- * the results are the same). */
-static inline void
-prefetch_floats(const float *p, int64_t n, int rw)
-{
-#if defined(__x86_64__)
-	const char *a = (const char *)p;
-
-	for (int64_t o = 0; o < n * (int64_t)sizeof(float); o += 64) {
-		if (rw)
-			__asm__ volatile("prefetchw %0" : : "m"(a[o]));
-		else
-			__asm__ volatile("prefetcht0 %0" : : "m"(a[o]));
-	}
-#else
-	(void)p, (void)n, (void)rw;
-#endif
-}
-
-/* Vectors of 16 and 8 floats at any float's alignment, and shuffle
- * indices. */
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
-typedef int v16i __attribute__((vector_size(64)));
-typedef int v8i __attribute__((vector_size(32)));
 
 /* r[j] = (a, b)[m[j]]: GCC's __builtin_shuffle, which clang lacks (its
  * __builtin_shufflevector takes literal indices only); there, lane by

@@ -19,7 +19,8 @@
  * parallel over (set, block) with the rays in an order fixed by the
  * positions inside, which makes it deterministic for any thread count.
  */
-#pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
+#include "arch.h"
+ARCH_VECTORIZE
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -91,8 +92,6 @@ lanes(const struct pe *pe)
 enum { WIN = 256 };
 
 _Static_assert(EXPM_LANES == 16, "the lanes' positions are two 8-double vectors");
-
-typedef double v8d __attribute__((vector_size(64), aligned(8)));
 
 /* A thread's state for the lanes: their operands, rays' blocks, the
  * backward's sums and a window's order by norm. */
@@ -296,10 +295,10 @@ prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
 	if (r >= ry->nray)
 		return;
 	for (int q = ry->start[r]; q < ry->start[r + 1]; q++)
-		prefetch_floats(A + block_at(pe, ry->tok[q], j), bb, rw);
+		arch_prefetch_floats(A + block_at(pe, ry->tok[q], j), bb, rw);
 }
 
-enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
+enum { AHEAD = ARCH_AHEAD_RAYS };	/* rays between a ray and the one it prefetches */
 
 /* Block j's Gram matrix gram[i][k] = <G_i, G_k>: ||sum_i p_i G_i||_F^2
  * is p^T gram p. */

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "evaluate.h"
 #include "json.h"
+#include "pe_conv.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -320,6 +321,8 @@ main(int argc, char *argv[])
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
+		cli_warn("%s: %s", name, err);
 
 	char **names = calloc((size_t)m->c.classes, sizeof *names);
 	if (names == NULL)

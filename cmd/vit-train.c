@@ -43,6 +43,7 @@
 #include "evaluate.h"
 #include "mixup.h"
 #include "pe.h"
+#include "pe_conv.h"
 #include "rng.h"
 #include "vit.h"
 #include "vitfit.h"
@@ -75,6 +76,7 @@ struct opts {
 	int	 threads;
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
+	int	 stream_positions;	/* --positions stream: as the stream has them */
 	const char *fixed;	/* an option --resume cannot take */
 };
 
@@ -169,6 +171,7 @@ struct run {
 	} rate;
 	double	 t_start;	/* when this process began training */
 	int64_t	 seen_start;	/* records seen before */
+	char	 positions[64];	/* the POSITIONS key: what the model sees */
 };
 
 static void
@@ -192,6 +195,8 @@ usage(FILE *fp)
 	    "  --classes N          outputs (the stream's CLASSES)\n"
 	    "  --generators FILE    initial pe.params from skewgen\n"
 	    "  --init FILE          start from the model and weights of the checkpoint FILE\n"
+	    "  --positions native|stream   the stream's positions mapped into the\n"
+	    "                       encoding's own convention, or as given (native)\n"
 	    "Optimizer:\n"
 	    "  --lr X (1e-3) --lr-min X (0) --wd X (0.05) --beta1 X (0.9)\n"
 	    "  --beta2 X (0.999) --eps X (1e-8) --warmup STEPS (0)\n"
@@ -222,7 +227,7 @@ parse(int argc, char *argv[], struct opts *o)
 	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
 	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
 	    STEPS, SEED, THREADS, VAL, VAL_EVERY, SAVE_EVERY, SAVE_STEPS, BEST,
-	    NO_OUT, RESUME, LOG, INIT };
+	    NO_OUT, RESUME, LOG, INIT, POSITIONS };
 	static const struct option lo[] = {
 		{ "preset", required_argument, NULL, PRESET },
 		{ "dim", required_argument, NULL, DIM },
@@ -238,6 +243,7 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "emb-dropout", required_argument, NULL, EMB_DROPOUT },
 		{ "classes", required_argument, NULL, CLASSES },
 		{ "generators", required_argument, NULL, GENERATORS },
+		{ "positions", required_argument, NULL, POSITIONS },
 		{ "lr", required_argument, NULL, LR },
 		{ "lr-min", required_argument, NULL, LR_MIN },
 		{ "wd", required_argument, NULL, WD },
@@ -302,6 +308,11 @@ parse(int argc, char *argv[], struct opts *o)
 		case EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
 		case CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
 		case GENERATORS: o->generators = optarg; break;
+		case POSITIONS:
+			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "stream") != 0)
+				usage_error("--positions %s: want native or stream", optarg);
+			o->stream_positions = strcmp(optarg, "stream") == 0;
+			break;
 		case LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
 		case LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
 		case WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
@@ -481,6 +492,82 @@ room(const struct run *r)
 	return max;
 }
 
+/* Unknown positions, used as given: a note when their spacing (the first
+ * record's, per axis) is more than 4 times off the spacing of the
+ * encoding's own convention on the model's grid, which would cripple it
+ * (why: what is unknown of them). */
+static void
+spacing_note(const struct run *r, const struct vit_config *c, int native,
+    const char *why)
+{
+	struct pe_conv own = { .kind = native, .axes = c->axes };
+	double worst = 1, have = 0, want = 0;
+
+	for (int a = 0; a < c->axes; a++)
+		own.n0[a] = (double)(own.grid[a] = c->grid[a]);
+	for (int a = 0; a < c->axes; a++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (int t = 0; t < r->b.T; t++) {
+			double p = r->b.pos[(int64_t)t * c->axes + a];
+			lo = p < lo ? p : lo;
+			hi = p > hi ? p : hi;
+		}
+		if (c->grid[a] < 2)
+			continue;
+		double d = (hi - lo) / (c->grid[a] - 1), e = pe_conv_step(&own, a);
+		double f = d > e ? d / e : e / d;
+		if (!(f <= worst)) {
+			worst = f;
+			have = d;
+			want = e;
+		}
+	}
+	if (worst > 4)
+		cli_warn("%s: %s; positions used as given, %.3g apart where %s "
+		    "takes %s positions %.3g apart", r->name, why, have, c->pe,
+		    pe_conv_name(native), want);
+}
+
+/* The positions the encoding sees (c->pos_scale, c->pos_shift) and the
+ * POSITIONS key that says so: the stream's mapped into the encoding's own
+ * convention when its POS names one of posgen's, as given with
+ * --positions stream, for an encoding that reads none, or when the POS
+ * key says nothing of them. */
+static void
+positions(struct run *r, struct vit_config *c)
+{
+	struct pe pe;
+	struct pe_conv from;
+	char why[256];
+	double scale[VIT_MAXAXES], shift[VIT_MAXAXES];
+
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) < 0)
+		die("model: %s", pe.err);
+	int native = pe_conv_native(&pe);
+	snprintf(r->positions, sizeof r->positions, "%s", r->o.stream_positions ?
+	    "stream" : "given");
+	if (r->o.stream_positions || native == PE_CONV_NONE)
+		return;
+	int known = pe_conv_parse(&from, vt_meta(&r->s, "POS"), vt_meta(&r->s, "GRID"),
+	    why, sizeof why) == 0;
+	if (known && from.axes != c->axes) {
+		known = 0;
+		snprintf(why, sizeof why, "POS is of %d axes, the positions of %d",
+		    from.axes, c->axes);
+	}
+	if (!known) {
+		spacing_note(r, c, native, why);
+		return;
+	}
+	pe_conv_map(&from, native, scale, shift);
+	for (int a = 0; a < c->axes; a++) {
+		c->pos_scale[a] = (float)scale[a];
+		c->pos_shift[a] = (float)shift[a];
+	}
+	snprintf(r->positions, sizeof r->positions, "native %s", pe_conv_name(native));
+}
+
 /* The most records of a batch this rank runs: its share (a model made
  * for them grows in vit_fit if need be). */
 static int
@@ -511,6 +598,11 @@ init_model(struct run *r)
 		    "a model a new head)", r->o.init, c.classes, r->name, r->br.classes);
 	c.dropout = r->o.c.dropout;
 	c.emb_dropout = r->o.c.emb_dropout;
+	const char *had = vt_meta(&ck, "POSITIONS");
+	if (had == NULL)	/* an import: this stream's positions, as a new model's */
+		positions(r, &c);
+	else
+		snprintf(r->positions, sizeof r->positions, "%s", had);
 	int T = vit_grid_size(c.grid, c.axes);
 	r->m = vit_create(&c, share_cap(r), T > r->b.T ? T : r->b.T,
 	    (uint64_t)r->o.seed, err, sizeof err);
@@ -565,6 +657,7 @@ build_model(struct run *r)
 				    r->name, cp, c->axes);
 		}
 	}
+	positions(r, c);
 	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.seed, err,
 	    sizeof err);
 	if (r->m == NULL)
@@ -585,7 +678,8 @@ fresh_meta(struct run *r, int argc, char *argv[])
 			if (strcmp(r->s.meta[i].key, kept_keys[k]) == 0 &&
 			    vt_meta_add(&r->meta, r->s.meta[i].key, r->s.meta[i].val) < 0)
 				die("%s", r->meta.err);
-	if (vt_history(&r->meta, argc, argv) < 0)
+	if (vt_history(&r->meta, argc, argv) < 0 ||
+	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0)
 		die("%s", r->meta.err);
 	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
 		meta_num(&r->meta, tkeys[k].key, tkeys[k].isint,
@@ -750,6 +844,10 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,
 	    r->m->c.classes, 1) < 0)
 		die("--val: %s", vs->err);
+	char why[256];
+	if (r->st.step == 0 && pe_conv_check(vt_meta(&r->meta, "POS"), vt_meta(vs, "POS"),
+	    why, sizeof why) < 0)
+		cli_warn("--val: %s: %s", *name, why);
 	return fp;
 }
 

@@ -622,8 +622,10 @@ distances(const struct vit_config *c, float *d2 /* [T1][T1] */,
 			const float *pn = n ? pos + (size_t)(n - 1) * A : c->cls_pos;
 			float s = 0;
 			if ((m && n) || c->cls_rotate)
-				for (int a = 0; a < A; a++)
-					s += (pm[a] - pn[a]) * (pm[a] - pn[a]);
+				for (int a = 0; a < A; a++) {
+					float d = (pm[a] - pn[a]) * c->pos_scale[a];
+					s += d * d;
+				}
 			d2[(size_t)m * T1 + n] = s;
 		}
 }
@@ -785,6 +787,21 @@ rotation_grad(struct vit *m)
 	s->dR_pending = 0;
 }
 
+/* n rows of A positions in place as the encoding sees them:
+ * pos_scale * p + pos_shift (the identity is left alone, bit for bit). */
+static void
+map_positions(const struct vit_config *c, float *p, size_t n)
+{
+	int A = c->axes, same = 1;
+
+	for (int a = 0; a < A; a++)
+		same &= c->pos_scale[a] == 1 && c->pos_shift[a] == 0;
+	for (size_t t = 0; t < n && !same; t++)
+		for (int a = 0; a < A; a++)
+			p[t * A + a] = (float)((double)c->pos_scale[a] * p[t * A + a] +
+			    c->pos_shift[a]);
+}
+
 /* The rotations of every set for this batch's positions: once for all
  * records when they share positions, else for each record's rows. */
 static void
@@ -804,6 +821,7 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
 		    sizeof(float) * T * A);
 	}
+	map_positions(c, s->posr, s->Tr);
 	/* R[set][t] depends on t's position and the parameters alone */
 	size_t npos = sizeof(float) * s->Tr * A, npar = sizeof(float) * s->pe.nparam;
 	if (s->rot_ok && s->keyTr == s->Tr && memcmp(s->keypos, s->posr, npos) == 0 &&

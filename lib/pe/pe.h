@@ -72,6 +72,8 @@ enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
  *   rope-mixed    U[axes][head_dim/2][1]    = liere:2, other init
  *   comrope-ap:b  U[nb][k]                  block j belongs to axis j % axes
  *   comrope-ld:b  U[nb][k], then scale[axes][nb]: A_i block j = scale[i][j] U_j
+ *                 (option tied: each set keeps a copy of the scales its
+ *                 layer's sets share, pe_tied)
  *   riemann       angle[head_dim/2], then w: pair j turns by p_g angle[j]
  *                 (g = pe_pair_axis), scale s^(sum_i p_i / 2),
  *                 s = e^w / (e^w + alpha)
@@ -99,6 +101,8 @@ struct pe {
 	double	 theta;		/* rope-axial base (option theta=, default 100) */
 	double	 alpha;		/* riemann alpha (option alpha=, default 0.1) */
 	int	 reflect;	/* riemann with reflection pairs (option reflect) */
+	int	 tied;		/* comrope-ld's scales shared by a layer's sets
+				   (option tied, as the official code) */
 	int	 table;		/* enum pe_table */
 	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
 	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
@@ -131,6 +135,14 @@ const char *pe_share_name(int share);
 int	 pe_share_parse(const char *name);
 /* The generator set that layer l, head h use: 0 .. nset-1. */
 int	 pe_set(const struct pe *pe, int layer, int head);
+/* Tied parameters (comrope-ld,tied): the floats [*off, *off + n) of every
+ * set, n returned (0: none), hold one value per group of sets that share
+ * a layer: every set of a layer without sharing, all sets with --share
+ * layers.  Each set keeps a copy, equal in all of its group; the gradient
+ * of each copy is the group's sum, so an optimizer keeps them equal. */
+int64_t	 pe_tied(const struct pe *pe, int64_t *off);
+/* The first set of set's group of tied parameters (set itself when none). */
+int	 pe_tie_first(const struct pe *pe, int set);
 /* Group of pair j (0 .. axes-1): the head_dim/2 pairs cut into axes
  * contiguous groups, sizes as equal as they can be. */
 int	 pe_pair_group(const struct pe *pe, int pair);
@@ -148,16 +160,27 @@ enum pe_init_kind {
 	PE_INIT_NORMAL,		/* every entry normal(0, std) */
 	PE_INIT_ZEROS		/* generators 0 (R = I): ComRoPE fine-tuning */
 };
+/* comrope-ld's scales (multipliers). */
+enum pe_mult {
+	PE_MULT_DEFAULT,	/* the init's: normal(0, 1) for PE_INIT_DEFAULT, else 1 */
+	PE_MULT_ONES,		/* 1 */
+	PE_MULT_NORMAL		/* normal(0, 1), the official code's */
+};
 struct pe_init {
 	int	 kind;		/* enum pe_init_kind */
 	double	 scale;		/* UNIFORM: upper end (default 2 pi) */
 	double	 std;		/* NORMAL: standard deviation */
 	double	 theta;		/* rope-mixed/riemann frequency base; 0: the
 				   method's (10 for rope-mixed, pe->theta) */
+	int	 multipliers;	/* enum pe_mult: comrope-ld only */
 	uint64_t seed;
 };
-/* Seeded initialisation of params[nparam].  Defaults: liere and comrope U
- * uniform in [0, 2 pi) (LieRE reference README), comrope-ld scales 1;
+/* Seeded initialisation of params[nparam].  Defaults: liere U uniform in
+ * [0, 2 pi) (LieRE reference README); comrope U the upper entries of
+ * P - P^T for P of normal(0, 1) entries, and comrope-ld scales normal(0,
+ * 1) (the official code, Longin-Yu/ComRoPE; UNIFORM, NORMAL and ZEROS
+ * leave the scales 1 unless ini->multipliers says otherwise), tied scales
+ * those of their group's first set;
  * rope-mixed per Heo et al.: pair k of a group has magnitude
  * theta^(-k / group size), theta = 10, group g along direction u_g of a
  * random orthonormal frame per set (2D: a random angle and its
@@ -182,6 +205,7 @@ struct pe_work {
 	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
 				   (upper-triangle form) */
 	struct rays *rays;	/* tokens grouped by exact multiples (rays.h) */
+	float	*tied;		/* [nset][pe_tied]: the backward's copy of dparams' */
 	int	 f32;		/* 0 (pe_work_init's): pe_rotations works in
 				   double, R exact to float rounding; 1: blocks
 				   of a multiple of 16 in float, like float32

@@ -42,6 +42,8 @@ struct pe_method {
 	const char	*flops_all;	/* specs flops --pe all shows, or NULL */
 	int		 flags;		/* PEM_* */
 	int		 table;		/* enum pe_table */
+	int		 conv;		/* enum pe_conv_kind (pe_conv.h): the positions
+					   its paper's code feeds it; 0: reads none */
 	/* Learnable floats per generator set (pe's shape fields are set);
 	 * NULL: none. */
 	int64_t		(*set_params)(const struct pe *pe);
@@ -96,6 +98,11 @@ void	 pe_mixed_init(const struct pe *pe, const struct pe_init *ini,
 /* n generator entries of p as ini says: uniform in [0, scale) (DEFAULT and
  * UNIFORM), normal(0, std) or zeros (pe_init.c). */
 void	 pe_fill(const struct pe_init *ini, struct rng *r, float *p, int64_t n);
+/* comrope's n generator entries as ini says: for DEFAULT the official
+ * code's, the upper entries of P - P^T for P of normal(0, 1) entries;
+ * else as pe_fill (pe_init.c). */
+void	 pe_fill_comrope(const struct pe_init *ini, struct rng *r, float *p,
+	    int64_t n);
 /* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
 static inline void
 skew_from_upper(int b, const float *U, double s, double *G)

@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 #include "rng.h"
 
@@ -74,6 +75,7 @@ pe_mixed_init(const struct pe *pe, const struct pe_init *ini, struct rng *r,
 const struct pe_method pe_rope_mixed = {
 	.name = "rope-mixed", .synopsis = "rope-mixed", .flops_all = "rope-mixed",
 	.flags = PEM_PAIRS | PEM_COMMUTES,
+	.conv = PE_CONV_INTEGER,	/* RoPE-ViT's init_t_xy */
 	.set_params = set_params, .init = pe_mixed_init,
 	.generator = pe_free_generator,
 };

@@ -19,6 +19,7 @@
 
 #include "expm.h"
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_impl.h"
 #include "pe_method.h"
 
@@ -86,6 +87,7 @@ basis_macs(const struct pe *pe)
 const struct pe_method pe_rope_nd = {
 	.name = "rope-nd", .synopsis = "rope-nd[,theta=T]", .flops_all = "rope-nd",
 	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
+	.conv = PE_CONV_INTEGER,	/* axial RoPE's integer grid */
 	.set_params = set_params, .init = init, .generator = pe_axial_generator,
 	.backward = backward,
 	.basis = basis, .basis_backward = basis_backward,

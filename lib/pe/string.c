@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 /* Floats of the rotation's frequencies, before S. */
@@ -143,6 +144,7 @@ basis_macs(const struct pe *pe)
 const struct pe_method pe_string = {
 	.name = "string", .synopsis = "string", .flops_all = "string",
 	.flags = PEM_PAIRS | PEM_COMMUTES,
+	.conv = PE_CONV_INTEGER,	/* RoPE-Mixed's, whose frequencies it starts from */
 	.set_params = set_params, .init = init, .generator = pe_free_generator,
 	.basis = basis, .basis_backward = basis_backward,
 	.basis_scratch = basis_scratch, .basis_macs = basis_macs,

@@ -39,6 +39,7 @@ comrope-ap:4
 comrope-ld:2
 comrope-ld:4
 comrope-ld:4 --share all
+comrope-ld:4,tied
 riemann
 riemann,reflect
 riemann,alpha=0.5,theta=10

@@ -3,6 +3,7 @@
 #   make              build every command into bin/
 #   make test         install missing Debian packages (as root), build, run all tests
 #   make test SAN=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test PORTABLE=1   the same, built without -march=native
 #   make CC=clang     build with clang (GCC is the reference compiler)
 #   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
@@ -16,11 +17,15 @@ BINDIR	= $(PREFIX)/bin
 MANDIR	= $(PREFIX)/share/man
 
 PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
+# vit-train alone links MPI (Open MPI's C bindings): the other commands
+# need not load it.
+MPIPKG	= ompi-c
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
-	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev
+	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev \
+	libopenmpi-dev
 DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang \
-	gnuplot-nox
+	gnuplot-nox openmpi-bin
 DEBS_BENCH = python3-torch
 
 CC	?= cc
@@ -42,6 +47,13 @@ BUILD	= build/san
 BIN	= build/san/bin
 CFLAGS	+= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 LDFLAGS	+= -fsanitize=address,undefined
+else ifeq ($(PORTABLE),1)
+# make test PORTABLE=1: the same tests on a build for any x86-64, without
+# the host's vector instructions (lib/base/arch.h: the kernels' results do
+# not depend on AVX-512 or AVX2).
+OPT	= -O2
+BUILD	= build/portable
+BIN	= build/portable/bin
 else ifeq ($(FUZZ),1)
 # make fuzz's build: the library for libFuzzer, under ASan and UBSan.
 CC	= clang
@@ -63,8 +75,9 @@ WARN	+= -Wno-unknown-pragmas -Wno-pass-failed -Wno-psabi
 endif
 
 # pkg-config is asked only when a build needs it, so 'make deps' runs first.
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(MPIPKG) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+MPI_LIBS   = $(shell pkg-config --libs $(MPIPKG) 2>/dev/null)
 
 LIBSRC	= $(sort $(foreach d,$(LIBDIRS),$(wildcard lib/$(d)/*.c)))
 LIBOBJ	= $(LIBSRC:lib/%.c=$(BUILD)/lib/%.o)
@@ -95,6 +108,8 @@ $(BIN)/%: cmd/%.c $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
+$(BIN)/vit-train: LDLIBS += $(MPI_LIBS)
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/*.h $(LIBA)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
@@ -106,8 +121,8 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA)
 # Install what is missing (as root), or say what to run.
 deps:
 	@need=""; \
-	pkg-config --exists $(PKGS) 2>/dev/null || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
+	pkg-config --exists $(PKGS) $(MPIPKG) 2>/dev/null || need="$(DEBS_BUILD)"; \
+	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

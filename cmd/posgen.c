@@ -12,16 +12,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pe_conv.h"
 #include "rng.h"
 #include "vt.h"
 #include "vtcopy.h"
 
-enum conv { CONV_INTEGER, CONV_LINSPACE, CONV_CENTRE, CONV_FIXED };
-static const char *const conv_names[] = { "integer", "linspace", "centre", "fixed" };
-
 struct opts {
 	const char	*grid;		/* --grid: build, don't read */
-	int		 conv;		/* enum conv */
+	int		 conv;		/* enum pe_conv_kind */
 	const char	*n0;		/* --n0: LieRE's training grid */
 	double		 lo, hi;	/* --range of the fixed convention */
 	const char	*cls;		/* --cls: none, centre or coordinates */
@@ -33,10 +31,8 @@ struct opts {
 
 /* The grid and what every record shares. */
 struct layout {
-	int	 axes;
-	int64_t	 g[3];		/* grid, (t,) y, x */
+	struct pe_conv c;	/* the convention on the grid, (t,) y, x */
 	int64_t	 T;		/* tokens */
-	double	 n0[3];
 	double	*base;		/* [T][axes]: unperturbed positions */
 	double	 step[3];	/* patch size per axis, in position units */
 };
@@ -79,72 +75,41 @@ parse_n0(const char *s, int axes, double *v)
 		v[a] = (double)g[n == 1 ? 0 : a];
 }
 
-/* Position of index i of n on an axis, and the patch size there. */
-static double
-coord(const struct opts *o, const struct layout *L, int a, int64_t i)
-{
-	double n = (double)L->g[a];
-
-	switch (o->conv) {
-	case CONV_INTEGER:
-		return (double)i;
-	case CONV_CENTRE:
-		return (i + 0.5) / n;
-	case CONV_FIXED:
-		return n > 1 ? o->lo + (o->hi - o->lo) * i / (n - 1) : o->lo;
-	default:
-		return n > 1 ? i * (n / L->n0[a]) / (n - 1) : 0;
-	}
-}
-
-static double
-step(const struct opts *o, const struct layout *L, int a)
-{
-	double n = (double)L->g[a];
-
-	switch (o->conv) {
-	case CONV_INTEGER:
-		return 1;
-	case CONV_CENTRE:
-		return 1 / n;
-	case CONV_FIXED:
-		return n > 1 ? (o->hi - o->lo) / (n - 1) : o->hi - o->lo;
-	default:
-		return n > 1 ? (n / L->n0[a]) / (n - 1) : 1 / L->n0[a];
-	}
-}
-
 static void
 make_layout(const struct opts *o, const char *grid, const char *where, struct layout *L)
 {
+	struct pe_conv *c = &L->c;
 	int64_t T = 1;
 
 	memset(L, 0, sizeof *L);
-	L->axes = vt_parse_dims(grid, L->g, 3);
-	if (L->axes < 1)
+	c->kind = o->conv;
+	c->lo = o->lo;
+	c->hi = o->hi;
+	c->axes = vt_parse_dims(grid, c->grid, 3);
+	if (c->axes < 1)
 		die("%s: grid '%s': want dims like 7x7 or 4x14x14", where, grid);
-	for (int a = 0; a < L->axes; a++) {
-		if (L->g[a] < 1 || L->g[a] > (1 << 20))
+	for (int a = 0; a < c->axes; a++) {
+		if (c->grid[a] < 1 || c->grid[a] > (1 << 20))
 			die("%s: grid '%s': dims must be 1 .. %d", where, grid, 1 << 20);
-		T *= L->g[a];
+		T *= c->grid[a];
 		if (T > (1 << 24))
 			die("%s: grid '%s': more than %d tokens", where, grid, 1 << 24);
-		L->n0[a] = (double)L->g[a];
+		c->n0[a] = (double)c->grid[a];
 	}
 	L->T = T;
 	if (o->n0)
-		parse_n0(o->n0, L->axes, L->n0);
-	if ((L->base = malloc(sizeof *L->base * T * L->axes)) == NULL)
+		parse_n0(o->n0, c->axes, c->n0);
+	if ((L->base = malloc(sizeof *L->base * T * c->axes)) == NULL)
 		die("out of memory");
 	for (int64_t t = 0; t < T; t++) {
 		int64_t r = t;
-		for (int a = L->axes - 1; a >= 0; a--) {	/* x fastest */
-			L->base[t * L->axes + a] = coord(o, L, a, r % L->g[a]);
-			r /= L->g[a];
+		for (int a = c->axes - 1; a >= 0; a--) {	/* x fastest */
+			L->base[t * c->axes + a] = pe_conv_coord(c, a, r % c->grid[a]);
+			r /= c->grid[a];
 		}
 	}
-	for (int a = 0; a < L->axes; a++)
-		L->step[a] = step(o, L, a);
+	for (int a = 0; a < c->axes; a++)
+		L->step[a] = pe_conv_step(c, a);
 }
 
 /* pos for record number rec: base, perturbed, offset. */
@@ -156,10 +121,10 @@ fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float 
 
 	rng_seed(&r, o->seed, (uint64_t)rec);
 	if (o->offset > 0)
-		for (int a = 0; a < L->axes; a++)
+		for (int a = 0; a < L->c.axes; a++)
 			off[a] = o->offset * rng_normal(&r);
-	for (int64_t k = 0; k < L->T * L->axes; k++) {
-		int a = (int)(k % L->axes);
+	for (int64_t k = 0; k < L->T * L->c.axes; k++) {
+		int a = (int)(k % L->c.axes);
 		double z = 0;
 		if (o->perturb > 0)		/* truncated to the patch */
 			do
@@ -169,18 +134,14 @@ fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float 
 	}
 }
 
-/* Header keys POS and CLSPOS. */
+/* Header keys POS (the convention on its grid, then the augmentations)
+ * and CLSPOS. */
 static void
 describe(const struct opts *o, const struct layout *L, struct vt *s)
 {
 	char v[512];
-	int n = snprintf(v, sizeof v, "%s", conv_names[o->conv]);
+	int n = pe_conv_format(&L->c, v, sizeof v);
 
-	if (o->conv == CONV_LINSPACE)
-		for (int a = 0; a < L->axes; a++)
-			n += snprintf(v + n, sizeof v - n, "%s%g", a ? "x" : " n0=", L->n0[a]);
-	if (o->conv == CONV_FIXED)
-		n += snprintf(v + n, sizeof v - n, " range=%g,%g", o->lo, o->hi);
 	if (o->perturb > 0)
 		n += snprintf(v + n, sizeof v - n, " perturb=%g", o->perturb);
 	if (o->offset > 0)
@@ -194,9 +155,10 @@ describe(const struct opts *o, const struct layout *L, struct vt *s)
 		snprintf(v, sizeof v, "none");
 	} else if (strcmp(o->cls, "centre") == 0 || strcmp(o->cls, "center") == 0) {
 		n = 0;
-		for (int a = 0; a < L->axes; a++)
+		for (int a = 0; a < L->c.axes; a++)
 			n += snprintf(v + n, sizeof v - n, "%s%.9g", a ? "," : "",
-			    (coord(o, L, a, 0) + coord(o, L, a, L->g[a] - 1)) / 2);
+			    (pe_conv_coord(&L->c, a, 0) +
+			    pe_conv_coord(&L->c, a, L->c.grid[a] - 1)) / 2);
 	} else {
 		char *copy = strdup(o->cls), *save, *tok;
 		int count = 0;
@@ -205,8 +167,8 @@ describe(const struct opts *o, const struct layout *L, struct vt *s)
 			n += snprintf(v + n, sizeof v - n, "%s%.9g", count ? "," : "",
 			    cli_num("--cls", tok, -1e9, 1e9));
 		free(copy);
-		if (count != L->axes)
-			usage_error("--cls %s: want none, centre or %d coordinates", o->cls, L->axes);
+		if (count != L->c.axes)
+			usage_error("--cls %s: want none, centre or %d coordinates", o->cls, L->c.axes);
 	}
 	if (vt_meta_set(s, "CLSPOS", v) == -1)
 		die("%s", s->err);
@@ -221,7 +183,7 @@ build(const struct opts *o, int argc, char *argv[])
 
 	make_layout(o, o->grid, "--grid", &L);
 	vt_init(&out);
-	i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.axes });
+	i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes });
 	if (i < 0 || vt_meta_set(&out, "GRID", o->grid) == -1)
 		die("%s", out.err);
 	describe(o, &L, &out);
@@ -258,7 +220,7 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 	patch = vt_find(&in, "patch");
 	vt_init(&out);
 	if (vt_copy_header(&out, &in) == -1 ||
-	    (i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.axes })) < 0)
+	    (i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes })) < 0)
 		die("%s", out.err);
 	describe(o, &L, &out);
 	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
@@ -299,7 +261,7 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct opts o = { .conv = CONV_LINSPACE, .hi = 1, .seed = 1, .records = 1 };
+	struct opts o = { .conv = PE_CONV_LINSPACE, .hi = 1, .seed = 1, .records = 1 };
 	int c, nrecords = 0;
 
 	cli_init(argc, argv);
@@ -310,13 +272,7 @@ main(int argc, char *argv[])
 			o.grid = optarg;
 			break;
 		case 'c':
-			o.conv = -1;
-			for (int k = 0; k < 4; k++)
-				if (strcmp(optarg, conv_names[k]) == 0)
-					o.conv = k;
-			if (strcmp(optarg, "center") == 0)
-				o.conv = CONV_CENTRE;
-			if (o.conv < 0)
+			if ((o.conv = pe_conv_parse_name(optarg)) < 0)
 				usage_error("--convention %s: want integer, linspace, centre or fixed", optarg);
 			break;
 		case 'N':
@@ -353,7 +309,7 @@ main(int argc, char *argv[])
 			cli_option_rest(c, argv, usage);
 		}
 	}
-	if (o.n0 && o.conv != CONV_LINSPACE)
+	if (o.n0 && o.conv != PE_CONV_LINSPACE)
 		usage_error("--n0 applies to --convention linspace");
 	if (o.grid) {
 		int64_t g[3];

@@ -166,27 +166,50 @@ choose_pairs(const struct opts *o, int64_t T, int axes, const float *pos, int64_
 	return np;
 }
 
+/* What rotgen needs besides its output: the workspace, the relative
+ * check's pairs, and with a basis (pe.h) B and P to compose R from. */
+struct work {
+	struct pe_work	 w;
+	float		*dbuf, *dpos, *B, *P;
+	int64_t		*pair;
+};
+
 /* Make room for T tokens and npairs pairs in the workspace and the pair
- * buffers (all sized for the larger of the two). */
+ * buffers (all sized for the larger of the two); shape is the R written. */
 static void
-reserve(const struct pe *pe, struct pe_work *w, int64_t T, float **buf, int64_t **pair,
-    float **dpos, int64_t npairs, int axes)
+reserve(const struct pe *pe, const struct pe *shape, struct work *k, int64_t T,
+    int64_t npairs)
 {
 	int64_t n = T > npairs ? T : npairs;
 
-	if (w->maxT >= n)
+	if (k->w.maxT >= n)
 		return;
-	pe_work_free(w);
-	if (n > (1 << 24) || pe_work_init(w, pe, (int)n) == -1)
-		die("%lld tokens: %s", (long long)n, w->err[0] ? w->err : "too many");
-	free(*buf);
-	free(*pair);
-	free(*dpos);
-	*buf = malloc(sizeof **buf * pe->nset * n * pe->rsize);
-	*pair = malloc(sizeof **pair * 2 * n);
-	*dpos = malloc(sizeof **dpos * n * axes);
-	if (!*buf || !*pair || !*dpos)
+	pe_work_free(&k->w);
+	if (n > (1 << 24) || pe_work_init(&k->w, pe, (int)n) == -1)
+		die("%lld tokens: %s", (long long)n, k->w.err[0] ? k->w.err : "too many");
+	free(k->dbuf);
+	free(k->pair);
+	free(k->dpos);
+	free(k->B);
+	k->dbuf = malloc(sizeof *k->dbuf * pe->nset * n * shape->rsize);
+	k->pair = malloc(sizeof *k->pair * 2 * n);
+	k->dpos = malloc(sizeof *k->dpos * n * pe->axes);
+	k->B = pe->basis ? malloc(sizeof *k->B * pe->nset * n * pe->rsize) : NULL;
+	if (!k->dbuf || !k->pair || !k->dpos || (pe->basis && !k->B))
 		die("out of memory for %lld rotations", (long long)(pe->nset * npairs));
+}
+
+/* R of T tokens: pe_rotations', or with a basis P B P^T, dense. */
+static void
+rotations(const struct pe *pe, struct work *k, const float *params, int T,
+    const float *pos, float *R)
+{
+	if (!pe->basis) {
+		pe_rotations(pe, &k->w, params, T, pos, R);
+		return;
+	}
+	pe_rotations(pe, &k->w, params, T, pos, k->B);
+	pe_compose(pe, &k->w, T, k->P, k->B, R);
 }
 
 /* CLSPOS coordinates into cls[axes]; 0 when CLSPOS is none or absent. */
@@ -224,12 +247,11 @@ main(int argc, char *argv[])
 	struct opts o = { .pairs = 256 };
 	struct stats st = { .detlo = INFINITY, .dethi = -INFINITY };
 	struct vt gen, in, out;
-	struct pe pe;
-	struct pe_work w = { .maxT = 0 };
+	struct pe pe, shape;
+	struct work k = { .w = { .maxT = 0 } };
 	const float *params;
 	const char *name;
-	float *dbuf = NULL, *dpos = NULL, cls[3];
-	int64_t *pair = NULL;
+	float cls[3];
 	int c, r, ipos, irot = -1, icls = -1, hascls;
 
 	cli_init(argc, argv);
@@ -251,6 +273,16 @@ main(int argc, char *argv[])
 		die("%s", gen.err);
 	if ((params = pe_load_params(&pe, &gen)) == NULL)
 		die("%s", pe.err);
+	shape = pe;	/* R as written: with a basis one dense block */
+	if (pe.basis) {
+		shape.block = pe.head_dim;
+		shape.nblock = 1;
+		shape.rsize = (int64_t)pe.head_dim * pe.head_dim;
+		reserve(&pe, &shape, &k, 1, 1);
+		if (!(k.P = malloc(sizeof *k.P * pe.nset * shape.rsize)))
+			die("out of memory for %d bases", pe.nset);
+		pe_bases(&pe, &k.w, params, k.P);
+	}
 
 	FILE *fp = cli_open_in(optind < argc ? argv[optind] : NULL, &name);
 	vt_init(&in);
@@ -270,9 +302,9 @@ main(int argc, char *argv[])
 		vt_init(&out);
 		if (vt_copy_header(&out, &in) == -1 || vt_find(&in, "rot") >= 0 ||
 		    (irot = vt_add_field(&out, "rot", VT_F32, 5, (int64_t[]){ pe.nset, fpos->dim[0],
-		    pe.nblock, pe.block, pe.block })) < 0 ||
+		    shape.nblock, shape.block, shape.block })) < 0 ||
 		    (hascls && (icls = vt_add_field(&out, "rot_cls", VT_F32, 4, (int64_t[]){ pe.nset,
-		    pe.nblock, pe.block, pe.block })) < 0) ||
+		    shape.nblock, shape.block, shape.block })) < 0) ||
 		    pe_meta_write(&pe, &out) == -1 || vt_history(&out, argc, argv) == -1 ||
 		    vt_write_header(&out, stdout, "stdout") == -1)
 			die("%s", vt_find(&in, "rot") >= 0 ? "input already has a rot field" : out.err);
@@ -288,24 +320,25 @@ main(int argc, char *argv[])
 			die("%s: record %lld: no tokens", name, (long long)in.recno);
 		if (o.check) {
 			int64_t np = T * T <= o.pairs ? T * T : o.pairs;
-			reserve(&pe, &w, T, &dbuf, &pair, &dpos, np, pe.axes);
-			float *R = malloc(sizeof *R * pe.nset * T * pe.rsize);
+			reserve(&pe, &shape, &k, T, np);
+			float *R = malloc(sizeof *R * pe.nset * T * shape.rsize);
 			if (!R)
 				die("out of memory for %lld rotations", (long long)(pe.nset * T));
-			pe_rotations(&pe, &w, params, (int)T, pos, R);
-			np = choose_pairs(&o, T, pe.axes, pos, in.recno, pair, dpos);
-			pe_rotations(&pe, &w, params, (int)np, dpos, dbuf);
-			check(&pe, T, R, np, pair, dbuf, &st);
+			rotations(&pe, &k, params, (int)T, pos, R);
+			np = choose_pairs(&o, T, pe.axes, pos, in.recno, k.pair, k.dpos);
+			rotations(&pe, &k, params, (int)np, k.dpos, k.dbuf);
+			check(&shape, T, R, np, k.pair, k.dbuf, &st);
 			free(R);
 			continue;
 		}
-		reserve(&pe, &w, T, &dbuf, &pair, &dpos, 1, pe.axes);
+		reserve(&pe, &shape, &k, T, 1);
 		if (vt_copy_record(&out, &in) == -1 ||
-		    vt_set_shape(&out, irot, (int64_t[]){ pe.nset, T, pe.nblock, pe.block, pe.block }) == -1)
+		    vt_set_shape(&out, irot, (int64_t[]){ pe.nset, T, shape.nblock, shape.block,
+		    shape.block }) == -1)
 			die("%s", out.err);
-		pe_rotations(&pe, &w, params, (int)T, pos, out.field[irot].data);
+		rotations(&pe, &k, params, (int)T, pos, out.field[irot].data);
 		if (icls >= 0)
-			pe_rotations(&pe, &w, params, 1, cls, out.field[icls].data);
+			rotations(&pe, &k, params, 1, cls, out.field[icls].data);
 		if (vt_write_record(&out) == -1)
 			die("%s", out.err);
 	}
@@ -324,8 +357,8 @@ main(int argc, char *argv[])
 	cli_close_out(stdout, "stdout");
 	if (fp != stdin)
 		fclose(fp);
-	pe_work_free(&w);
-	free(dbuf); free(pair); free(dpos);
+	pe_work_free(&k.w);
+	free(k.dbuf); free(k.pair); free(k.dpos); free(k.B); free(k.P);
 	vt_free(&in);
 	vt_free(&gen);
 	return 0;

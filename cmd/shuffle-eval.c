@@ -16,6 +16,7 @@
 #include "checkpoint.h"
 #include "cli.h"
 #include "evaluate.h"
+#include "pe_conv.h"
 #include "rng.h"
 #include "vit.h"
 #include "vt.h"
@@ -431,6 +432,8 @@ main(int argc, char *argv[])
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");
 	before = pass(&m, &ms, fp, &s, name, &sh, -1, &n);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
+		cli_warn("%s: %s", name, err);
 	for (int k = 0; k < o.trials; k++) {
 		after[k] = pass(&m, &ms, fp, &s, name, &sh, k, &n);
 		mean += after[k] / o.trials;

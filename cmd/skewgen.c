@@ -25,6 +25,7 @@ struct opts {
 };
 
 static const char *const init_names[] = { "default", "uniform", "normal", "zeros" };
+static const char *const mult_names[] = { "default", "ones", "normal" };
 
 static void
 usage(FILE *fp)
@@ -47,12 +48,26 @@ usage(FILE *fp)
 	    "      --scale S        uniform: entries in [0, S) (default 2 pi)\n"
 	    "      --std S          normal: standard deviation\n"
 	    "      --theta T        rope-mixed / riemann frequency base\n"
+	    "      --multipliers M  comrope-ld's: ones or normal (default: normal for\n"
+	    "                       --init default, else ones)\n"
 	    "  -s, --seed N         seed (default 1)\n"
 	    "      --expand         also write the generator matrices (pe.generators)\n"
 	    "      --from FILE      copy the generators of a checkpoint or generator file\n"
 	    "  -o, --output FILE    write FILE atomically instead of stdout\n"
 	    "  -h, --help           this help\n"
 	    "  -V, --version        version\n", pes);
+}
+
+/* Index of arg among names[first .. n - 1], else a usage error: opt wants
+ * the names in want. */
+static int
+pick(const char *opt, const char *arg, const char *const *names, int first, int n,
+    const char *want)
+{
+	for (int k = first; k < n; k++)
+		if (strcmp(arg, names[k]) == 0)
+			return k;
+	usage_error("%s %s: want %s", opt, arg, want);
 }
 
 /* Write s (one record in its fields) to o->out or stdout. */
@@ -74,11 +89,22 @@ emit(const struct opts *o, struct vt *s)
 /*
  * Field pe.generators f32 [nset][axes][nblock][b][b]: the A_i.  Also
  * written when there are no parameters (rope-axial, none, zeros), which
- * then have no pe.params field and would have an empty record.
+ * then have no pe.params field and would have an empty record.  With a
+ * basis (pe.h) they are the generators in it, and pe.basis f32
+ * [nset][head_dim][head_dim] the P: A_i = P G_i P^T.
  */
 static void
 add_generators(const struct pe *pe, const float *params, struct vt *out)
 {
+	if (pe->basis) {
+		int64_t d = pe->head_dim;
+		struct pe_work w;
+		int b = vt_add_field(out, "pe.basis", VT_F32, 3, (int64_t[]){ pe->nset, d, d });
+		if (b < 0 || pe_work_init(&w, pe, 1) == -1)
+			die("%s", b < 0 ? out->err : w.err);
+		pe_bases(pe, &w, params, out->field[b].data);
+		pe_work_free(&w);
+	}
 	int64_t per = (int64_t)pe->axes * pe->nblock * pe->block * pe->block;
 	int g = vt_add_field(out, "pe.generators", VT_F32, 5, (int64_t[]){ pe->nset, pe->axes,
 	    pe->nblock, pe->block, pe->block });
@@ -153,7 +179,7 @@ generate(struct opts *o, int argc, char *argv[])
 		usage_error("--pe %s is not a rotary encoding: it has no generators", pe.spec);
 	float *params = start(&pe, &out);
 	if (pe_init_params(&pe, &o->init, params) == -1)
-		die("%s", pe.err);
+		usage_error("%s", pe.err);	/* the options' combination */
 	int n = snprintf(v, sizeof v, "%s seed=%llu", init_names[o->init.kind],
 	    (unsigned long long)o->init.seed);
 	if (o->init.kind == PE_INIT_NORMAL)
@@ -161,7 +187,9 @@ generate(struct opts *o, int argc, char *argv[])
 	if (o->init.kind == PE_INIT_UNIFORM && o->init.scale > 0)
 		n += snprintf(v + n, sizeof v - n, " scale=%g", o->init.scale);
 	if (o->init.theta > 0)
-		snprintf(v + n, sizeof v - n, " theta=%g", o->init.theta);
+		n += snprintf(v + n, sizeof v - n, " theta=%g", o->init.theta);
+	if (o->init.multipliers != PE_MULT_DEFAULT)
+		snprintf(v + n, sizeof v - n, " multipliers=%s", mult_names[o->init.multipliers]);
 	if (vt_meta_set(&out, "INIT", v) == -1)
 		die("%s", out.err);
 	if (o->expand || pe.nparam == 0)
@@ -186,6 +214,7 @@ main(int argc, char *argv[])
 		{ "scale", required_argument, NULL, 'U' },
 		{ "std", required_argument, NULL, 'D' },
 		{ "theta", required_argument, NULL, 'T' },
+		{ "multipliers", required_argument, NULL, 'M' },
 		{ "seed", required_argument, NULL, 's' },
 		{ "expand", no_argument, NULL, 'E' },
 		{ "from", required_argument, NULL, 'F' },
@@ -209,17 +238,18 @@ main(int argc, char *argv[])
 		case 'L': o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
 		case 'S': o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
 		case 'I':
-			o.init.kind = -1;
-			for (int k = 0; k < 4; k++)
-				if (strcmp(optarg, init_names[k]) == 0)
-					o.init.kind = k;
-			if (o.init.kind < 0)
-				usage_error("--init %s: want default, uniform, normal or zeros", optarg);
+			o.init.kind = pick("--init", optarg, init_names, 0, 4,
+			    "default, uniform, normal or zeros");
 			shaped = 1;
 			break;
 		case 'U': o.init.scale = cli_num("--scale", optarg, 1e-300, 1e300); shaped = 1; break;
 		case 'D': o.init.std = cli_num("--std", optarg, 1e-300, 1e300); shaped = 1; break;
 		case 'T': o.init.theta = cli_num("--theta", optarg, 1e-300, 1e300); shaped = 1; break;
+		case 'M':
+			o.init.multipliers = pick("--multipliers", optarg, mult_names,
+			    PE_MULT_ONES, PE_MULT_NORMAL + 1, "ones or normal");
+			shaped = 1;
+			break;
 		case 's': o.init.seed = cli_opt_seed(optarg); shaped = 1; break;
 		case 'E': o.expand = 1; shaped = 1; break;
 		case 'F': o.from = optarg; break;

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "evaluate.h"
 #include "json.h"
+#include "pe_conv.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -23,6 +24,7 @@ struct opts {
 	int	 per_class;
 	int	 confusion;
 	int	 predict;
+	int	 logits;		/* --predict: each record's logits too */
 	int	 resamples;
 	uint64_t seed;
 	const char *model;
@@ -47,6 +49,7 @@ usage(void)
 	    "      --confusion     also the confusion matrix (rows true, columns predicted)\n"
 	    "      --predict       one line per record: predicted class, probability and\n"
 	    "                      source (when the stream has one)\n"
+	    "      --logits        with --predict: the record's logits after its probability\n"
 	    "      --json          JSON output\n"
 	    "      --resamples N   bootstrap resamples (1000; 0: no intervals)\n"
 	    "      --seed N        bootstrap seed (1)\n"
@@ -59,12 +62,13 @@ usage(void)
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { PER_CLASS = 256, CONFUSION, PREDICT, JSON, RESAMPLES, SEED, THREADS };
+	enum { PER_CLASS = 256, CONFUSION, PREDICT, LOGITS, JSON, RESAMPLES, SEED, THREADS };
 	static const struct option lo[] = {
 		{ "batch", required_argument, NULL, 'b' },
 		{ "per-class", no_argument, NULL, PER_CLASS },
 		{ "confusion", no_argument, NULL, CONFUSION },
 		{ "predict", no_argument, NULL, PREDICT },
+		{ "logits", no_argument, NULL, LOGITS },
 		{ "json", no_argument, NULL, JSON },
 		{ "resamples", required_argument, NULL, RESAMPLES },
 		{ "seed", required_argument, NULL, SEED },
@@ -82,6 +86,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case PER_CLASS: o->per_class = 1; break;
 		case CONFUSION: o->confusion = 1; break;
 		case PREDICT: o->predict = 1; break;
+		case LOGITS: o->logits = 1; break;
 		case JSON: o->json = 1; break;
 		case RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
 		case SEED: o->seed = cli_opt_seed(optarg); break;
@@ -98,6 +103,8 @@ parse(int argc, char *argv[], struct opts *o)
 	o->input = argc - optind == 2 ? argv[optind + 1] : NULL;
 	if (o->predict && (o->per_class || o->confusion))
 		usage_error("--predict does not go with --per-class or --confusion");
+	if (o->logits && !o->predict)
+		usage_error("--logits is for --predict");
 }
 
 /* Class names from the "CLASS i name" lines of s into names[classes]
@@ -137,11 +144,15 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 	for (int k = 0; k < b->n; k++) {
 		int64_t i = first + k;
 		const char *name = p->names[out->pred[i]], *src = batch_source(b, k);
+		const float *z = out->logits + (int64_t)k * out->classes;
 		if (p->o->json) {
 			printf("{\"record\":%lld,\"class\":%d,\"name\":", (long long)i,
 			    out->pred[i]);
 			json_name(name);
 			printf(",\"prob\":%.6f", out->prob[i]);
+			for (int c = 0; p->o->logits && c < out->classes; c++)
+				printf("%s%.9g%s", c ? "," : ",\"logits\":[", z[c],
+				    c == out->classes - 1 ? "]" : "");
 			if (src) {
 				printf(",\"source\":");
 				json_put_string(stdout, src);
@@ -153,6 +164,8 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 			printf("%s %.6f", name, out->prob[i]);
 		else
 			printf("%d %.6f", out->pred[i], out->prob[i]);
+		for (int c = 0; p->o->logits && c < out->classes; c++)
+			printf(" %.9g", z[c]);
 		printf(src ? " %s\n" : "\n", src);
 	}
 	cli_close_out(stdout, "stdout");
@@ -308,6 +321,8 @@ main(int argc, char *argv[])
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
+		cli_warn("%s: %s", name, err);
 
 	char **names = calloc((size_t)m->c.classes, sizeof *names);
 	if (names == NULL)

@@ -16,6 +16,12 @@
  * keyed by the seed and the micro-batch index, and the checkpoint records
  * the step and the input position, so a resumed run repeats exactly what
  * the uninterrupted one would have done.
+ *
+ * Under mpirun, N ranks train one model (lib/model/dist.h): every rank
+ * makes the targets and mixup of the whole micro-batch where it holds it
+ * whole and runs the model on its share, and --batch stays the global
+ * micro-batch, so a run's options mean the same on any number of ranks.
+ * Rank 0 alone validates, writes checkpoints, --log and messages.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,9 +39,11 @@
 #include "batch.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "dist.h"
 #include "evaluate.h"
 #include "mixup.h"
 #include "pe.h"
+#include "pe_conv.h"
 #include "rng.h"
 #include "vit.h"
 #include "vitfit.h"
@@ -56,6 +64,8 @@ struct opts {
 	int	 dim, depth, heads, mlp;	/* 0: the preset's */
 	int	 classes;		/* 0: the stream's CLASSES */
 	const char *generators;
+	const char *init;	/* --init: the checkpoint to start from */
+	const char *model_opt;	/* an option that shapes the model (not with --init) */
 	double	 lr, lr_min, wd, beta1, beta2, eps;
 	double	 smoothing, clip, mixup;
 	int64_t	 warmup;
@@ -66,6 +76,7 @@ struct opts {
 	int	 threads;
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
+	int	 stream_positions;	/* --positions stream: as the stream has them */
 	const char *fixed;	/* an option --resume cannot take */
 };
 
@@ -136,7 +147,9 @@ struct run {
 	const char *name;
 	struct batch_reader br;
 	struct batch b;
-	int	 held;		/* b holds a batch fetched but not trained on */
+	int64_t	 held;		/* records of the batch fetched into b but not
+				   trained on; 0: none */
+	struct dist d;		/* the ranks (rank 0 of 1 alone) */
 	int64_t	 E;		/* records per epoch; 0: a whole pass */
 	int64_t	 nepoch;	/* epochs to train; 0: until the input ends */
 	struct vt meta;		/* the keys every checkpoint carries */
@@ -159,6 +172,7 @@ struct run {
 	} rate;
 	double	 t_start;	/* when this process began training */
 	int64_t	 seen_start;	/* records seen before */
+	char	 positions[64];	/* the POSITIONS key: what the model sees */
 };
 
 static void
@@ -181,6 +195,9 @@ usage(FILE *fp)
 	    "  --dropout P --emb-dropout P   (0)\n"
 	    "  --classes N          outputs (the stream's CLASSES)\n"
 	    "  --generators FILE    initial pe.params from skewgen\n"
+	    "  --init FILE          start from the model and weights of the checkpoint FILE\n"
+	    "  --positions native|stream   the stream's positions mapped into the\n"
+	    "                       encoding's own convention, or as given (native)\n"
 	    "Optimizer:\n"
 	    "  --lr X (1e-3) --lr-min X (0) --wd X (0.05) --beta1 X (0.9)\n"
 	    "  --beta2 X (0.999) --eps X (1e-8) --warmup STEPS (0)\n"
@@ -212,7 +229,7 @@ parse(int argc, char *argv[], struct opts *o)
 	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
 	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
 	    STEPS, SEED, THREADS, VAL, VAL_EVERY, VAL_STEPS, SAVE_EVERY, SAVE_STEPS, BEST,
-	    NO_OUT, RESUME, LOG };
+	    NO_OUT, RESUME, LOG, INIT, POSITIONS };
 	static const struct option lo[] = {
 		{ "preset", required_argument, NULL, PRESET },
 		{ "dim", required_argument, NULL, DIM },
@@ -228,6 +245,7 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "emb-dropout", required_argument, NULL, EMB_DROPOUT },
 		{ "classes", required_argument, NULL, CLASSES },
 		{ "generators", required_argument, NULL, GENERATORS },
+		{ "positions", required_argument, NULL, POSITIONS },
 		{ "lr", required_argument, NULL, LR },
 		{ "lr-min", required_argument, NULL, LR_MIN },
 		{ "wd", required_argument, NULL, WD },
@@ -251,6 +269,7 @@ parse(int argc, char *argv[], struct opts *o)
 		{ "save-steps", required_argument, NULL, SAVE_STEPS },
 		{ "best", required_argument, NULL, BEST },
 		{ "no-out", no_argument, NULL, NO_OUT },
+		{ "init", required_argument, NULL, INIT },
 		{ "out", required_argument, NULL, 'o' },
 		{ "resume", no_argument, NULL, RESUME },
 		{ "log", required_argument, NULL, LOG },
@@ -292,6 +311,11 @@ parse(int argc, char *argv[], struct opts *o)
 		case EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
 		case CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
 		case GENERATORS: o->generators = optarg; break;
+		case POSITIONS:
+			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "stream") != 0)
+				usage_error("--positions %s: want native or stream", optarg);
+			o->stream_positions = strcmp(optarg, "stream") == 0;
+			break;
 		case LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
 		case LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
 		case WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
@@ -315,6 +339,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
 		case BEST: name = NULL; o->best = optarg; break;
 		case NO_OUT: name = NULL; o->no_out = 1; break;
+		case INIT: o->init = optarg; break;
 		case 'o': o->out = optarg; break;
 		case RESUME: name = NULL; o->resume = 1; break;
 		case LOG: name = NULL; o->log = optarg; break;
@@ -322,7 +347,12 @@ parse(int argc, char *argv[], struct opts *o)
 		}
 		if (name != NULL && o->fixed == NULL)
 			o->fixed = name;
+		if ((c == PRESET || (c >= DIM && c <= POOL) || c == CLASSES || c == GENERATORS) &&
+		    o->model_opt == NULL)
+			o->model_opt = lo[idx].name;
 	}
+	if (o->init != NULL && o->model_opt != NULL)
+		usage_error("--%s: --init's checkpoint gives the model", o->model_opt);
 	if (argc - optind > 1)
 		usage_error("too many operands");
 	o->input = optind < argc ? argv[optind] : NULL;
@@ -425,7 +455,7 @@ open_pass(struct run *r)
 	}
 	r->fp = cli_open_in(r->o.input, &r->name);
 	vt_init(&r->s);
-	if (vt_read_header(&r->s, r->fp, r->name) < 0)
+	if (dist_read_header(&r->d, &r->s, r->fp, r->name) < 0)
 		die("%s", r->s.err);
 	int P = r->m ? r->m->c.P : 0, A = r->m ? r->m->c.axes : 0;
 	int C = r->m ? r->m->c.classes : r->o.classes;
@@ -442,17 +472,18 @@ open_pass(struct run *r)
 	r->st.inpass = 0;
 }
 
-/* Next micro-batch of up to max records: their number, 0 at the end of
- * this pass. */
-static int
+/* Next micro-batch of up to max records (over all ranks; this rank's
+ * share is in r->d): their number, 0 at the end of this pass. */
+static int64_t
 fetch(struct run *r, int64_t max)
 {
-	if (r->held) {
+	int64_t n = r->held;
+
+	if (n > 0) {
 		r->held = 0;
-		return r->b.n;
+		return n;
 	}
-	int n = batch_next(&r->br, &r->b, (int)max);
-	if (n < 0)
+	if ((n = dist_next(&r->d, &r->br, &r->b, (int)max)) < 0)
 		die("%s", r->s.err);
 	return n;
 }
@@ -465,6 +496,127 @@ room(const struct run *r)
 	if (r->E > 0 && r->E - r->st.inpass % r->E < max)
 		max = r->E - r->st.inpass % r->E;
 	return max;
+}
+
+/* Unknown positions, used as given: a note when their spacing (the first
+ * record's, per axis) is more than 4 times off the spacing of the
+ * encoding's own convention on the model's grid, which would cripple it
+ * (why: what is unknown of them). */
+static void
+spacing_note(const struct run *r, const struct vit_config *c, int native,
+    const char *why)
+{
+	struct pe_conv own = { .kind = native, .axes = c->axes };
+	double worst = 1, have = 0, want = 0;
+
+	for (int a = 0; a < c->axes; a++)
+		own.n0[a] = (double)(own.grid[a] = c->grid[a]);
+	for (int a = 0; a < c->axes; a++) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (int t = 0; t < r->b.T; t++) {
+			double p = r->b.pos[(int64_t)t * c->axes + a];
+			lo = p < lo ? p : lo;
+			hi = p > hi ? p : hi;
+		}
+		if (c->grid[a] < 2)
+			continue;
+		double d = (hi - lo) / (c->grid[a] - 1), e = pe_conv_step(&own, a);
+		double f = d > e ? d / e : e / d;
+		if (!(f <= worst)) {
+			worst = f;
+			have = d;
+			want = e;
+		}
+	}
+	if (worst > 4)
+		cli_warn("%s: %s; positions used as given, %.3g apart where %s "
+		    "takes %s positions %.3g apart", r->name, why, have, c->pe,
+		    pe_conv_name(native), want);
+}
+
+/* The positions the encoding sees (c->pos_scale, c->pos_shift) and the
+ * POSITIONS key that says so: the stream's mapped into the encoding's own
+ * convention when its POS names one of posgen's, as given with
+ * --positions stream, for an encoding that reads none, or when the POS
+ * key says nothing of them. */
+static void
+positions(struct run *r, struct vit_config *c)
+{
+	struct pe pe;
+	struct pe_conv from;
+	char why[256];
+	double scale[VIT_MAXAXES], shift[VIT_MAXAXES];
+
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) < 0)
+		die("model: %s", pe.err);
+	int native = pe_conv_native(&pe);
+	snprintf(r->positions, sizeof r->positions, "%s", r->o.stream_positions ?
+	    "stream" : "given");
+	if (r->o.stream_positions || native == PE_CONV_NONE)
+		return;
+	int known = pe_conv_parse(&from, vt_meta(&r->s, "POS"), vt_meta(&r->s, "GRID"),
+	    why, sizeof why) == 0;
+	if (known && from.axes != c->axes) {
+		known = 0;
+		snprintf(why, sizeof why, "POS is of %d axes, the positions of %d",
+		    from.axes, c->axes);
+	}
+	if (!known) {
+		spacing_note(r, c, native, why);
+		return;
+	}
+	pe_conv_map(&from, native, scale, shift);
+	for (int a = 0; a < c->axes; a++) {
+		c->pos_scale[a] = (float)scale[a];
+		c->pos_shift[a] = (float)shift[a];
+	}
+	snprintf(r->positions, sizeof r->positions, "native %s", pe_conv_name(native));
+}
+
+/* The most records of a batch this rank runs: its share (a model made
+ * for them grows in vit_fit if need be). */
+static int
+share_cap(const struct run *r)
+{
+	return (int)((r->o.batch + r->d.size - 1) / r->d.size);
+}
+
+/* --init: the model of a checkpoint (vit-train's, or vtool
+ * from-safetensors'), its weights, for this stream and these training
+ * options (dropout too); a fresh optimizer. */
+static void
+init_model(struct run *r)
+{
+	struct vt ck;
+	struct vit *m0;
+	struct vit_config c;
+	char err[512];
+
+	if ((m0 = ckpt_load(r->o.init, &ck, 1, 0, 0, err, sizeof err)) == NULL)
+		die("--init: %s", err);
+	c = m0->c;
+	if (c.P != r->br.P || c.axes != r->br.A)
+		die("--init: %s takes %d values a token and %d position axes, %s has %d and %d",
+		    r->o.init, c.P, c.axes, r->name, r->br.P, r->br.A);
+	if (r->br.classes > 0 && r->br.classes != c.classes)
+		die("--init: %s has %d classes, %s %d (vtool from-safetensors --classes gives "
+		    "a model a new head)", r->o.init, c.classes, r->name, r->br.classes);
+	c.dropout = r->o.c.dropout;
+	c.emb_dropout = r->o.c.emb_dropout;
+	const char *had = vt_meta(&ck, "POSITIONS");
+	if (had == NULL)	/* an import: this stream's positions, as a new model's */
+		positions(r, &c);
+	else
+		snprintf(r->positions, sizeof r->positions, "%s", had);
+	int T = vit_grid_size(c.grid, c.axes);
+	r->m = vit_create(&c, share_cap(r), T > r->b.T ? T : r->b.T,
+	    (uint64_t)r->o.seed, err, sizeof err);
+	if (r->m == NULL)
+		die("model: %s", err);
+	memcpy(r->m->param, m0->param, m0->nparam * sizeof *m0->param);
+	vit_destroy(m0);
+	vt_free(&ck);
 }
 
 /* The model's config from the options and the stream, its grid from the
@@ -480,9 +632,12 @@ build_model(struct run *r)
 	c->P = r->br.P;
 	c->axes = r->br.A;
 	c->classes = r->br.classes;
-	if (fetch(r, room(r)) == 0)
+	if ((r->held = fetch(r, room(r))) == 0)
 		die("%s: no records", r->name);
-	r->held = 1;
+	if (r->o.init != NULL) {
+		init_model(r);
+		return;
+	}
 	const char *gk = vt_meta(&r->s, "GRID");
 	int64_t cells = 1;
 	if (gk != NULL && vt_parse_dims(gk, g, VIT_MAXAXES) == c->axes) {
@@ -508,7 +663,9 @@ build_model(struct run *r)
 				    r->name, cp, c->axes);
 		}
 	}
-	r->m = vit_create(c, (int)r->o.batch, r->b.T, (uint64_t)r->o.seed, err, sizeof err);
+	positions(r, c);
+	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.seed, err,
+	    sizeof err);
 	if (r->m == NULL)
 		die("model: %s", err);
 	if (r->o.generators != NULL &&
@@ -527,7 +684,8 @@ fresh_meta(struct run *r, int argc, char *argv[])
 			if (strcmp(r->s.meta[i].key, kept_keys[k]) == 0 &&
 			    vt_meta_add(&r->meta, r->s.meta[i].key, r->s.meta[i].val) < 0)
 				die("%s", r->meta.err);
-	if (vt_history(&r->meta, argc, argv) < 0)
+	if (vt_history(&r->meta, argc, argv) < 0 ||
+	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0)
 		die("%s", r->meta.err);
 	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
 		meta_num(&r->meta, tkeys[k].key, tkeys[k].isint,
@@ -568,14 +726,16 @@ log_line(const struct run *r, const char *fmt, ...)
 		die_errno("%s", r->o.log);
 }
 
-/* "prog: message" on stderr, always, after the progress line (when there
- * is one) is ended. */
+/* "prog: message" on stderr, always (by rank 0 of several), after the
+ * progress line (when there is one) is ended. */
 static void __attribute__((format(printf, 2, 3)))
 say(struct run *r, const char *fmt, ...)
 {
 	char buf[512];
 	va_list ap;
 
+	if (r->d.rank != 0)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof buf, fmt, ap);
 	va_end(ap);
@@ -656,18 +816,26 @@ write_model(struct run *r, const char *path, int optimizer)
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
 		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
 	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
+	meta_num(&r->meta, "TRAIN_RANKS", 1, &(int64_t){ r->d.size });
 	if (!isnan(r->train_loss))
 		meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss);
 	if (ckpt_save(path, r->m, &r->meta, optimizer, err, sizeof err) < 0)
 		die("%s", err);
 }
 
+/* Checkpoint to --out (rank 0), once every rank is found to hold the
+ * same model. */
 static void
 save(struct run *r)
 {
+	char err[256];
+
 	if (r->o.out == NULL)
 		return;
-	write_model(r, r->o.out, 1);
+	if (dist_same(&r->d, r->m, err, sizeof err) < 0)
+		die("step %lld: %s", (long long)r->st.step, err);
+	if (r->d.rank == 0)
+		write_model(r, r->o.out, 1);
 	r->saved_step = r->st.step;
 }
 
@@ -682,6 +850,10 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,
 	    r->m->c.classes, 1) < 0)
 		die("--val: %s", vs->err);
+	char why[256];
+	if (r->st.step == 0 && pe_conv_check(vt_meta(&r->meta, "POS"), vt_meta(vs, "POS"),
+	    why, sizeof why) < 0)
+		cli_warn("--val: %s: %s", *name, why);
 	return fp;
 }
 
@@ -697,9 +869,15 @@ validate(struct run *r)
 	struct eval_summary sum;
 	char err[512], t5[64] = "";
 	const char *name;
-	FILE *fp = open_val(r, &vs, &vbr, &name);
+	FILE *fp;
 	int top5 = r->m->c.classes > 5;
 	long long step = r->st.step, epoch = r->st.epoch;
+
+	if (r->d.rank != 0) {	/* the others go on to the next step's sums */
+		r->val_step = r->st.step;
+		return;
+	}
+	fp = open_val(r, &vs, &vbr, &name);
 
 	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
 		die("--val: %s", err);
@@ -758,16 +936,6 @@ targets(struct run *r, int n)
 			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
 }
 
-/* grad *= s, a deferred rotation share included. */
-static void
-scale_grad(struct vit *m, float s)
-{
-	vit_grad_complete(m);
-	#pragma omp parallel for schedule(static)
-	for (size_t i = 0; i < m->nparam; i++)
-		m->grad[i] *= s;
-}
-
 static void
 nonfinite(struct run *r, const char *what, double v)
 {
@@ -812,52 +980,69 @@ static int64_t
 train_step(struct run *r)
 {
 	const struct opts *o = &r->o;
+	struct dist *d = &r->d;
 	int64_t nstep = 0;
-	int last = 0;
+	int last = 0, C = r->m->c.classes;
 	double lsum = 0;
 	char err[512];
 
+	d->comm = 0;
 	vit_zero_grad(r->m);
 	for (int64_t micro = 0; micro < o->accum; micro++) {
-		int n = fetch(r, room(r));
-		if (n == 0)
+		int k = (int)fetch(r, room(r));	/* over all ranks */
+		if (k == 0)
 			break;
-		/* Keep grad = sum_j (n_j / n) g_j over the micro-batches so far,
-		 * g_j the mean gradient of micro-batch j: a step's gradient is
-		 * the mean over all its records whatever their split. */
-		if (last != 0 && n != last)
-			scale_grad(r->m, (float)last / n);
-		if (vit_fit(&r->m, &r->b, err, sizeof err) < 0)
-			die("%s: %s", r->name, err);
-		/* the micro-batches' dL/dR summed, through expm's adjoint once */
-		vit_defer_rotation_grad(r->m, o->accum > 1);
-		targets(r, n);
 		int64_t idx = r->st.step * o->accum + micro;
 		struct rng g;
-		if (o->mixup > 0) {
-			draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
-			mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
-			    r->target, r->m->c.classes, n, r->perm);
+		if (d->whole) {
+			targets(r, k);
+			if (o->mixup > 0) {
+				draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
+				mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
+				    r->target, C, k, r->perm);
+			}
 		}
-		draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
-		float loss = vit_forward(r->m, r->b.x, r->b.pos, n, r->b.T, r->target,
-		    r->logits, 1, rng_u64(&g));
-		if (!isfinite(loss))
-			nonfinite(r, "the loss", loss);
-		vit_backward(r->m);
-		lsum += (double)loss * n;
-		nstep += n;
-		last = n;
-		r->st.inpass += n;
-		r->st.seen += n;
-		if (r->E > 0 && r->st.inpass % r->E == 0)
+		if (dist_scatter(d, &r->b, r->target, C, err, sizeof err) < 0)
+			die("%s: %s", r->name, err);
+		nstep += k;
+		r->st.inpass += k;
+		r->st.seen += k;
+		int end = micro == o->accum - 1 || (r->E > 0 && r->st.inpass % r->E == 0);
+		int n = d->n;	/* this rank's share */
+		if (n > 0) {
+			struct batch v;
+			dist_view(d, &r->b, &v);
+			/* Keep grad = sum_j (n_j / n) g_j over the micro-batches so
+			 * far, g_j the mean gradient of micro-batch j: a step's
+			 * gradient is the mean over all its records whatever their
+			 * split. */
+			if (last != 0 && n != last)
+				vit_scale_grad(r->m, (float)last / n);
+			if (vit_fit(&r->m, &v, err, sizeof err) < 0)
+				die("%s: %s", r->name, err);
+			/* the micro-batches' dL/dR summed, through expm's adjoint once */
+			vit_defer_rotation_grad(r->m, o->accum > 1);
+			if (end)
+				dist_arm(d, r->m, (float)n / nstep);
+			r->m->first_record = d->lo;
+			draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
+			float loss = vit_forward(r->m, v.x, v.pos, n, v.T,
+			    r->target + (int64_t)d->at * C, r->logits, 1, rng_u64(&g));
+			if (!isfinite(loss))
+				nonfinite(r, "the loss", loss);
+			vit_backward(r->m);
+			lsum += (double)loss * n;
+			last = n;
+		}
+		if (end)
 			break;
 	}
 	vit_grad_complete(r->m);
 	if (nstep == 0)
 		return 0;
-	if (last != nstep)
-		scale_grad(r->m, (float)last / nstep);
+	/* the mean over the step's records on every rank, summed */
+	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, err, sizeof err) < 0)
+		die("%s", err);
 	double norm = sqrt(grad_sumsq(r->m->grad, (int64_t)r->m->nparam));
 	if (!isfinite(norm))
 		nonfinite(r, "the gradient norm", norm);
@@ -877,9 +1062,12 @@ train_step(struct run *r)
 	    : (double)r->st.epoch;
 	if (r->E > 0 && r->st.inpass % r->E == 0)
 		epoch += 1;	/* epoch_end() comes next */
+	char comm[64] = "";
+	if (r->d.size > 1)
+		snprintf(comm, sizeof comm, ",\"comm_s\":%.4f", r->d.comm);
 	log_line(r, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
-	    "\"img_s\":%.1f}\n", (long long)r->st.step, epoch, r->train_loss, lr,
-	    img_s);
+	    "\"img_s\":%.1f%s}\n", (long long)r->st.step, epoch, r->train_loss, lr,
+	    img_s, comm);
 	char msg[128];
 	snprintf(msg, sizeof msg, "epoch %.2f loss %.4f %.0f img/s", epoch,
 	    r->train_loss, img_s);
@@ -926,12 +1114,18 @@ resume(struct run *r)
 	meta_get(&ck, r->o.out, "BEST_VAL_ACC", 0, &r->best_acc, 1);
 	meta_get(&ck, r->o.out, "BEST_EPOCH", 1, &r->best_epoch, 1);
 	meta_get(&ck, r->o.out, "TRAIN_LOSS", 0, &r->train_loss, 1);
-	int64_t threads;
+	int64_t threads, ranks = 1;
 	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
-	if (threads != r->threads)
+	meta_get(&ck, r->o.out, "TRAIN_RANKS", 1, &ranks, 1);
+	if (threads != r->threads && r->d.rank == 0)
 		cli_warn("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
 		    (long long)threads);
+	/* the same batches, their sums in another order */
+	if (ranks != r->d.size && r->d.rank == 0)
+		cli_warn("--resume: %d ranks, the run began with %lld: the result "
+		    "will not be bitwise the uninterrupted run's", r->d.size,
+		    (long long)ranks);
 	vt_init(&r->meta);
 	for (int i = 0; i < ck.nmeta; i++)
 		if (vt_meta_add(&r->meta, ck.meta[i].key, ck.meta[i].val) < 0)
@@ -939,7 +1133,10 @@ resume(struct run *r)
 	vt_free(&ck);
 	r->saved_step = r->st.step;
 	if (r->st.done) {
-		cli_warn("%s: the run it holds is finished; nothing to do", r->o.out);
+		if (r->d.rank == 0)
+			cli_warn("%s: the run it holds is finished; nothing to do",
+			    r->o.out);
+		dist_end(&r->d);
 		exit(0);
 	}
 }
@@ -948,11 +1145,14 @@ int
 main(int argc, char *argv[])
 {
 	struct run r;
+	char err[256];
 
 	cli_init(argc, argv);
 	memset(&r, 0, sizeof r);
 	parse(argc, argv, &r.o);
 	r.threads = cli_threads(r.o.threads);
+	if (dist_init(&r.d, err, sizeof err) < 0)
+		die("%s", err);
 	r.saved_step = -1;
 	r.val_step = -1;
 	r.train_loss = NAN;
@@ -962,6 +1162,9 @@ main(int argc, char *argv[])
 
 	if (r.o.resume)
 		resume(&r);
+	if (r.o.batch < r.d.size)
+		usage_error("--batch %lld: fewer records than the %d ranks",
+		    (long long)r.o.batch, r.d.size);
 	r.t_start = now_seconds();
 	r.seen_start = r.st.seen;
 	rate_mark(&r.rate, r.t_start, r.seen_start);
@@ -971,7 +1174,7 @@ main(int argc, char *argv[])
 			die("--resume: the run was reading its input file for the %lld. "
 			    "time: give that file, not stdin", (long long)r.st.pass + 1);
 		open_pass(&r);
-		if (batch_skip(&r.br, inpass) < 0)
+		if (dist_skip(&r.d, &r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);
 		r.st.inpass = inpass;
 	} else {
@@ -979,6 +1182,8 @@ main(int argc, char *argv[])
 		build_model(&r);
 		fresh_meta(&r, argc, argv);
 	}
+	if (dist_same(&r.d, r.m, err, sizeof err) < 0)
+		die("%s", err);
 	r.adam.beta1 = r.o.beta1;
 	r.adam.beta2 = r.o.beta2;
 	r.adam.eps = r.o.eps;
@@ -987,7 +1192,7 @@ main(int argc, char *argv[])
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
 	if (!r.o.resume)
 		r.st.total = schedule_steps(&r);
-	if (r.o.val != NULL) {
+	if (r.o.val != NULL && r.d.rank == 0) {
 		/* Bad --val input fails now, not after the first epoch. */
 		struct vt vs;
 		struct batch_reader vbr;
@@ -1001,7 +1206,7 @@ main(int argc, char *argv[])
 	r.perm = malloc((size_t)r.o.batch * sizeof *r.perm);
 	if (r.target == NULL || r.logits == NULL || r.perm == NULL)
 		die("out of memory");
-	if (r.o.log != NULL)
+	if (r.o.log != NULL && r.d.rank == 0)
 		open_log(&r);
 
 	progress_start(&r.pr, r.st.total);
@@ -1055,5 +1260,6 @@ main(int argc, char *argv[])
 	vit_destroy(r.m);
 	if (r.fp != stdin)
 		fclose(r.fp);
+	dist_end(&r.d);
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * vtool - look into vitpipe streams, cut and join them, and convert them to
  * and from NumPy .npy arrays (vtool(1)), the header's keys, ALIGN and '*'
- * dims kept in DIR/header.json beside the arrays.
+ * dims kept in DIR/header.json beside the arrays; and checkpoints to and
+ * from safetensors files under timm's names (lib/model/timm.h).
  */
 #include <errno.h>
 #include <libgen.h>
@@ -14,9 +15,12 @@
 #include <sys/stat.h>
 
 #include "atomicfile.h"
+#include "checkpoint.h"
 #include "cli.h"
 #include "json.h"
 #include "npy.h"
+#include "safetensors.h"
+#include "timm.h"
 #include "vt.h"
 #include "vtcopy.h"
 
@@ -24,7 +28,8 @@
 #define HEADER_JSON "header.json"	/* to-npy's sidecar in DIR */
 
 struct opts {
-	const char	*cmd;		/* info head cat to-npy from-npy */
+	const char	*cmd;		/* info head cat to-npy from-npy
+					   to-safetensors from-safetensors */
 	long long	 lines;		/* head: records to keep */
 	int		 align;		/* from-npy: ALIGN of the stream */
 	int		 ragged;	/* to-npy: '*' fields flat + shapes */
@@ -36,6 +41,9 @@ struct opts {
 	const char	*header;	/* from-npy: --header FILE */
 	int		 no_header;	/* from-npy: --no-header */
 	int		 set_lines, set_align;
+	struct timm_opts timm;		/* from-safetensors: the import's options */
+	int		 list;		/* from-safetensors: print the mapping */
+	int		 set_import;	/* an option of from-safetensors given */
 	char		**args;		/* operands after the subcommand */
 	int		 nargs;
 };
@@ -49,6 +57,9 @@ usage(void)
 	    "       %s to-npy [--ragged] DIR [FILE]\n"
 	    "       %s from-npy [--align N] [--meta KEY=VALUE]... [--shapes NAME=S.npy]...\n"
 	    "                [--header FILE | --no-header] NAME=FILE.npy...\n"
+	    "       %s to-safetensors CKPT\n"
+	    "       %s from-safetensors [--classes N] [--grid HxW] [--heads N] [--seed N]\n"
+	    "                [--ignore-unknown] [--list] [--meta KEY=VALUE]... [FILE]\n"
 	    "Inspect, cut, join and convert vitpipe streams (FILE '-' or none: stdin).\n"
 	    "  info        fields, dtypes, shapes, metadata and the record count\n"
 	    "  head        the first N records (default 10) as a stream\n"
@@ -57,17 +68,30 @@ usage(void)
 	    "              the header's keys to DIR/" HEADER_JSON "\n"
 	    "  from-npy    arrays with the same first dimension to records, with the keys\n"
 	    "              of " HEADER_JSON " beside the first array when there is one\n"
+	    "  to-safetensors    a checkpoint's weights as a safetensors file under timm's\n"
+	    "              names, its keys in __metadata__\n"
+	    "  from-safetensors  weights of timm's ViT or of to-safetensors to a checkpoint\n"
 	    "  -n, --lines N     head: records to keep\n"
 	    "  --ragged          to-npy: write '*' fields flat with NAME.shapes.npy\n"
 	    "  --align N         from-npy: ALIGN of the stream (default 64)\n"
-	    "  --meta KEY=VALUE  from-npy: a header line KEY VALUE (repeatable)\n"
+	    "  --meta KEY=VALUE  from-npy, from-safetensors: a header line KEY VALUE\n"
+	    "                    (repeatable)\n"
 	    "  --shapes NAME=S.npy  from-npy: NAME's array is flat, S.npy [N][rank]\n"
 	    "                    its records' shapes (as to-npy --ragged writes)\n"
 	    "  --header FILE     from-npy: the keys from FILE, not the first array's\n"
 	    "                    " HEADER_JSON "\n"
 	    "  --no-header       from-npy: no " HEADER_JSON ", only --meta keys\n"
+	    "  --classes N       from-safetensors: a new head of N classes (seeded) when the\n"
+	    "                    file's has another number or none\n"
+	    "  --grid HxW        from-safetensors: the token grid of the streams; the\n"
+	    "                    position table is resampled to it (default: its own)\n"
+	    "  --heads N         from-safetensors: attention heads (default: dim / 64)\n"
+	    "  --seed N          from-safetensors: seed of a new head (default 1)\n"
+	    "  --ignore-unknown  from-safetensors: skip the tensors it has no place for\n"
+	    "  --list            from-safetensors: print what becomes of every tensor\n"
 	    "  --force           write a stream even to a terminal\n"
-	    "  --help, --version\n", progname, progname, progname, progname, progname);
+	    "  --help, --version\n", progname, progname, progname, progname, progname,
+	    progname, progname);
 	exit(0);
 }
 
@@ -83,17 +107,26 @@ parse_args(int argc, char *argv[], struct opts *o)
 		{ "force", no_argument, NULL, 'f' },
 		{ "header", required_argument, NULL, 'H' },
 		{ "no-header", no_argument, NULL, 'N' },
+		{ "classes", required_argument, NULL, 'C' },
+		{ "grid", required_argument, NULL, 'G' },
+		{ "heads", required_argument, NULL, 'E' },
+		{ "seed", required_argument, NULL, 'S' },
+		{ "ignore-unknown", no_argument, NULL, 'I' },
+		{ "list", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static const char *const cmds[] = { "info", "head", "cat", "to-npy", "from-npy" };
+	static const char *const cmds[] = { "info", "head", "cat", "to-npy", "from-npy",
+	    "to-safetensors", "from-safetensors" };
+	int64_t g[VIT_MAXAXES];
 	int ch;
 	size_t i;
 
 	memset(o, 0, sizeof *o);
 	o->lines = 10;
 	o->align = VT_ALIGN;
+	o->timm.seed = 1;
 	while ((ch = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'n':
@@ -124,13 +157,36 @@ parse_args(int argc, char *argv[], struct opts *o)
 		case 'f': o->force = 1; break;
 		case 'H': o->header = optarg; break;
 		case 'N': o->no_header = 1; break;
+		case 'C':
+			o->timm.classes = (int)cli_int("--classes", optarg, 1, 1 << 20);
+			o->set_import = 1;
+			break;
+		case 'G':
+			o->timm.ngrid = vt_parse_dims(optarg, g, VIT_MAXAXES);
+			for (int a = 0; a < o->timm.ngrid; a++)
+				if (g[a] < 1 || g[a] > 1 << 16)
+					o->timm.ngrid = -1;
+			if (o->timm.ngrid < 1)
+				usage_error("--grid: want HxW (or TxHxW), got '%s'", optarg);
+			for (int a = 0; a < o->timm.ngrid; a++)
+				o->timm.grid[a] = (int)g[a];
+			o->set_import = 1;
+			break;
+		case 'E':
+			o->timm.heads = (int)cli_int("--heads", optarg, 1, 65536);
+			o->set_import = 1;
+			break;
+		case 'S': o->timm.seed = cli_opt_seed(optarg); o->set_import = 1; break;
+		case 'I': o->timm.ignore_unknown = 1; o->set_import = 1; break;
+		case 'L': o->list = 1; o->set_import = 1; break;
 		case 'h': usage(); break;
 		case 'V': cli_version(); break;
 		default: usage_error("unknown option");
 		}
 	}
 	if (optind == argc)
-		usage_error("no subcommand (info, head, cat, to-npy, from-npy)");
+		usage_error("no subcommand (info, head, cat, to-npy, from-npy, to-safetensors, "
+		    "from-safetensors)");
 	o->cmd = argv[optind];
 	o->args = argv + optind + 1;
 	o->nargs = argc - optind - 1;
@@ -143,9 +199,14 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("-n is for head");
 	if (o->ragged && strcmp(o->cmd, "to-npy"))
 		usage_error("--ragged is for to-npy");
-	if ((o->set_align || o->nmeta || o->nshapes || o->header || o->no_header) &&
+	if ((o->set_align || o->nshapes || o->header || o->no_header) &&
 	    strcmp(o->cmd, "from-npy"))
-		usage_error("--align, --meta, --shapes, --header and --no-header are for from-npy");
+		usage_error("--align, --shapes, --header and --no-header are for from-npy");
+	if (o->nmeta && strcmp(o->cmd, "from-npy") && strcmp(o->cmd, "from-safetensors"))
+		usage_error("--meta is for from-npy and from-safetensors");
+	if (o->set_import && strcmp(o->cmd, "from-safetensors"))
+		usage_error("--classes, --grid, --heads, --seed, --ignore-unknown and --list are "
+		    "for from-safetensors");
 	if (o->header && o->no_header)
 		usage_error("--header and --no-header do not go together");
 }
@@ -538,6 +599,27 @@ cmd_to_npy(const struct opts *o)
 	close_stream(&s);
 }
 
+/* The --meta lines into out: the first KEY=... of a key replaces the lines
+ * out had of it (header.json's, the checkpoint's), the others add to it. */
+static void
+add_meta(const struct opts *o, struct vt *out)
+{
+	for (int m = 0; m < o->nmeta; m++) {
+		char *kv = strdup(o->meta[m]), *eq;
+		int first = 1;
+
+		if (!kv)
+			die("out of memory");
+		eq = strchr(kv, '=');
+		*eq = 0;
+		for (int k = 0; k < m; k++)
+			first &= strncmp(o->meta[k], kv, eq - kv) || o->meta[k][eq - kv] != '=';
+		if ((first && vt_meta_set(out, kv, NULL) < 0) || vt_meta_add(out, kv, eq + 1) < 0)
+			usage_error("--meta: %s", out->err);
+		free(kv);
+	}
+}
+
 /* Fail reading header.json at path: the message and where. */
 static void __attribute__((noreturn))
 bad_json(const char *path, struct json *j, const char *text)
@@ -836,21 +918,7 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 		out.align = hj.align;
 	if (side)
 		vt_free(&hj);
-	for (int m = 0; m < o->nmeta; m++) {
-		char *kv = strdup(o->meta[m]), *eq;
-		int first = 1;
-
-		if (!kv)
-			die("out of memory");
-		eq = strchr(kv, '=');
-		*eq = 0;
-		/* --meta KEY=... replaces header.json's KEY lines. */
-		for (int k = 0; k < m; k++)
-			first &= strncmp(o->meta[k], kv, eq - kv) || o->meta[k][eq - kv] != '=';
-		if ((first && vt_meta_set(&out, kv, NULL) < 0) || vt_meta_add(&out, kv, eq + 1) < 0)
-			usage_error("--meta: %s", out.err);
-		free(kv);
-	}
+	add_meta(o, &out);
 	out.records = nrec;
 	begin_output(&out, argc, argv, o->force);
 	for (int64_t r = 0; r < out.records; r++) {
@@ -878,6 +946,178 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 	vt_free(&out);
 }
 
+static void
+cmd_to_safetensors(const struct opts *o)
+{
+	struct vt ck;
+	struct vit *m;
+	struct st st;
+	char err[512];
+
+	if (o->nargs != 1)
+		usage_error("to-safetensors: give one checkpoint");
+	cli_binary_stdout(o->force);
+	if ((m = ckpt_load(o->args[0], &ck, 1, 0, 0, err, sizeof err)) == NULL)
+		die("%s", err);
+	st_init(&st);
+	if (timm_export(m, &ck, &st, err, sizeof err) < 0)
+		die("%s: %s", o->args[0], err);
+	if (st_write(&st, stdout, "stdout") < 0)
+		die("%s", st.err);
+	st_free(&st);
+	vit_destroy(m);
+	vt_free(&ck);
+}
+
+/* The input as a file that can be read at any offset, and its size: a
+ * pipe's bytes go to a temporary file first. */
+static FILE *
+seekable(FILE *fp, const char *name, uint64_t *size)
+{
+	struct stat st;
+	char buf[1 << 16];
+	size_t n;
+	FILE *tmp;
+
+	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode)) {
+		*size = (uint64_t)st.st_size;
+		return fp;
+	}
+	if ((tmp = tmpfile()) == NULL)
+		die_errno("a temporary file for %s", name);
+	while ((n = fread(buf, 1, sizeof buf, fp)) > 0)
+		if (fwrite(buf, 1, n, tmp) != n)
+			die_errno("a temporary file for %s", name);
+	if (ferror(fp))
+		die_errno("%s", name);
+	if (fflush(tmp) == EOF || fstat(fileno(tmp), &st) < 0)
+		die_errno("a temporary file for %s", name);
+	rewind(tmp);
+	*size = (uint64_t)st.st_size;
+	return tmp;
+}
+
+static const char *const fate_name[] = { "mapped", "skipped", "unknown", "misfit",
+    "missing" };
+
+/* --list: the model, then one line per tensor, "FATE NAME DTYPE[SHAPE]"
+ * and where it goes or why not. */
+static void
+print_plan(const struct timm_plan *p)
+{
+	const struct vit_config *c = &p->m->c;
+
+	printf("model dim %d depth %d heads %d mlp %d classes %d P %d axes %d grid ", c->dim,
+	    c->depth, c->heads, c->mlp, c->classes, c->P, c->axes);
+	for (int a = 0; a < c->axes; a++)
+		printf("%s%d", a ? "x" : "", c->grid[a]);
+	printf(" pe %s pool %s%s%s\n", c->pe, c->pool == VIT_POOL_CLS ? "cls" : "mean",
+	    c->locality ? " locality" : "", p->new_head ? " new-head" : "");
+	for (int i = 0; i < p->n; i++) {
+		const struct timm_entry *e = &p->e[i];
+
+		printf("%-8s", fate_name[e->fate]);
+		if (e->t != NULL) {
+			printf("%s %s[", e->t->name, st_dtype_name(e->t->dtype));
+			for (int k = 0; k < e->t->rank; k++)
+				printf("%s%lld", k ? "," : "", (long long)e->t->shape[k]);
+			printf("]");
+		} else
+			printf("%s", e->dst);
+		if (e->fate == TIMM_MAPPED)
+			printf(" -> %s (%s)\n", e->dst, e->why);
+		else
+			printf(": %s\n", e->why);
+	}
+}
+
+/* The entries of fates (a bit per fate) as "NAME (fate: why), ..." for a
+ * one-line message, at most 4 in full. */
+static char *
+entries(const struct timm_plan *p, int fates, int with_why)
+{
+	char *msg = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&msg, &len);
+	int n = 0;
+
+	if (m == NULL)
+		die("out of memory");
+	for (int i = 0; i < p->n; i++) {
+		const struct timm_entry *e = &p->e[i];
+		if (!(fates >> e->fate & 1))
+			continue;
+		if (n++ == 4) {
+			fprintf(m, " ...");
+			break;
+		}
+		fprintf(m, "%s%s", n > 1 ? ", " : "", e->t ? e->t->name : e->dst);
+		if (with_why)
+			fprintf(m, " (%s: %s)", fate_name[e->fate], e->why);
+	}
+	if (fclose(m) != 0)
+		die("out of memory");
+	return msg;
+}
+
+static void
+cmd_from_safetensors(const struct opts *o, int argc, char *argv[])
+{
+	struct st st;
+	struct timm_plan p;
+	struct vt out;
+	const char *name;
+	uint64_t size;
+	char err[512], *msg;
+	FILE *fp;
+
+	if (o->nargs > 1)
+		usage_error("from-safetensors: one input at most");
+	if (!o->list)
+		cli_binary_stdout(o->force);
+	fp = seekable(cli_open_in(o->nargs ? o->args[0] : NULL, &name), name, &size);
+	if (st_read_header(&st, fp, name, size) < 0)
+		die("%s", st.err);
+	if (timm_plan(&p, &st, &o->timm, err, sizeof err) < 0)
+		die("%s: %s", name, err);
+	if (o->list) {
+		print_plan(&p);
+		if (p.nbad)
+			die("%s: %d tensors cannot be mapped (above)", name, p.nbad);
+		goto done;
+	}
+	int bad = 1 << TIMM_MISFIT | 1 << TIMM_MISSING |
+	    (o->timm.ignore_unknown ? 0 : 1 << TIMM_UNKNOWN);
+	if (p.nbad)
+		die("%s: cannot map %d tensors: %s; --list shows every tensor's fate", name,
+		    p.nbad, msg = entries(&p, bad, 1));
+	/* What is left out besides a replaced head, said once. */
+	for (int i = 0; i < p.n; i++)
+		if (p.e[i].fate == TIMM_UNKNOWN || (p.e[i].fate == TIMM_SKIPPED &&
+		    strncmp(p.e[i].t->name, "head.", 5) != 0)) {
+			msg = entries(&p, 1 << TIMM_UNKNOWN | 1 << TIMM_SKIPPED, 0);
+			cli_warn("%s: left out: %s (--list says why)", name, msg);
+			free(msg);
+			break;
+		}
+	if (timm_load(&p, &st, err, sizeof err) < 0)
+		die("%s: %s", name, err);
+	add_meta(o, &p.keys);
+	vt_init(&out);
+	if (ckpt_describe(&out, p.m, &p.keys, 0, err, sizeof err) < 0)
+		die("%s: %s", name, err);
+	out.records = 1;	/* a single-record container, as vt_save writes */
+	begin_output(&out, argc, argv, o->force);
+	if (vt_write_record(&out) < 0)
+		die("%s", out.err);
+	vt_free(&out);
+done:
+	timm_plan_free(&p);
+	st_free(&st);
+	if (fp != stdin)
+		fclose(fp);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -898,8 +1138,12 @@ main(int argc, char *argv[])
 		cmd_cat(&o, argc, orig);
 	else if (strcmp(o.cmd, "to-npy") == 0)
 		cmd_to_npy(&o);
-	else
+	else if (strcmp(o.cmd, "from-npy") == 0)
 		cmd_from_npy(&o, argc, orig);
+	else if (strcmp(o.cmd, "to-safetensors") == 0)
+		cmd_to_safetensors(&o);
+	else
+		cmd_from_safetensors(&o, argc, orig);
 	free(orig);
 	cli_close_out(stdout, "stdout");
 	return 0;

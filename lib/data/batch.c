@@ -235,8 +235,7 @@ batch_free(struct batch *b)
 	memset(b, 0, sizeof *b);
 }
 
-/* Room for cap records of T tokens. */
-static int
+int
 batch_reserve(struct batch *b, int64_t T)
 {
 	if (T <= b->tcap)

@@ -63,6 +63,9 @@ int	 batch_open_model(struct batch_reader *br, struct vt *s,
 	    const struct vt *ck, int P, int A, int classes, int need_label);
 /* Make room for cap records in b (tokens grow on demand).  0 or -1. */
 int	 batch_alloc(struct batch *b, const struct batch_reader *br, int cap);
+/* Room in b for its cap records of T tokens each (x, pos and scratch
+ * grow, never shrink), to fill other than by batch_next.  0 or -1. */
+int	 batch_reserve(struct batch *b, int64_t T);
 /* Free what b holds. */
 void	 batch_free(struct batch *b);
 /* Fill b with up to max (<= b->cap) records of one token count: the number

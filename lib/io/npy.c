@@ -90,12 +90,14 @@ parse_dict(struct npy *h, const char *dict, const char *name, char *err)
 		return fail(err, name, "bad .npy header (no 'shape')");
 	h->rank = 0;
 	h->count = 1;
+	/* A Python tuple of plain decimal integers, as NumPy writes and reads
+	 * it: "()", "(3,)", "(3, 4)"; "(3)" is an int and "04" no literal. */
 	for (p++;;) {
-		while (isspace((unsigned char)*p) || *p == ',')
+		while (isspace((unsigned char)*p))
 			p++;
-		if (*p == ')')
+		if (*p == ')' && h->rank == 0)
 			break;
-		if (!isdigit((unsigned char)*p))
+		if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
 			return fail(err, name, "bad .npy header (shape)");
 		if (h->rank == NPY_MAXRANK)
 			return fail(err, name, "too many dimensions in .npy shape");
@@ -108,7 +110,18 @@ parse_dict(struct npy *h, const char *dict, const char *name, char *err)
 		if (d && h->count > INT64_MAX / d / (int64_t)h->elsize)
 			return fail(err, name, "absurd .npy shape (size overflows)");
 		h->count *= d;
-		p = end;
+		for (p = end; isspace((unsigned char)*p); p++)
+			;
+		if (*p == ',') {
+			for (p++; isspace((unsigned char)*p); p++)
+				;
+			if (*p == ')')
+				break;
+			continue;
+		}
+		if (*p != ')' || h->rank == 1)
+			return fail(err, name, "bad .npy header (shape)");
+		break;
 	}
 	return 0;
 }

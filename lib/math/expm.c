@@ -11,10 +11,14 @@
  */
 /* Fused multiply-add in the kernels; vectorize the short loops of unknown
  * trip count that -O2's cheap cost model leaves scalar. */
-#pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
+#include "arch.h"
+ARCH_CONTRACT
+ARCH_VECTORIZE
 #include "expm.h"
 
 #define REAL	double
+#define VEC	v8d
+#define HVEC	v4d
 #define VL	8
 #define THETA	2.5	/* T18 error 3e-10: R exact to float rounding */
 #define HALF	0

@@ -4,11 +4,15 @@
  * backward, needed to float precision only, whose products then run at
  * twice the lanes per instruction.
  */
-#pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
+#include "arch.h"
+ARCH_CONTRACT
+ARCH_VECTORIZE
 #include "expm.h"
 #include "expm_t18.h"
 
 #define REAL	float
+#define VEC	v16
+#define HVEC	v8
 #define VL	16
 #define THETA	EXPM_THETA_F32
 #define HALF	1

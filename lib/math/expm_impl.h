@@ -3,21 +3,24 @@
  * expm.c includes it with REAL double, expm_f32.c with REAL float (where
  * a 64-byte vector holds 16 lanes, so the same kernels do twice the work
  * per instruction).  Before including, define REAL, VL (lanes of a 64-byte
- * vector), HALF (1 when a 32-byte half vector kernel is wanted for n a
+ * vector), VEC and HVEC (arch.h's vector of VL REALs and its
+ * half), HALF (1 when a 32-byte half vector kernel is wanted for n a
  * multiple of 8 but not of VL), THETA (the scaled norm bound, expm.h) and
  * NAME(x) (the public name of x).
  */
 #include <math.h>
 #include <string.h>
 
+#include "arch.h"
 #include "expm_t18.h"
 
-typedef REAL vec __attribute__((vector_size(64), aligned(sizeof(REAL))));
-typedef REAL hvec __attribute__((vector_size(32), aligned(sizeof(REAL))));
+typedef VEC vec;		/* VL REALs: 64 bytes (arch.h) */
+typedef HVEC hvec;		/* half of one */
 
 static const REAL c18[5][5] = EXPM_T18;
 
 /* C[8][2 VL] (+)= A[8][n] B[n][2 VL], rows at stride n. */
+ARCH_TILE_FITS(8 * 2 + 2, "kern_2v");	/* the accumulators and a row of B */
 static inline void
 kern_2v(int n, const REAL *A, const REAL *B, REAL *C, int acc)
 {

@@ -14,19 +14,21 @@
  * squarings wasted): callers batch blocks of like norm.  Lanes never mix:
  * a NaN block gives NaN in its own lane alone.
  */
-#pragma GCC optimize("fp-contract=fast")
+#include "arch.h"
+ARCH_CONTRACT
 #include <math.h>
 #include <string.h>
 
 #include "expm.h"
 #include "expm_t18.h"
 
-typedef float vec __attribute__((vector_size(64), aligned(64)));
+typedef v16a vec;
 
 static const float c18[5][5] = EXPM_T18;
 
 /* C = D + A B (D NULL: zero; D may be C), blocks of n x n vectors, n a
  * multiple of 4: 4 x 4 tiles of C in registers. */
+ARCH_TILE_FITS(4 * 4 + 4 + 4, "lmul");	/* C's tile, a column of A and a row of B */
 static void
 lmul(int n, const vec *A, const vec *B, vec *C, const vec *D)
 {

@@ -44,6 +44,39 @@ pe_keys(const struct vit_config *c, struct vt *s, char *err, size_t errlen)
 }
 
 int
+ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
+    int optimizer, char *err, size_t errlen)
+{
+	for (int i = 0; extra != NULL && i < extra->nmeta; i++)
+		if (vt_meta_add(s, extra->meta[i].key, extra->meta[i].val) < 0)
+			goto fail;
+	if (vit_config_save(&m->c, s) < 0)
+		goto fail;
+	if (pe_keys(&m->c, s, err, errlen) < 0)
+		return -1;
+	for (int t = 0; t < m->ntensor; t++) {
+		const struct vit_tensor *w = &m->tensor[t];
+		if (add_floats(s, w->name, w->rank, w->shape, m->param + w->off) < 0)
+			goto fail;
+	}
+	if (optimizer) {
+		int n[1];
+		if (m->nparam > INT32_MAX) {
+			snprintf(err, errlen, "%zu parameters: too many", m->nparam);
+			return -1;
+		}
+		n[0] = (int)m->nparam;
+		if (add_floats(s, CKPT_ADAM_M, 1, n, m->adam_m) < 0 ||
+		    add_floats(s, CKPT_ADAM_V, 1, n, m->adam_v) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	snprintf(err, errlen, "%s", s->err);
+	return -1;
+}
+
+int
 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
     int optimizer, char *err, size_t errlen)
 {
@@ -51,36 +84,15 @@ ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 	int rc = -1;
 
 	vt_init(&s);
-	for (int i = 0; extra != NULL && i < extra->nmeta; i++)
-		if (vt_meta_add(&s, extra->meta[i].key, extra->meta[i].val) < 0)
-			goto fail;
-	if (vit_config_save(&m->c, &s) < 0)
-		goto fail;
-	if (pe_keys(&m->c, &s, err, errlen) < 0)
-		goto out;
-	for (int t = 0; t < m->ntensor; t++) {
-		const struct vit_tensor *w = &m->tensor[t];
-		if (add_floats(&s, w->name, w->rank, w->shape, m->param + w->off) < 0)
-			goto fail;
-	}
-	if (optimizer) {
-		int n[1];
-		if (m->nparam > INT32_MAX) {
-			snprintf(err, errlen, "%s: %zu parameters: too many", path, m->nparam);
-			goto out;
-		}
-		n[0] = (int)m->nparam;
-		if (add_floats(&s, CKPT_ADAM_M, 1, n, m->adam_m) < 0 ||
-		    add_floats(&s, CKPT_ADAM_V, 1, n, m->adam_v) < 0)
-			goto fail;
-	}
-	if (vt_save(&s, path) < 0)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	snprintf(err, errlen, "%s", s.err);
-out:
+	if (ckpt_describe(&s, m, extra, optimizer, err, errlen) < 0) {
+		/* the message names the file, as vt_save's do */
+		char why[256];
+		snprintf(why, sizeof why, "%s", err);
+		snprintf(err, errlen, "%s: %s", path, why);
+	} else if (vt_save(&s, path) < 0)
+		snprintf(err, errlen, "%s", s.err);
+	else
+		rc = 0;
 	vt_free(&s);
 	return rc;
 }

@@ -23,6 +23,11 @@
  * 0, or -1 with a message in err. */
 int	 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 	    int optimizer, char *err, size_t errlen);
+/* Describe m in the empty s as ckpt_save writes it: extra's keys, the
+ * config keys, the tensors (lent from m) and, when optimizer, the moments;
+ * for a caller that writes s itself (to stdout).  0, or -1 with err. */
+int	 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
+	    int optimizer, char *err, size_t errlen);
 /* Read the container at path into s (its keys stay there for the caller;
  * its fields are lent to the model or were read past) and build the model
  * it describes for batches up to maxB records of maxT tokens (0: its

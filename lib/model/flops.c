@@ -123,7 +123,14 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		else if (pe.block > 2)
 			f->macs[FLOPS_PE_EXP] = sets * Nrot * pe.nblock * FLOPS_EXPM_PRODUCTS * b3;
 		f->macs[FLOPS_PE_ROTATE] = L * H * 2 * Nrot * hd * pe.block;
+		if (pe.basis)	/* every set's basis, once per batch */
+			f->macs[FLOPS_PE_EXP] += sets * pe.method->basis_macs(&pe);
 	}
+	/* With a basis, in both counts: P^T on q and k, a product per head
+	 * over every row (CLS's too, and the last block's every query: the
+	 * same bits as the other blocks'). */
+	if (pe.basis)
+		f->macs[FLOPS_PE_ROTATE] += L * H * 2 * N * hd * hd;
 	if (c->locality) {
 		f->params[FLOPS_PE_LOCALITY] = L * H;
 		/* Squared distances of the N x N rows once per batch; per head

@@ -17,7 +17,18 @@
  * or liere:64; and copying the records' rows into a contiguous buffer
  * first, which made every encoding slower, rope-axial's forward by half:
  * the time goes to memory, and the copy only adds to it.)
+ *
+ * An encoding with a basis rotates by P B P^T (pe.h).  Attention reads the
+ * rotated q and k only in their dot products, where the P next to the dot
+ * cancels (P^T P = I): q' = B P^T q and k' = B P^T k give its scores
+ * exactly, CLS rows that B leaves alone included (P^T alone).  So P^T is
+ * one product per head over every row (a row q becomes q P: P^T q as a
+ * column; basis_in), then B as any encoding's; no dense R is made.  The backward makes P^T q and
+ * P^T k again by the same products (the same bits) in qkr, which the
+ * forward filled and nothing reads any more, takes B back in place in
+ * dqkr, then dq = dU P^T and dP += q^T dU (basis_out).
  */
+#include <cblas.h>
 #include <string.h>
 
 #include "nn.h"
@@ -65,13 +76,69 @@ item(const struct rot *r, int i)
 	return (struct item){ 0, r->B, t0, r->Tn - t0 < CHUNK ? r->Tn - t0 : CHUNK };
 }
 
+/* One set's basis, P[hd][hd], inside P (or dP). */
+static float *
+basis_of(const struct rot *r, const float *P, int l, int h)
+{
+	return (float *)P + (size_t)pe_set(r->pe, l, h) * r->hd * r->hd;
+}
+
+/* qkr's q (k 0) or k (k 1) columns of every row = qkv's P: P^T q, P^T k. */
+static void
+basis_in(const struct rot *r, int l, const float *qkv, float *qkr)
+{
+	int D = r->H * r->hd, hd = r->hd;
+	for (int h = 0; h < r->H; h++)
+		for (int k = 0; k < 2; k++)
+			gemm_rows(0, 0, r->B * r->T1, hd, hd, 1.0f,
+			    qkv + k * D + h * hd, 3 * D, basis_of(r, r->P, l, h), hd,
+			    0.0f, qkr + k * D + h * hd, 2 * D);
+}
+
+/* From dU = dL/d(P^T q), dL/d(P^T k) in du's rows: dqkv's q and k columns
+ * = dU P^T, dP += q^T dU + k^T dU.  The q rows are CLS's alone under qcls.
+ * A head's dP is one product over all rows; the heads of a layer run in
+ * parallel when each has its own set, else in order. */
+static void
+basis_out(const struct rot *r, int l, const float *qkv, const float *du,
+    float *dqkv)
+{
+	int D = r->H * r->hd, hd = r->hd;
+	for (int h = 0; h < r->H; h++)
+		for (int k = 0; k < 2; k++) {
+			int st = !k && r->qcls ? r->T1 : 1;
+			gemm_rows(0, 1, r->B * r->T1 / st, hd, hd, 1.0f,
+			    du + k * D + h * hd, st * 2 * D, basis_of(r, r->P, l, h), hd,
+			    0.0f, dqkv + k * D + h * hd, st * 3 * D);
+		}
+	int own = r->pe->share == PE_SHARE_NONE || r->pe->share == PE_SHARE_LAYERS;
+	int blas = openblas_get_num_threads();
+	openblas_set_num_threads(1);
+	#pragma omp parallel for if (own) schedule(dynamic, 1)
+	for (int h = 0; h < r->H; h++)
+		for (int k = 0; k < 2; k++) {
+			int st = !k && r->qcls ? r->T1 : 1;
+			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hd, hd,
+			    r->B * r->T1 / st, 1.0f, qkv + k * D + h * hd, st * 3 * D,
+			    du + k * D + h * hd, st * 2 * D, 1.0f,
+			    basis_of(r, r->dP, l, h), hd);
+		}
+	openblas_set_num_threads(blas);
+}
+
 void
 rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] */,
     float *qkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
 {
 	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
 	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
-	if (skip)	/* CLS rows: q and k as they are */
+	/* B's input: qkv's q and k, or with a basis P^T q and P^T k in qkr */
+	const float *in = r->P ? qkr : qkv;
+	int ldin = r->P ? 2 * D : 3 * D;
+	int64_t xs = (int64_t)r->T1 * ldin;
+	if (r->P)
+		basis_in(r, l, qkv, qkr);
+	else if (skip)	/* CLS rows: q and k as they are */
 		for (int b = 0; b < r->B; b++)
 			for (int h = 0; h < r->H; h++) {
 				size_t o3 = (size_t)b * s3 + h * hd, o2 = (size_t)b * s2 + h * hd;
@@ -86,12 +153,12 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 			const float *Rs = rot_rows(r, R, pe_set(r->pe, l, h), it.b0) +
 			    (size_t)it.t0 * r->pe->rsize;
 			size_t row = (size_t)it.b0 * r->T1 + skip + it.t0;
-			const float *src = qkv + row * 3 * D + h * hd;
+			const float *src = in + row * ldin + h * hd;
 			float *dst = qkr + row * 2 * D + h * hd;
 			if (nq)
-				pe_apply_batch(r->pe, it.nimg, nq, Rs, src, s3, 3 * D,
+				pe_apply_batch(r->pe, it.nimg, nq, Rs, src, xs, ldin,
 				    dst, s2, 2 * D);
-			pe_apply_batch(r->pe, it.nimg, it.n, Rs, src + D, s3, 3 * D,
+			pe_apply_batch(r->pe, it.nimg, it.n, Rs, src + D, xs, ldin,
 			    dst + D, s2, 2 * D);
 		}
 	}
@@ -100,11 +167,20 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 void
 rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] */,
     float *dR /* [nset][Tr][rsize] += */, float *dqkv /* [B][T1][3D] */,
-    const float *dqkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
+    float *dqkr /* [B][T1][2D] */, float *qkr /* [B][T1][2D] */,
+    const float *qkv /* [B][T1][3D] */)
 {
 	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
 	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
-	if (skip)
+	/* B's input and where its gradient goes: qkv and dqkv, or with a
+	 * basis P^T q, P^T k made again in qkr and their gradient in dqkr */
+	const float *in = r->P ? qkr : qkv;
+	float *out = r->P ? dqkr : dqkv;
+	int ldin = r->P ? 2 * D : 3 * D;
+	int64_t xs = (int64_t)r->T1 * ldin;
+	if (r->P)
+		basis_in(r, l, qkv, qkr);
+	else if (skip)
 		for (int b = 0; b < r->B; b++)
 			for (int h = 0; h < r->H; h++) {
 				size_t o3 = (size_t)b * s3 + h * hd, o2 = (size_t)b * s2 + h * hd;
@@ -123,14 +199,16 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
 			const float *Rs = rot_rows(r, R, s, it.b0) + ro;
 			float *dRs = rot_rows(r, dR, s, it.b0) + ro;
 			size_t row = (size_t)it.b0 * r->T1 + skip + it.t0;
-			const float *x = qkv + row * 3 * D + h * hd;
+			const float *x = in + row * ldin + h * hd;
 			const float *dy = dqkr + row * 2 * D + h * hd;
-			float *dx = dqkv + row * 3 * D + h * hd;
+			float *dx = out + row * ldin + h * hd;
 			if (nq)
-				pe_apply_batch_backward(r->pe, it.nimg, nq, Rs, x, s3,
-				    3 * D, dy, s2, 2 * D, dx, s3, 3 * D, dRs);
-			pe_apply_batch_backward(r->pe, it.nimg, it.n, Rs, x + D, s3,
-			    3 * D, dy + D, s2, 2 * D, dx + D, s3, 3 * D, dRs);
+				pe_apply_batch_backward(r->pe, it.nimg, nq, Rs, x, xs,
+				    ldin, dy, s2, 2 * D, dx, xs, ldin, dRs);
+			pe_apply_batch_backward(r->pe, it.nimg, it.n, Rs, x + D, xs,
+			    ldin, dy + D, s2, 2 * D, dx + D, xs, ldin, dRs);
 		}
 	}
+	if (r->P)
+		basis_out(r, l, qkv, dqkr, dqkv);
 }

@@ -51,13 +51,15 @@ struct vit_state {
 	int	 rotary;	/* 1: q, k rotated by R */
 	struct pe_work pwork;
 	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */
+	float	*basis, *dbasis;	/* [nset][hd][hd] bases (pe.basis), their
+				   gradient */
 	float	*posr;		/* [Tr][A] this forward's positions */
 	int	 Tn;		/* rotated rows per record: T (+1 with CLS) */
 	int	 Tr;		/* rows of R per set: Tn, or B * Tn per record */
 	int	 rot_per_record;
 	/* R was made from keypar and keypos (keyTr rows) when rot_ok; a
-	 * forward with the same ones reuses it.  dR_pending: dR holds the
-	 * backwards' sums for R not yet taken to the generators
+	 * forward with the same ones reuses it.  dR_pending: dR (and dbasis)
+	 * hold the backwards' sums for R not yet taken to the generators
 	 * (vit_defer_rotation_grad). */
 	float	*keypar;	/* [pe.nparam] */
 	float	*keypos;	/* [Tr][A] */
@@ -378,6 +380,9 @@ activations(struct vit *m, char *block)
 		    Tr * s->pe.rsize;
 		s->R = carve(&cur, nr, &tot);
 		s->dR = carve_if(train, &cur, nr, &tot);
+		size_t np = s->pe.basis ? (size_t)s->pe.nset * (D / H) * (D / H) : 0;
+		s->basis = carve_if(np > 0, &cur, np, &tot);
+		s->dbasis = carve_if(np > 0 && train, &cur, np, &tot);
 		s->posr = carve(&cur, Tr * c->axes, &tot);
 		s->keypos = carve(&cur, Tr * c->axes, &tot);
 		s->keypar = carve(&cur, s->pe.nparam, &tot);
@@ -617,8 +622,10 @@ distances(const struct vit_config *c, float *d2 /* [T1][T1] */,
 			const float *pn = n ? pos + (size_t)(n - 1) * A : c->cls_pos;
 			float s = 0;
 			if ((m && n) || c->cls_rotate)
-				for (int a = 0; a < A; a++)
-					s += (pm[a] - pn[a]) * (pm[a] - pn[a]);
+				for (int a = 0; a < A; a++) {
+					float d = (pm[a] - pn[a]) * c->pos_scale[a];
+					s += d * d;
+				}
 			d2[(size_t)m * T1 + n] = s;
 		}
 }
@@ -646,6 +653,7 @@ struct drop {
 	float	*mask;		/* [Nq][len / Tq] or NULL when p is 0 */
 	float	 p;
 	uint64_t seed, site;
+	int	 first;		/* index of row 0's record (first_record) */
 };
 
 static void
@@ -655,7 +663,7 @@ drop_rows(const struct drop *d, float *y, int r0, int n, int Tq, int width)
 		return;
 	size_t o = (size_t)r0 * width;
 	dropout_forward(y + o, d->mask + o, y + o, d->p, n / Tq,
-	    (size_t)Tq * width, d->seed, d->site, r0 / Tq);
+	    (size_t)Tq * width, d->seed, d->site, d->first + r0 / Tq);
 }
 
 /* Epilogue of the attention projection and of fc2: out = in + drop(y),
@@ -758,7 +766,8 @@ rot_shape(const struct vit *m)
 	const struct vit_state *s = m->st;
 	return (struct rot){ .pe = &s->pe, .B = s->B, .T1 = s->T + 1,
 	    .H = m->c.heads, .hd = m->c.dim / m->c.heads, .Tn = s->Tn,
-	    .Tr = s->Tr, .per_record = s->rot_per_record };
+	    .Tr = s->Tr, .per_record = s->rot_per_record, .P = s->basis,
+	    .dP = s->dbasis };
 }
 
 /* dparams += what a deferred dR gives, through the R that keypar and
@@ -772,7 +781,25 @@ rotation_grad(struct vit *m)
 		return;
 	pe_rotations_backward(&s->pe, &s->pwork, s->keypar, s->keyTr, s->keypos,
 	    s->R, s->dR, GRAD(m, s->pe_params));
+	if (s->pe.basis)
+		pe_bases_backward(&s->pe, &s->pwork, s->keypar, s->dbasis,
+		    GRAD(m, s->pe_params));
 	s->dR_pending = 0;
+}
+
+/* n rows of A positions in place as the encoding sees them:
+ * pos_scale * p + pos_shift (the identity is left alone, bit for bit). */
+static void
+map_positions(const struct vit_config *c, float *p, size_t n)
+{
+	int A = c->axes, same = 1;
+
+	for (int a = 0; a < A; a++)
+		same &= c->pos_scale[a] == 1 && c->pos_shift[a] == 0;
+	for (size_t t = 0; t < n && !same; t++)
+		for (int a = 0; a < A; a++)
+			p[t * A + a] = (float)((double)c->pos_scale[a] * p[t * A + a] +
+			    c->pos_shift[a]);
 }
 
 /* The rotations of every set for this batch's positions: once for all
@@ -794,6 +821,7 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
 		    sizeof(float) * T * A);
 	}
+	map_positions(c, s->posr, s->Tr);
 	/* R[set][t] depends on t's position and the parameters alone */
 	size_t npos = sizeof(float) * s->Tr * A, npar = sizeof(float) * s->pe.nparam;
 	if (s->rot_ok && s->keyTr == s->Tr && memcmp(s->keypos, s->posr, npos) == 0 &&
@@ -801,6 +829,8 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 		return;
 	rotation_grad(m);	/* a deferred dR belongs to the R about to go */
 	pe_rotations(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R);
+	if (s->pe.basis)
+		pe_bases(&s->pe, &s->pwork, s->pe_params, s->basis);
 	memcpy(s->keypos, s->posr, npos);
 	if (npar > 0)
 		memcpy(s->keypar, s->pe_params, npar);
@@ -867,7 +897,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	if (table)
 		posemb_forward(s->h0, s->pe.table == PE_TABLE_LEARNED ? s->posemb : s->sincos,
 		    s->pidx, s->pw, B, T, s->K, D);
-	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0, 0);
+	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0,
+	    m->first_record);
 
 	if (s->rotary)
 		rotations(m, pos, B, T, shared);
@@ -905,21 +936,21 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    L->logsig);
 		/* h1 = hin + drop(proj(att)); ln2 = LN(h1) */
 		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
-		    1 + 3 * l }, .in = hin, .Tin = T1, .out = a->h1, .Tq = Tq,
-		    .D = D, .ln = a->ln2, .lnm = a->ln2m, .lnr = a->ln2r,
-		    .g = L->ln2g, .b = L->ln2b };
+		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,
+		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
+		    .lnr = a->ln2r, .g = L->ln2g, .b = L->ln2b };
 		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
 		    rec_chunk(Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
-		    2 + 3 * l }, .Tq = Tq, .M = M };
+		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
 		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
 		    rec_chunk(Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
 		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
-		    3 + 3 * l }, .in = a->h1, .Tin = Tq, .out = hout, .Tq = Tq,
-		    .D = D };
+		    3 + 3 * l, m->first_record }, .in = a->h1, .Tin = Tq,
+		    .out = hout, .Tq = Tq, .D = D };
 		if (l + 1 < c->depth) {
 			const struct layer *L1 = &s->L[l + 1];
 			struct lact *a1 = &s->A[l + 1];
@@ -1094,8 +1125,11 @@ vit_backward(struct vit *m)
 
 	struct attn at = attn_shape(m);
 	struct rot rt = rot_shape(m);
-	if (s->rotary && !s->dR_pending)
+	if (s->rotary && !s->dR_pending) {
 		memset(s->dR, 0, sizeof(float) * s->pe.nset * s->Tr * s->pe.rsize);
+		if (s->pe.basis)
+			memset(s->dbasis, 0, sizeof(float) * s->pe.nset * rt.hd * rt.hd);
+	}
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
@@ -1144,10 +1178,13 @@ vit_backward(struct vit *m)
 			}
 		}
 		if (s->rotary)
-			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkv);
+			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkr,
+			    a->qkv);
 		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
+		if (m->grad_ready != NULL)
+			m->grad_ready(m->grad_arg, l);
 	}
 
 	if (s->rotary) {

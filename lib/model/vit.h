@@ -16,6 +16,8 @@
  * focusing multiplies the softmax weights by exp(-|p_m - p_n|^2/(2 s^2))
  * with one learnable s per layer and head (RiemannFormer eq. 22, no
  * renormalization); pairs involving an unpositioned CLS get factor 1.
+ * Both see positions through the config's map, pos_scale p + pos_shift
+ * per axis (vit-train: the stream's convention into the encoding's own).
  *
  * LayerNorm eps is 1e-6 (timm/DeiT).  The locality sigma is learned as
  * log sigma.  Under CLS pooling the last block computes attention, MLP and
@@ -69,6 +71,10 @@ struct vit_config {
 	int	 pos_per_record;	/* 1: records of a batch may have different
 					   positions (augmented): rotations are kept
 					   for every record (memory: maxB times) */
+	float	 pos_scale[VIT_MAXAXES];	/* [A]: the positions the encoding and */
+	float	 pos_shift[VIT_MAXAXES];	/* locality see, scale * pos + shift
+					   (CLS's too; vit-train's --positions);
+					   1 and 0: as given */
 };
 
 struct vit_tensor {
@@ -94,13 +100,24 @@ struct vit {
 	struct vit_tensor *tensor;	/* [ntensor] in arena order */
 	int	 maxB, maxT;		/* capacity: batch, patch tokens (no CLS) */
 	int64_t	 rotations_made;	/* forwards that computed R (not reused) */
+	/* A batch that is one process's share of a larger one (data-parallel
+	 * training, lib/model/dist.h): the index there of its first record,
+	 * by which each record draws its dropout masks as in the whole (0:
+	 * the batch is whole). */
+	int	 first_record;
+	/* NULL, or called by vit_backward as soon as the gradient of block l
+	 * is complete (the last block's with the final norm's and the
+	 * head's), l = depth - 1 down to 0: a data-parallel trainer sends it
+	 * while the blocks below run. */
+	void	(*grad_ready)(void *arg, int l);
+	void	*grad_arg;
 	char	 err[256];		/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };
 
 /* Fill c with defaults: tiny preset, P 48, 2 axes, 10 classes, pool cls,
  * pe "none", share none, no dropout, no locality, sigma 1, grid 8x8 (one
- * per axis), CLS unrotated at 0. */
+ * per axis), CLS unrotated at 0, positions as given (scale 1, shift 0). */
 void	 vit_config_init(struct vit_config *c);
 /* Set dim/depth/heads/mlp from a preset: tiny small base large cifar.
  * 0, or -1 for an unknown name. */

@@ -2,6 +2,7 @@
  * vitconfig.c - ViT configuration: defaults, paper presets, validation and
  * its round trip through container header keys (checkpoints).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,10 @@ vit_config_init(struct vit_config *c)
 	snprintf(c->pe, sizeof c->pe, "none");
 	c->share = PE_SHARE_NONE;
 	c->sigma = 1.0f;
-	for (int a = 0; a < VIT_MAXAXES; a++)
+	for (int a = 0; a < VIT_MAXAXES; a++) {
 		c->grid[a] = 8;
+		c->pos_scale[a] = 1;
+	}
 }
 
 int
@@ -69,6 +72,11 @@ vit_config_check(const struct vit_config *c, char *err, size_t errlen)
 		BAD("dropout must be in [0, 1)");
 	if (c->locality && !(c->sigma > 0))
 		BAD("locality sigma must be positive");
+	for (int a = 0; a < c->axes; a++)
+		if (!isfinite(c->pos_scale[a]) || c->pos_scale[a] == 0 ||
+		    !isfinite(c->pos_shift[a]))
+			BAD("position map of axis %d: scale %g shift %g", a,
+			    c->pos_scale[a], c->pos_shift[a]);
 	long g = 1;
 	for (int a = 0; a < c->axes; a++) {
 		if (c->grid[a] < 1 || c->grid[a] > 1 << 16)
@@ -127,6 +135,8 @@ static const struct key {
 	{ "VIT_CLS_ROTATE", KINT, offsetof(struct vit_config, cls_rotate), 0 },
 	{ "VIT_CLS_POS", KFLOATS, offsetof(struct vit_config, cls_pos), 0 },
 	{ "VIT_POS_PER_RECORD", KINT, offsetof(struct vit_config, pos_per_record), 1 },
+	{ "VIT_POS_SCALE", KFLOATS, offsetof(struct vit_config, pos_scale), 1 },
+	{ "VIT_POS_SHIFT", KFLOATS, offsetof(struct vit_config, pos_shift), 1 },
 };
 
 int

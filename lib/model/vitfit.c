@@ -29,6 +29,9 @@ vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 		memcpy(new->adam_m, old->adam_m, bytes);
 		memcpy(new->adam_v, old->adam_v, bytes);
 	}
+	new->first_record = old->first_record;
+	new->grad_ready = old->grad_ready;
+	new->grad_arg = old->grad_arg;
 	vit_destroy(old);
 	*m = new;
 	return 0;
@@ -52,4 +55,13 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
 	    "not a grid the model's position table can take", (long long)b->first + 1, b->T);
 	return -1;
+}
+
+void
+vit_scale_grad(struct vit *m, float s)
+{
+	vit_grad_complete(m);
+	#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < m->nparam; i++)
+		m->grad[i] *= s;
 }

@@ -1,7 +1,8 @@
 /*
  * vitfit.h - make a model ready for a batch: room for its records and
  * tokens (multi-resolution streams, a validation stream of another grid
- * size) and the token grid its positions describe (vit_set_grid).
+ * size) and the token grid its positions describe (vit_set_grid); and
+ * the gradient's scale between the micro-batches of a step.
  */
 #ifndef VITFIT_H
 #define VITFIT_H
@@ -23,5 +24,7 @@ int	 vit_reserve(struct vit **m, int B, int T, int varied, char *err,
  * suits every encoding; a position table (abs, sincos) then takes the
  * training grid, which must hold the batch's tokens.  0, or -1 with err. */
 int	 vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen);
+/* m->grad *= s, a deferred rotation share included. */
+void	 vit_scale_grad(struct vit *m, float s);
 
 #endif

@@ -184,14 +184,19 @@ struct rot {
 				   block under CLS pooling): the others are not
 				   rotated, and their gradient in dqkv is left
 				   to the caller (zero) */
+	const float *P;		/* [nset][hd][hd] bases (pe->basis, pe_bases), */
+	float	*dP;		/* their gradient (+=), or NULL */
 };
-/* qkr = rotated q, k of qkv for layer l. */
+/* qkr = rotated q, k of qkv for layer l; with a basis B P^T q and B P^T k,
+ * CLS rows unrotated by B too: what attention's dot products read of
+ * P B P^T q and P B P^T k. */
 void	 rotary_forward(const struct rot *r, int l, const float *R, float *qkr,
 	    const float *qkv);
 /* q, k columns of dqkv = R^T dqkr; dR += dqkr (q, k)^T, with each row of
  * dR summed by one thread in record order (the same bits for any thread
- * count). */
+ * count); with a basis also dP (heads that share a set add in head
+ * order), and dqkr and qkr (rotary_forward's) are overwritten. */
 void	 rotary_backward(const struct rot *r, int l, const float *R, float *dR,
-	    float *dqkv, const float *dqkr, const float *qkv);
+	    float *dqkv, float *dqkr, float *qkr, const float *qkv);
 
 #endif

@@ -1,6 +1,8 @@
 /* comrope_ap.c - ComRoPE-AP (Yu et al. 2025): block j driven by axis
- * j mod axes alone, U[nblock][b(b-1)/2]; in closed form (pe_comrope.c). */
+ * j mod axes alone, U[nblock][b(b-1)/2], at first as the official code
+ * draws them (pe_fill_comrope); in closed form (pe_comrope.c). */
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 static int64_t
@@ -12,7 +14,7 @@ set_params(const struct pe *pe)
 static void
 init(const struct pe *pe, const struct pe_init *ini, struct rng *r, float *p)
 {
-	pe_fill(ini, r, p, set_params(pe));
+	pe_fill_comrope(ini, r, p, set_params(pe));
 }
 
 static void
@@ -43,6 +45,7 @@ angle_macs(const struct pe *pe)
 const struct pe_method pe_comrope_ap = {
 	.name = "comrope-ap", .synopsis = "comrope-ap:B", .flops_all = "comrope-ap:8",
 	.flags = PEM_BLOCK | PEM_SCALED | PEM_COMMUTES,
+	.conv = PE_CONV_CENTRE,	/* model.py get_positions: (i + 0.5) / n */
 	.set_params = set_params, .init = init, .generator = generator,
 	.backward = backward, .angle_macs = angle_macs,
 };

@@ -1,8 +1,13 @@
 /* comrope_ld.c - ComRoPE-LD (Yu et al. 2025): A_i block j = scale[i][j]
- * U_j, U[nblock][b(b-1)/2] then scale[axes][nblock], the scales 1 at
- * first; in closed form (pe_comrope.c). */
+ * U_j, U[nblock][b(b-1)/2] then scale[axes][nblock], at first as the
+ * official code draws them: U by pe_fill_comrope, the scales normal(0, 1)
+ * (other inits: 1, or as ini->multipliers says); option tied shares a
+ * layer's scales among its heads (pe_tied), as the official code's one
+ * multiplier tensor per attention layer; in closed form (pe_comrope.c). */
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
+#include "rng.h"
 
 static int64_t
 set_params(const struct pe *pe)
@@ -14,10 +19,12 @@ static void
 init(const struct pe *pe, const struct pe_init *ini, struct rng *r, float *p)
 {
 	int64_t n = pe->nblock * tri(pe->block);
+	int normal = ini->multipliers == PE_MULT_NORMAL ||
+	    (ini->multipliers == PE_MULT_DEFAULT && ini->kind == PE_INIT_DEFAULT);
 
-	pe_fill(ini, r, p, n);
+	pe_fill_comrope(ini, r, p, n);
 	for (int64_t i = 0; i < (int64_t)pe->axes * pe->nblock; i++)
-		p[n + i] = 1;
+		p[n + i] = normal ? (float)rng_normal(r) : 1;
 }
 
 static void
@@ -54,8 +61,9 @@ angle_macs(const struct pe *pe)
 }
 
 const struct pe_method pe_comrope_ld = {
-	.name = "comrope-ld", .synopsis = "comrope-ld:B", .flops_all = "comrope-ld:8",
+	.name = "comrope-ld", .synopsis = "comrope-ld:B[,tied]", .flops_all = "comrope-ld:8",
 	.flags = PEM_BLOCK | PEM_SCALED | PEM_SCALES | PEM_COMMUTES,
+	.conv = PE_CONV_CENTRE,	/* model.py get_positions: (i + 0.5) / n */
 	.set_params = set_params, .init = init, .generator = generator,
 	.backward = backward, .angle_macs = angle_macs,
 };

@@ -2,6 +2,7 @@
  * block, U[axes][nblock][b(b-1)/2], uniform in [0, 2 pi) (the LieRE
  * reference README); one full block without a subscript. */
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 void
@@ -26,5 +27,6 @@ const struct pe_method pe_liere = {
 	.name = "liere", .synopsis = "liere:B", .flops_all = "liere:8,liere:64",
 	/* commuting only with 2 x 2 blocks (or a single axis) */
 	.flags = PEM_BLOCK | PEM_BLOCK_FULL | PEM_COMMUTES_2X2,
+	.conv = PE_CONV_LINSPACE,	/* the reference code's linspace(0, n/n0, n) */
 	.set_params = set_params, .init = init, .generator = pe_free_generator,
 };

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 /* The axis that drives pair j: its section's. */
@@ -41,5 +42,6 @@ generator(const struct pe *pe, const float *par, int i, int j, double *g)
 const struct pe_method pe_mrope = {
 	.name = "mrope", .synopsis = "mrope[,theta=T]", .flops_all = "mrope",
 	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
+	.conv = PE_CONV_INTEGER,	/* Qwen2-VL's position ids */
 	.generator = generator,
 };

@@ -95,7 +95,7 @@ parse_pos(const char *s, double *v)
 	return *s && !*end && !errno && *v > 0 && *v < 1e300 ? 0 : -1;
 }
 
-/* Options after the name: theta=, alpha=, reflect. */
+/* Options after the name: theta=, alpha=, reflect, tied. */
 static int
 parse_options(struct pe *pe, char *opt)
 {
@@ -117,6 +117,8 @@ parse_options(struct pe *pe, char *opt)
 				return fail(pe, "alpha=%s: want a positive number", val);
 		} else if (strcmp(o, "reflect") == 0 && !val && (flags & PEM_ALPHA)) {
 			pe->reflect = 1;
+		} else if (strcmp(o, "tied") == 0 && !val && (flags & PEM_SCALES)) {
+			pe->tied = 1;
 		} else {
 			return fail(pe, "option '%s%s%s' does not apply to %s",
 			    o, val ? "=" : "", val ? val : "", pe->method->name);
@@ -158,7 +160,9 @@ canonical(struct pe *pe)
 	if ((flags & PEM_ALPHA) && pe->alpha != 0.1)
 		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",alpha=%.17g", pe->alpha);
 	if (pe->reflect)
-		snprintf(pe->spec + n, sizeof pe->spec - n, ",reflect");
+		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",reflect");
+	if (pe->tied)
+		snprintf(pe->spec + n, sizeof pe->spec - n, ",tied");
 }
 
 int
@@ -238,6 +242,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	pe->orthogonal = !(flags & PEM_NOT_ORTHOGONAL);
 	pe->commutes = flags & PEM_COMMUTES_2X2 ? b == 2 || axes == 1 :
 	    (flags & PEM_COMMUTES) != 0;
+	pe->basis = pe->method->basis != NULL;
 	canonical(pe);
 	return 0;
 }
@@ -250,6 +255,25 @@ pe_set(const struct pe *pe, int layer, int head)
 	case PE_SHARE_LAYERS:	return head;
 	case PE_SHARE_ALL:	return 0;
 	default:		return layer * pe->heads + head;
+	}
+}
+
+int64_t
+pe_tied(const struct pe *pe, int64_t *off)
+{
+	*off = pe->nblock * tri(pe->block);	/* PEM_SCALES: after the U */
+	return pe->tied ? (int64_t)pe->axes * pe->nblock : 0;
+}
+
+int
+pe_tie_first(const struct pe *pe, int set)
+{
+	if (!pe->tied)
+		return set;
+	switch (pe->share) {
+	case PE_SHARE_NONE:	return set / pe->heads * pe->heads;
+	case PE_SHARE_HEADS:	return set;	/* a set per layer already */
+	default:		return 0;	/* a set's heads span every layer */
 	}
 }
 

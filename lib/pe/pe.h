@@ -72,9 +72,15 @@ enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
  *   rope-mixed    U[axes][head_dim/2][1]    = liere:2, other init
  *   comrope-ap:b  U[nb][k]                  block j belongs to axis j % axes
  *   comrope-ld:b  U[nb][k], then scale[axes][nb]: A_i block j = scale[i][j] U_j
+ *                 (option tied: each set keeps a copy of the scales its
+ *                 layer's sets share, pe_tied)
  *   riemann       angle[head_dim/2], then w: pair j turns by p_g angle[j]
  *                 (g = pe_pair_axis), scale s^(sum_i p_i / 2),
  *                 s = e^w / (e^w + alpha)
+ *   string        U[axes][head_dim/2][1] as rope-mixed, then S[d(d-1)/2]
+ *                 (d = head_dim): R = P B P^T, B rope-mixed's rotation,
+ *                 P = (I - S)(I + S)^-1 with S = S_up - S_up^T
+ *   rope-nd       A[d(d-1)/2]: R = Q B Q^T, B rope-axial's, Q = exp(A)
  *
  * Pair groups (rope-axial, riemann): the head_dim/2 pairs are cut into
  * axes contiguous groups; group 0 is driven by the last axis (x), group 1
@@ -95,11 +101,15 @@ struct pe {
 	double	 theta;		/* rope-axial base (option theta=, default 100) */
 	double	 alpha;		/* riemann alpha (option alpha=, default 0.1) */
 	int	 reflect;	/* riemann with reflection pairs (option reflect) */
+	int	 tied;		/* comrope-ld's scales shared by a layer's sets
+				   (option tied, as the official code) */
 	int	 table;		/* enum pe_table */
 	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
 	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
 	int	 orthogonal;	/* R^T R = I (all but riemann) */
 	int	 commutes;	/* generators commute: R(x)^T R(y) = R(y - x) */
+	int	 basis;		/* R = P B(x) P^T with a basis P per set (pe_bases);
+				   pe_rotations makes B */
 	char	 spec[96];	/* canonical spec: "liere:8", "rope-axial,theta=100" */
 	char	 err[256];
 };
@@ -125,6 +135,14 @@ const char *pe_share_name(int share);
 int	 pe_share_parse(const char *name);
 /* The generator set that layer l, head h use: 0 .. nset-1. */
 int	 pe_set(const struct pe *pe, int layer, int head);
+/* Tied parameters (comrope-ld,tied): the floats [*off, *off + n) of every
+ * set, n returned (0: none), hold one value per group of sets that share
+ * a layer: every set of a layer without sharing, all sets with --share
+ * layers.  Each set keeps a copy, equal in all of its group; the gradient
+ * of each copy is the group's sum, so an optimizer keeps them equal. */
+int64_t	 pe_tied(const struct pe *pe, int64_t *off);
+/* The first set of set's group of tied parameters (set itself when none). */
+int	 pe_tie_first(const struct pe *pe, int set);
 /* Group of pair j (0 .. axes-1): the head_dim/2 pairs cut into axes
  * contiguous groups, sizes as equal as they can be. */
 int	 pe_pair_group(const struct pe *pe, int pair);
@@ -142,16 +160,27 @@ enum pe_init_kind {
 	PE_INIT_NORMAL,		/* every entry normal(0, std) */
 	PE_INIT_ZEROS		/* generators 0 (R = I): ComRoPE fine-tuning */
 };
+/* comrope-ld's scales (multipliers). */
+enum pe_mult {
+	PE_MULT_DEFAULT,	/* the init's: normal(0, 1) for PE_INIT_DEFAULT, else 1 */
+	PE_MULT_ONES,		/* 1 */
+	PE_MULT_NORMAL		/* normal(0, 1), the official code's */
+};
 struct pe_init {
 	int	 kind;		/* enum pe_init_kind */
 	double	 scale;		/* UNIFORM: upper end (default 2 pi) */
 	double	 std;		/* NORMAL: standard deviation */
 	double	 theta;		/* rope-mixed/riemann frequency base; 0: the
 				   method's (10 for rope-mixed, pe->theta) */
+	int	 multipliers;	/* enum pe_mult: comrope-ld only */
 	uint64_t seed;
 };
-/* Seeded initialisation of params[nparam].  Defaults: liere and comrope U
- * uniform in [0, 2 pi) (LieRE reference README), comrope-ld scales 1;
+/* Seeded initialisation of params[nparam].  Defaults: liere U uniform in
+ * [0, 2 pi) (LieRE reference README); comrope U the upper entries of
+ * P - P^T for P of normal(0, 1) entries, and comrope-ld scales normal(0,
+ * 1) (the official code, Longin-Yu/ComRoPE; UNIFORM, NORMAL and ZEROS
+ * leave the scales 1 unless ini->multipliers says otherwise), tied scales
+ * those of their group's first set;
  * rope-mixed per Heo et al.: pair k of a group has magnitude
  * theta^(-k / group size), theta = 10, group g along direction u_g of a
  * random orthonormal frame per set (2D: a random angle and its
@@ -176,6 +205,7 @@ struct pe_work {
 	double	*dgen;		/* [nset][axes][nblock][b(b-1)/2]: their gradient
 				   (upper-triangle form) */
 	struct rays *rays;	/* tokens grouped by exact multiples (rays.h) */
+	float	*tied;		/* [nset][pe_tied]: the backward's copy of dparams' */
 	int	 f32;		/* 0 (pe_work_init's): pe_rotations works in
 				   double, R exact to float rounding; 1: blocks
 				   of a multiple of 16 in float, like float32
@@ -210,6 +240,29 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
  * (no scale); none, zeros, abs, sincos: zeros. */
 void	 pe_generators(const struct pe *pe,
 	    const float *params /* [set_params] */, double *G);
+/*
+ * An encoding with a basis (pe->basis) rotates by R(p) = P B(p) P^T: B(p)
+ * is what pe_rotations makes (its blocks, rsize floats a token) and P an
+ * orthogonal [head_dim][head_dim] matrix per set, made from the parameters
+ * once a step.  Where only dot products of rotated rows are read, as in
+ * attention, (R(x) q)^T R(y) k = (B(x) P^T q)^T B(y) P^T k: P^T then B
+ * applied to q and k gives the same scores, and no dense R is made.
+ */
+/* P[nset][head_dim][head_dim] of every set, float (made in double); these
+ * three for an encoding with a basis alone. */
+void	 pe_bases(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, float *P);
+/* dparams += dL/dparams through the bases given dP = dL/dP
+ * [nset][head_dim][head_dim], in double; deterministic. */
+void	 pe_bases_backward(const struct pe *pe, struct pe_work *w,
+	    const float *params /* [nparam] */, const float *dP,
+	    float *dparams /* [nparam], accumulated */);
+/* The dense rotations R[set][t] = P[set] B[set][t] P[set]^T,
+ * [nset][T][head_dim][head_dim], from pe_rotations' B and pe_bases' P
+ * (rotgen, tests). */
+void	 pe_compose(const struct pe *pe, struct pe_work *w, int T,
+	    const float *P, const float *B /* [nset][T][rsize] */, float *R);
+
 /* One set's rotations inside R from pe_rotations: [T][rsize]. */
 static inline float *
 pe_R(const struct pe *pe, float *R, int set, int T)

@@ -35,24 +35,19 @@
  * dR[t] over the images in order (each element's partial sum is stored
  * and reloaded exactly between groups of images).
  */
-#pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
+#include "arch.h"
+ARCH_CONTRACT
+ARCH_VECTORIZE
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
-#ifdef __AVX512F__
-#include <immintrin.h>
-#define STREAMS	1	/* 64-byte streaming stores */
-#else
-#define STREAMS	0
-#endif
 
 #include "pe.h"
 #include "pe_impl.h"
 
 #define KMAX	64	/* widest block of the register kernels */
-#define QTMAX	4096	/* floats of transposed R held at a time (16 KB) */
-#define AHEAD	2	/* tiles between a tile and the one it prefetches */
+#define QTMAX	ARCH_L1_FLOATS	/* floats of transposed R held at a time */
 #define STAGE	128	/* widest head whose rows blocks of 8 gather to stream */
 
 #define LD(p)		(*(const v16 *)(p))
@@ -63,7 +58,7 @@
 /*
  * Prefetch.  The kernels call ahead_step often (per k, per image); every
  * so many calls it fetches a line of each array of the rows that a tile
- * of images AHEAD tiles later will read or write, spread evenly over the
+ * of images ARCH_AHEAD_TILES later will read or write, spread evenly over the
  * calls that the current tile makes: a burst of fetches would wait on
  * the core's few line fill buffers, stalling the arithmetic, and then
  * leave memory idle for the rest of the tile.
@@ -116,9 +111,9 @@ ahead_step(struct ahead *a)
 	if (a->rline < a->rlines && (a->racc += a->rlines) >= a->rcalls) {
 		a->racc -= a->rcalls;
 		if (a->r)
-			__builtin_prefetch(a->r + a->rline * 16, 0, 3);
+			arch_prefetch(a->r + a->rline * 16, 0);
 		if (a->dr)
-			__builtin_prefetch(a->dr + a->rline * 16, 1, 3);
+			arch_prefetch(a->dr + a->rline * 16, 1);
 		a->rline++;
 	}
 	if (a->img >= a->n || (a->acc += a->n * a->lines) < a->calls)
@@ -128,9 +123,9 @@ ahead_step(struct ahead *a)
 	for (int j = 0; j < a->na; j++) {
 		const float *p = a->p[j] + a->o[j] + a->img * a->s[j] + a->line * 16;
 		if (a->w[j])
-			__builtin_prefetch(p, 1, 3);
+			arch_prefetch(p, 1);
 		else
-			__builtin_prefetch(p, 0, 3);
+			arch_prefetch(p, 0);
 	}
 	if (++a->line == a->lines) {
 		a->line = 0;
@@ -139,8 +134,11 @@ ahead_step(struct ahead *a)
 }
 
 /* Images per tile of the 16-column kernels, V vectors wide: about 24
- * accumulators, the most the 32 vector registers leave room for. */
+ * accumulators, the most arch.h's registers leave room for. */
 #define TILE(V)	((V) == 1 ? 16 : (V) == 2 ? 12 : 6)
+ARCH_TILE_FITS(TILE(1) * 1 + 1, "pe_apply.c's tiles of 1 vector");	/* + the row u */
+ARCH_TILE_FITS(TILE(2) * 2 + 2, "pe_apply.c's tiles of 2 vectors");
+ARCH_TILE_FITS(TILE(4) * 4 + 4, "pe_apply.c's tiles of 4 vectors");
 
 /* acc[i][v] += s[i ss] u[v] for the i < n rows of a register tile of
  * V-vector rows: a rank-1 update, what both directions are made of. */
@@ -175,13 +173,10 @@ move_tile(int V, int n, v16 acc[][4], float *p, int64_t ps, int st)
 static inline __attribute__((always_inline)) void
 put(float *p, v16 u, int nt)
 {
-#if STREAMS
-	if (nt) {
-		_mm512_stream_ps(p, (__m512)u);
-		return;
-	}
-#endif
-	ST(p, u);
+	if (ARCH_STREAMS && nt)
+		arch_stream(p, u);
+	else
+		ST(p, u);
 }
 
 /* Rows r < m of w floats (whole vectors) from src (row stride w) to
@@ -193,15 +188,6 @@ stream_rows(int m, int w, const float *src, float *dst, int64_t ds)
 	for (int r = 0; r < m; r++)
 		for (int v = 0; v < w; v += 16)
 			put(dst + r * ds + v, LD(src + r * w + v), 1);
-}
-
-/* Order the streaming stores before whatever follows. */
-static inline void
-stream_fence(void)
-{
-#if STREAMS
-	_mm_sfence();
-#endif
 }
 
 /* Write the rotated rows at y + t ldy + i ys, t < T, i < nimg, by
@@ -218,7 +204,7 @@ streamed(const struct pe *pe, const float *y, int64_t ys, int ldy, int nimg,
 	int kernel = !pe->identity && hd % 16 == 0 &&
 	    (b == 2 || b == 16 || b == 32 || b == 64 || (b == 8 && hd <= STAGE));
 
-	if (!STREAMS || !kernel || (uintptr_t)y % 64 || ys % 16 || ldy % 16)
+	if (!ARCH_STREAMS || !kernel || (uintptr_t)y % 64 || ys % 16 || ldy % 16)
 		return 0;
 	int64_t c = atomic_load_explicit(&l2, memory_order_relaxed);
 	if (c == 0) {
@@ -432,7 +418,7 @@ fwd_tiles(int V, const struct pe *pe, int nimg, int T, const float *R,
 				int m = nimg - i < n ? nimg - i : n;
 				const float *xi = x + (int64_t)t * ldx + i * xs + j0 * b;
 				float *yi = y + (int64_t)t * ldy + i * ys + j0 * b;
-				ahead_at(&a, t, i + AHEAD * n, n);
+				ahead_at(&a, t, i + ARCH_AHEAD_TILES * n, n);
 				for (int j = 0; j < nj; j++) {
 					pack(b, m, xi + j * b, xs, in);
 					if (V)
@@ -545,7 +531,7 @@ static void
 fetch_row(const float *p, int nv)
 {
 	for (int v = 0; v < nv; v++)
-		__builtin_prefetch(p + 16 * v, 0, 3);
+		arch_prefetch(p + 16 * v, 0);
 }
 
 /* The rows of one token: y_i = R x_i, i < nimg; nt: streaming stores. */
@@ -735,7 +721,7 @@ pe_apply_batch(const struct pe *pe, int nimg, int T, const float *R,
 	default: fwd_rows(pe, nimg, T, R, x, xs, ldx, y, ys, ldy, nt); break;
 	}
 	if (nt)		/* streamed rows in memory before the caller reads them */
-		stream_fence();
+		arch_stream_fence();
 }
 
 /* pe_apply_batch_backward for the blocks without a tile kernel. */
@@ -803,7 +789,7 @@ pe_apply_batch_backward(const struct pe *pe, int nimg, int T, const float *R,
 	default: bwd_rows(pe, nimg, T, R, x, xs, ldx, dy, dys, lddy, dx, dxs, lddx, dR, nt); break;
 	}
 	if (nt)
-		stream_fence();
+		arch_stream_fence();
 }
 
 void

@@ -22,8 +22,9 @@
  * V's basis is entered and left once per block.  LD's scales:
  * dL/dscale_ij = sum_t p_ti <G_t R_t^T, U_j>.
  */
-/* fused multiply-adds; the short loops over a block vectorized */
-#pragma GCC optimize("fp-contract=fast", "vect-cost-model=dynamic")
+#include "arch.h"
+ARCH_CONTRACT
+ARCH_VECTORIZE
 #include <cblas.h>
 #include <complex.h>
 #include <math.h>
@@ -37,9 +38,9 @@
 
 #define SERIES	0.1	/* below it the series: 0.1^NMOM / (NMOM+1)! = 3e-14 */
 enum { NMOM = 8 };
-/* Tokens' blocks are rsize floats apart (prefetch_floats): fetch the
- * one this many tokens ahead. */
-enum { AHEAD = 6 };
+/* Tokens' blocks are rsize floats apart, a stride hardware prefetch
+ * does not follow: fetch the one this many tokens ahead. */
+enum { AHEAD = ARCH_AHEAD_TOKENS };
 
 /* LAPACK (OpenBLAS carries it), with gfortran's hidden string lengths. */
 void	zheev_(const char *jobz, const char *uplo, const int *n,
@@ -183,7 +184,7 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
 	for (int t = 0; t < T; t++) {
 		float *out = Rs + (int64_t)t * pe->rsize + j * bb;
 		if (t + AHEAD < T)
-			prefetch_floats(out + AHEAD * pe->rsize, bb, 1);
+			arch_prefetch_floats(out + AHEAD * pe->rsize, bb, 1);
 		if (bad) {	/* NaN or Inf generators: R says so */
 			for (int64_t e = 0; e < bb; e++)
 				out[e] = NAN;
@@ -250,8 +251,8 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 		const float *g = dRs + (int64_t)t * pe->rsize + j * bb;
 		const float *r = Rs + (int64_t)t * pe->rsize + j * bb;
 		if (t + AHEAD < T) {
-			prefetch_floats(g + AHEAD * pe->rsize, bb, 0);
-			prefetch_floats(r + AHEAD * pe->rsize, bb, 0);
+			arch_prefetch_floats(g + AHEAD * pe->rsize, bb, 0);
+			arch_prefetch_floats(r + AHEAD * pe->rsize, bb, 0);
 		}
 		for (int a = 0; a < b; a++)
 			for (int c = 0; c < b; c++) {

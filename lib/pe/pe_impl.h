@@ -3,13 +3,15 @@
  * pe_rot.c computes rotations by exponentials; ComRoPE's blocks, which are
  * exp(s U_j) with one skew generator U_j and a scalar s of the position,
  * take a closed form in pe_comrope.c, one eigendecomposition per block and
- * call for every token; pe_apply.c applies them.
+ * call for every token; pe_apply.c applies them; pe_basis.c makes the
+ * bases of the encodings that rotate in one (pe.h).
  */
 #ifndef PE_IMPL_H
 #define PE_IMPL_H
 
 #include <stdint.h>
 
+#include "arch.h"
 #include "pe_method.h"
 
 struct pe;
@@ -21,35 +23,6 @@ round8(int64_t n)
 {
 	return (n + 7) / 8 * 8;
 }
-
-/* Prefetch the n floats at p, to read or (rw 1) to write: a token's
- * blocks lie rsize floats apart, kilobytes, a stride hardware prefetch
- * does not follow.  As asm: GCC 12 deletes a loop of __builtin_prefetch
- * alone as a loop without effects, so other CPUs get no prefetch (a hint:
- * the results are the same). */
-static inline void
-prefetch_floats(const float *p, int64_t n, int rw)
-{
-#if defined(__x86_64__)
-	const char *a = (const char *)p;
-
-	for (int64_t o = 0; o < n * (int64_t)sizeof(float); o += 64) {
-		if (rw)
-			__asm__ volatile("prefetchw %0" : : "m"(a[o]));
-		else
-			__asm__ volatile("prefetcht0 %0" : : "m"(a[o]));
-	}
-#else
-	(void)p, (void)n, (void)rw;
-#endif
-}
-
-/* Vectors of 16 and 8 floats at any float's alignment, and shuffle
- * indices. */
-typedef float v16 __attribute__((vector_size(64), aligned(4)));
-typedef float v8 __attribute__((vector_size(32), aligned(4)));
-typedef int v16i __attribute__((vector_size(64)));
-typedef int v8i __attribute__((vector_size(32)));
 
 /* r[j] = (a, b)[m[j]]: GCC's __builtin_shuffle, which clang lacks (its
  * __builtin_shufflevector takes literal indices only); there, lane by
@@ -103,6 +76,9 @@ PE_TRANSPOSE_REGS(transpose8_regs, 8, v8, v8i,
 	{ 0, 1, 2, 3, 8, 9, 10, 11 })
 #undef PE_TRANSPOSE_REGS
 
+/* Doubles of one thread's scratch that pe_basis.c needs (0 without a
+ * basis). */
+int64_t	 basis_doubles(const struct pe *pe);
 /* 1 when pe's rotations are comrope_rotations' (comrope-ap, comrope-ld
  * with blocks wider than 2). */
 int	 comrope_closed(const struct pe *pe);

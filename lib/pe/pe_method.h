@@ -3,10 +3,11 @@
  * in one file, lib/pe/NAME.c, that defines one const struct pe_method;
  * lib/pe/all.c lists them, and everything that names the encodings (the
  * --pe grammar, usage lists, error texts, flops --pe all, the man-page
- * test) reads that list.  The engine (pe_rot.c, pe_comrope.c, pe_apply.c)
- * knows structures, not names: generators per (axis, block), a rotation
- * per token in closed form, or one generator per block times a scalar of
- * the position (comrope's closed form).
+ * test) reads that list.  The engine (pe_rot.c, pe_comrope.c, pe_apply.c,
+ * pe_basis.c) knows structures, not names: generators per (axis, block), a
+ * rotation per token in closed form, or one generator per block times a
+ * scalar of the position (comrope's closed form); and, around any of them,
+ * an orthogonal basis per set (R = P B(x) P^T).
  */
 #ifndef PE_METHOD_H
 #define PE_METHOD_H
@@ -41,6 +42,8 @@ struct pe_method {
 	const char	*flops_all;	/* specs flops --pe all shows, or NULL */
 	int		 flags;		/* PEM_* */
 	int		 table;		/* enum pe_table */
+	int		 conv;		/* enum pe_conv_kind (pe_conv.h): the positions
+					   its paper's code feeds it; 0: reads none */
 	/* Learnable floats per generator set (pe's shape fields are set);
 	 * NULL: none. */
 	int64_t		(*set_params)(const struct pe *pe);
@@ -65,6 +68,17 @@ struct pe_method {
 	/* Multiply-accumulates per token and set before the rotation (angles,
 	 * generator sums), for flops; NULL: the generic count. */
 	double		(*angle_macs)(const struct pe *pe);
+	/* R = P B(x) P^T: B(x) the rotation above, P an orthogonal basis
+	 * [head_dim][head_dim] per set that basis makes from the set's
+	 * parameters once a step (ws: basis_scratch doubles); basis_backward
+	 * adds dL/dpar given dP = dL/dP.  basis_macs: basis's
+	 * multiply-accumulates per set, for flops.  NULL: no basis (P = I). */
+	void		(*basis)(const struct pe *pe, const float *par, double *P,
+			    double *ws);
+	void		(*basis_backward)(const struct pe *pe, const float *par,
+			    const double *dP, float *dpar, double *ws);
+	int64_t		(*basis_scratch)(const struct pe *pe);
+	double		(*basis_macs)(const struct pe *pe);
 };
 
 /* The registered encodings, NULL-terminated (lib/pe/all.c). */
@@ -74,9 +88,21 @@ extern const struct pe_method *const pe_methods[];
  * A_i is U[i][j] - U[i][j]^T (lib/pe/liere.c). */
 void	 pe_free_generator(const struct pe *pe, const float *par, int i, int j,
 	    double *g);
+/* rope-axial's fixed generators (lib/pe/rope_axial.c). */
+void	 pe_axial_generator(const struct pe *pe, const float *par, int i, int j,
+	    double *g);
+/* rope-mixed's initialisation of its U[axes][head_dim/2][1]
+ * (lib/pe/rope_mixed.c). */
+void	 pe_mixed_init(const struct pe *pe, const struct pe_init *ini,
+	    struct rng *r, float *p);
 /* n generator entries of p as ini says: uniform in [0, scale) (DEFAULT and
  * UNIFORM), normal(0, std) or zeros (pe_init.c). */
 void	 pe_fill(const struct pe_init *ini, struct rng *r, float *p, int64_t n);
+/* comrope's n generator entries as ini says: for DEFAULT the official
+ * code's, the upper entries of P - P^T for P of normal(0, 1) entries;
+ * else as pe_fill (pe_init.c). */
+void	 pe_fill_comrope(const struct pe_init *ini, struct rng *r, float *p,
+	    int64_t n);
 /* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
 static inline void
 skew_from_upper(int b, const float *U, double s, double *G)

@@ -19,7 +19,8 @@
  * parallel over (set, block) with the rays in an order fixed by the
  * positions inside, which makes it deterministic for any thread count.
  */
-#pragma GCC optimize("vect-cost-model=dynamic")	/* the short loops over a block */
+#include "arch.h"
+ARCH_VECTORIZE
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -92,8 +93,6 @@ enum { WIN = 256 };
 
 _Static_assert(EXPM_LANES == 16, "the lanes' positions are two 8-double vectors");
 
-typedef double v8d __attribute__((vector_size(64), aligned(8)));
-
 /* A thread's state for the lanes: their operands, rays' blocks, the
  * backward's sums and a window's order by norm. */
 struct win {
@@ -152,16 +151,20 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	    round16(expm_scratch_f32(b)) + 1) / 2;
 	if (comrope_closed(pe) && comrope_scratch(b) > fwd)
 		fwd = comrope_scratch(b);
+	if (basis_doubles(pe) > fwd)
+		fwd = basis_doubles(pe);
 	w->thread_doubles = round8(fwd > bwd ? fwd : bwd) + win_doubles(pe);
 	w->scratch = aligned_alloc(64, sizeof(double) * w->nthread * w->thread_doubles);
 	w->gen = aligned_alloc(64, sizeof(double) * round8(gen + 1));
 	w->dgen = aligned_alloc(64, sizeof(double) * round8(dgen + 1));
+	int64_t off;
+	w->tied = malloc(sizeof(float) * (pe->nset * pe_tied(pe, &off) + 1));
 	w->rays = malloc(sizeof *w->rays);
 	if (w->rays && rays_init(w->rays, maxT) == -1) {
 		free(w->rays);
 		w->rays = NULL;
 	}
-	if (!w->scratch || !w->gen || !w->dgen || !w->rays) {
+	if (!w->scratch || !w->gen || !w->dgen || !w->tied || !w->rays) {
 		pe_work_free(w);
 		snprintf(w->err, sizeof w->err, "out of memory for the rotation workspace");
 		return -1;
@@ -175,10 +178,12 @@ pe_work_free(struct pe_work *w)
 	free(w->scratch);
 	free(w->gen);
 	free(w->dgen);
+	free(w->tied);
 	if (w->rays)
 		rays_free(w->rays);
 	free(w->rays);
 	w->scratch = w->gen = w->dgen = NULL;
+	w->tied = NULL;
 	w->rays = NULL;
 }
 
@@ -294,10 +299,10 @@ prefetch_ray(const struct pe *pe, const struct rays *ry, int r, int j,
 	if (r >= ry->nray)
 		return;
 	for (int q = ry->start[r]; q < ry->start[r + 1]; q++)
-		prefetch_floats(A + block_at(pe, ry->tok[q], j), bb, rw);
+		arch_prefetch_floats(A + block_at(pe, ry->tok[q], j), bb, rw);
 }
 
-enum { AHEAD = 16 };	/* rays between a ray and the one it prefetches */
+enum { AHEAD = ARCH_AHEAD_RAYS };	/* rays between a ray and the one it prefetches */
 
 /* Block j's Gram matrix gram[i][k] = <G_i, G_k>: ||sum_i p_i G_i||_F^2
  * is p^T gram p. */
@@ -796,18 +801,51 @@ to_params(const struct pe *pe, const float *par, const double *dg, float *dpar)
 		dpar[e] += (float)dg[e];
 }
 
-void
-pe_rotations_backward(const struct pe *pe, struct pe_work *w,
-    const float *params, int T, const float *pos, const float *R,
-    const float *dR, float *dparams)
+/* Tied parameters (pe_tied): before the backward, their gradient so far
+ * kept aside and zeroed, so that it accumulates this call's alone; after,
+ * every copy gets what it had plus the sum of its group's, in set order. */
+static void
+tie_begin(const struct pe *pe, struct pe_work *w, float *dparams)
+{
+	int64_t off, n = pe_tied(pe, &off);
+
+	for (int s = 0; s < pe->nset && n > 0; s++) {
+		float *d = dparams + s * pe->set_params + off;
+		memcpy(w->tied + s * n, d, sizeof(float) * n);
+		memset(d, 0, sizeof(float) * n);
+	}
+}
+
+static void
+tie_end(const struct pe *pe, struct pe_work *w, float *dparams)
+{
+	int64_t off, n = pe_tied(pe, &off);
+
+	for (int s = 0; s < pe->nset && n > 0; s++) {
+		if (pe_tie_first(pe, s) != s)
+			continue;
+		for (int64_t e = 0; e < n; e++) {
+			double sum = 0;
+			for (int m = s; m < pe->nset; m++)
+				if (pe_tie_first(pe, m) == s)
+					sum += dparams[m * pe->set_params + off + e];
+			for (int m = s; m < pe->nset; m++)
+				if (pe_tie_first(pe, m) == s)
+					dparams[m * pe->set_params + off + e] =
+					    w->tied[m * n + e] + (float)sum;
+		}
+	}
+}
+
+static void
+backward(const struct pe *pe, struct pe_work *w, const float *params, int T,
+    const float *pos, const float *R, const float *dR, float *dparams)
 {
 	int b = pe->block, nb = pe->nblock, N = pe->axes;
 	int64_t per = (int64_t)N * nb * b * b, dper = dgen_per_set(pe);
 	int pairwise = b == 2 || pe->method->token;
 	int64_t items = (int64_t)pe->nset * (pairwise ? 1 : nb);
 
-	if (pe->identity || pe->nparam == 0)
-		return;
 	if (comrope_closed(pe)) {
 		comrope_backward(pe, w, params, T, pos, R, dR, dparams);
 		return;
@@ -833,4 +871,16 @@ pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	for (int s = 0; s < pe->nset; s++)
 		to_params(pe, params + s * pe->set_params, w->dgen + s * dper,
 		    dparams + s * pe->set_params);
+}
+
+void
+pe_rotations_backward(const struct pe *pe, struct pe_work *w,
+    const float *params, int T, const float *pos, const float *R,
+    const float *dR, float *dparams)
+{
+	if (pe->identity || pe->nparam == 0)
+		return;
+	tie_begin(pe, w, dparams);
+	backward(pe, w, params, T, pos, R, dR, dparams);
+	tie_end(pe, w, dparams);
 }

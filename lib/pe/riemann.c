@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 static int64_t
@@ -111,6 +112,7 @@ const struct pe_method pe_riemann = {
 	.name = "riemann", .synopsis = "riemann[,alpha=A][,reflect]",
 	.flops_all = "riemann",
 	.flags = PEM_PAIRS | PEM_THETA | PEM_ALPHA | PEM_NOT_ORTHOGONAL,
+	.conv = PE_CONV_INTEGER,	/* T_i = s^(-i/2) exp(i X), i a token's index */
 	.set_params = set_params, .init = init, .generator = generator,
 	.token = token, .token_backward = token_backward, .angle_macs = angle_macs,
 };

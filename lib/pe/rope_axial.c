@@ -1,11 +1,12 @@
 /* rope_axial.c - axial RoPE (RoPE-ViT, VisionLlama): fixed frequencies,
  * the pairs cut into a group per axis (pe_pair_axis), no parameters. */
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 
 /* Pair j turns by -f p_a, f its group's RoPE frequency, a its axis. */
-static void
-generator(const struct pe *pe, const float *par, int i, int j, double *g)
+void
+pe_axial_generator(const struct pe *pe, const float *par, int i, int j, double *g)
 {
 	if (pe_pair_axis(pe, j) == i) {
 		double f = pe_pair_freq(pe, j, pe->theta);
@@ -18,5 +19,6 @@ const struct pe_method pe_rope_axial = {
 	.name = "rope-axial", .synopsis = "rope-axial[,theta=T]",
 	.flops_all = "rope-axial",
 	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
-	.generator = generator,
+	.conv = PE_CONV_INTEGER,	/* RoPE-ViT's init_t_xy */
+	.generator = pe_axial_generator,
 };

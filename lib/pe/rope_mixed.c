@@ -4,6 +4,7 @@
 #include <math.h>
 
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 #include "rng.h"
 
@@ -61,8 +62,9 @@ frame_init(const struct pe *pe, double theta, struct rng *r, float *p)
 	}
 }
 
-static void
-init(const struct pe *pe, const struct pe_init *ini, struct rng *r, float *p)
+void
+pe_mixed_init(const struct pe *pe, const struct pe_init *ini, struct rng *r,
+    float *p)
 {
 	if (ini->kind == PE_INIT_DEFAULT)
 		frame_init(pe, ini->theta > 0 ? ini->theta : 10, r, p);
@@ -73,5 +75,7 @@ init(const struct pe *pe, const struct pe_init *ini, struct rng *r, float *p)
 const struct pe_method pe_rope_mixed = {
 	.name = "rope-mixed", .synopsis = "rope-mixed", .flops_all = "rope-mixed",
 	.flags = PEM_PAIRS | PEM_COMMUTES,
-	.set_params = set_params, .init = init, .generator = pe_free_generator,
+	.conv = PE_CONV_INTEGER,	/* RoPE-ViT's init_t_xy */
+	.set_params = set_params, .init = pe_mixed_init,
+	.generator = pe_free_generator,
 };

@@ -82,8 +82,8 @@ sgemm_peak(void)
 }
 
 /* Milliseconds per step spent in lib/pe/pe.h's rotations and their backward
- * for this model's shapes (0 for non-rotary encodings): the part of a
- * step the engine cannot make faster itself. */
+ * for this model's shapes, bases included (0 for non-rotary encodings):
+ * the part of a step the engine cannot make faster itself. */
 static double
 rotation_ms(const struct vit *m, const float *pos, int T)
 {
@@ -96,7 +96,9 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 		return 0;
 	w.f32 = 1;	/* as the engine (vit_exact_rotations) */
 	size_t nr = (size_t)pe.nset * T * pe.rsize;
+	size_t nb = pe.basis ? (size_t)pe.nset * pe.head_dim * pe.head_dim : 1;
 	float *R = malloc(sizeof(float) * nr), *dR = malloc(sizeof(float) * nr);
+	float *P = malloc(sizeof(float) * nb), *dP = calloc(nb, sizeof(float));
 	float *dp = calloc(pe.nparam, sizeof(float));
 	for (size_t i = 0; i < nr; i++)
 		dR[i] = 1e-3f * (float)(i % 13);
@@ -106,11 +108,17 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 			t0 = now_seconds();
 		pe_rotations(&pe, &w, m->param + t->off, T, pos, R);
 		pe_rotations_backward(&pe, &w, m->param + t->off, T, pos, R, dR, dp);
+		if (pe.basis) {
+			pe_bases(&pe, &w, m->param + t->off, P);
+			pe_bases_backward(&pe, &w, m->param + t->off, dP, dp);
+		}
 	}
 	double ms = (now_seconds() - t0) / 2 * 1e3;
 	pe_work_free(&w);
 	free(R);
 	free(dR);
+	free(P);
+	free(dP);
 	free(dp);
 	return ms;
 }

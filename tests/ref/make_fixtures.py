@@ -30,19 +30,28 @@ CASES = {
 DIM, DEPTH, HEADS, MLP, CLASSES, P, GRID, B = 32, 2, 2, 32, 5, 12, [3, 3], 2
 
 
-def write_vt(path, fields, meta):
-    """A one-record stream: fields [(name, f32 array)], meta [(key, val)]."""
-    head = ["VITPIPE 1", "BYTEORDER little", "ALIGN 64", "RECORDS 1"]
-    for name, a in fields:
-        head.append(" ".join(["FIELD", name, "f32"] + [str(d) for d in a.shape]))
+DTYPES = {"f32": "<f4", "f64": "<f8", "i32": "<i4"}
+
+
+def write_vt(path, records, meta):
+    """A stream of records, each [(name, array)] with the first's fields,
+    dtypes (np.float32, float64, int32) and shapes; meta [(key, val)]."""
+    head = ["VITPIPE 1", "BYTEORDER little", "ALIGN 64",
+            "RECORDS %d" % len(records)]
+    kinds = {np.dtype(v): k for k, v in DTYPES.items()}
+    for name, a in records[0]:
+        head.append(" ".join(["FIELD", name, kinds[a.dtype]] +
+                             [str(d) for d in a.shape]))
     head += [f"{k} {v}" for k, v in meta]
     head.append("ENDHDR")
     text = ("\n".join(head) + "\n").encode()
     text += b"\n" * (-len(text) % 64)
     body = bytearray()
-    for _, a in fields:
-        raw = np.ascontiguousarray(a, dtype="<f4").tobytes()
-        body += raw + b"\0" * (-len(raw) % 64)
+    for fields in records:
+        for (_, a), (_, first) in zip(fields, records[0]):
+            assert a.dtype == first.dtype and a.shape == first.shape
+            raw = np.ascontiguousarray(a, a.dtype.newbyteorder("<")).tobytes()
+            body += raw + b"\0" * (-len(raw) % 64)
     tmp = path + ".tmp"
     with open(tmp, "wb") as f:
         f.write(text + bytes(body))
@@ -83,14 +92,14 @@ def case(name, pe, pool, locality, cls_rotate, outdir, seed):
             ("VIT_CLS_POS", ",".join(map(str, cls_pos))),
             ("SOURCE", "tests/ref/make_fixtures.py (PyTorch %s, float64)"
              % torch.__version__)]
-    f = lambda t: t.detach().numpy()  # noqa: E731
+    f = lambda t: t.detach().numpy().astype(np.float32)  # noqa: E731
     fields = [("x", f(x)), ("pos", f(pos)), ("target", f(target)),
               ("logits", f(logits)), ("loss", f(loss))]
     for n, p in zip(m.names, m.params):
         fields.append(("p:" + n, f(p)))
         fields.append(("g:" + n, f(p.grad)))
     path = os.path.join(outdir, f"vit_ref_{name}.vt")
-    write_vt(path, fields, meta)
+    write_vt(path, [fields], meta)
     print(path, "loss %.6f" % loss.item())
 
 

@@ -16,6 +16,10 @@ lib/pe/pe.h: R(p) = exp(sum_i p_i A_i) block-diagonal with b x b blocks; a
 block's generator is U - U^T with U the upper triangle, row-major over
 i < j; q' = R q, k' = R k per head; one generator set per (layer, head),
 set index layer * heads + head (share none).
+
+timm_state_dict() gives the parameters under the names and in the layouts
+of timm's VisionTransformer (Eva's RotaryEmbeddingMixed for rope-mixed),
+derived here from timm's modules, for make_safetensors_fixtures.py.
 """
 import math
 
@@ -113,6 +117,43 @@ class ViT(torch.nn.Module):
 
     def p(self, name):
         return self.params[self.names.index(name)]
+
+    def timm_state_dict(self, chans, patch):
+        """{timm name: tensor}, in the order of timm's state_dict(): the
+        model's weights as timm's modules hold them.  chans, patch (ph, pw):
+        the image's channels and patch sides, which patch.w's rows [D][P]
+        (values dy, dx, c, channels fastest: vitpipe(5)) do not say."""
+        D, L, H = self.dim, self.depth, self.heads
+        p = lambda n: self.p(n).detach()  # noqa: E731
+        sd = {"cls_token": p("cls").view(1, 1, D)}
+        if self.pe == "abs":
+            sd["pos_embed"] = p("pos_embed").unsqueeze(0)
+        # PatchEmbed: a Conv2d(chans, D, patch, stride patch), [D, C, ph, pw]
+        sd["patch_embed.proj.weight"] = p("patch.w").view(
+            D, patch[0], patch[1], chans).permute(0, 3, 1, 2).contiguous()
+        sd["patch_embed.proj.bias"] = p("patch.b")
+        if self.kind == "rope-mixed":
+            # RotaryEmbeddingMixed.freqs [2 (x, y)][L][H][hd / 2]: timm turns
+            # pair (x0, x1) to x cos(a) + rot(x) sin(a), rot(x) = (-x1, x0),
+            # a = t_x f_x + t_y f_y; exp(a' A) with A = [[0, u], [-u, 0]]
+            # turns it by a' = -a: f = -u.  Positions here are (y, x).
+            u = p("pe.params").view(L, H, 2, D // H // 2)
+            sd["rope.freqs"] = -u.permute(2, 0, 1, 3).flip(0).contiguous()
+        if self.locality:
+            raise ValueError("locality: no timm counterpart made here")
+        for l in range(L):
+            b = f"blocks.{l}."
+            for ours, timm in (("ln1", "norm1"), ("attn.qkv", "attn.qkv"),
+                               ("attn.proj", "attn.proj"), ("ln2", "norm2"),
+                               ("mlp.fc1", "mlp.fc1"), ("mlp.fc2", "mlp.fc2")):
+                sd[b + timm + ".weight"] = p(b + ours + ".w")
+                sd[b + timm + ".bias"] = p(b + ours + ".b")
+        sd["norm.weight"], sd["norm.bias"] = p("norm.w"), p("norm.b")
+        sd["head.weight"], sd["head.bias"] = p("head.w"), p("head.b")
+        if self.set_params and self.kind != "rope-mixed":
+            # no timm counterpart: vitpipe's own, one row per generator set
+            sd["pe.params"] = p("pe.params").view(L * H, self.set_params)
+        return sd
 
     def rotations(self, pos):
         """pos [Tr][axes] -> R [depth*heads][Tr][nb][b][b]."""

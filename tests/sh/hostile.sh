@@ -177,8 +177,17 @@ for x, k in zip(r, (0, 10000, 20000)):
 # --- .npy (lib/data/dataset_npy.c) ---
 # fuzz_npy's finding: 146 bytes declaring a (1649589223, 7, 4, 1) u16 array
 # (46 GB) got its malloc before any check that the file holds the data.
+# Its shape, "(,00001649589223,7 4, 1)", is no Python tuple and is refused
+# as such now; the same declaration in a well-formed header, before the
+# allocation.
+refused "fuzz_npy's file: its shape is no tuple" 'bad \.npy header \(shape\)$' \
+    patchify --format npy --patch 1 "$TOP/tests/fuzz/regress/fuzz_npy/declares-46GB"
+$PY -c 'import sys
+d = b"{\x27descr\x27: \x27<u2\x27, \x27fortran_order\x27: False, \x27shape\x27: (1649589223, 7, 4, 1), }"
+d += b" " * (-(10 + len(d) + 1) % 64) + b"\n"
+sys.stdout.buffer.write(b"\x93NUMPY\x01\x00" + len(d).to_bytes(2, "little") + d + bytes(18))' > "$T/46GB.npy"
 refused "a .npy declaring more data than the file holds, before allocating" \
     'declares 46188498244 elements, the file holds 9$' \
-    patchify --format npy --patch 1 "$TOP/tests/fuzz/regress/fuzz_npy/declares-46GB"
+    patchify --format npy --patch 1 "$T/46GB.npy"
 
 finish

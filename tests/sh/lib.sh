@@ -9,6 +9,12 @@ PY=/usr/bin/python3	# Debian's, with numpy
 # vtread in $T, so the page's code is what every Python check runs.
 sed -n '/^# vtread.py begin/,/^# vtread.py end/p' man/man5/vitpipe.5 | sed 's/\\e/\\/g' >"$T/vtread.py"
 export PYTHONPATH="$T:${TOP:-.}/tests/sh"
+# mpirun (vit-train's ranks) as root, which Open MPI refuses by default,
+# with more ranks than cores, no rank bound to one core, and shared-memory
+# copies that need no ptrace (containers).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none
 ok()   { echo "ok - $*"; }
 nok()  { echo "not ok - $*"; FAILED=1; }
 # check "what" command...: the command must succeed.

@@ -39,12 +39,17 @@ comrope-ap:4
 comrope-ld:2
 comrope-ld:4
 comrope-ld:4 --share all
+comrope-ld:4,tied
 riemann
 riemann,reflect
 riemann,alpha=0.5,theta=10
 riemann --locality
 mrope
-mrope,theta=10000'
+mrope,theta=10000
+string
+string --share heads
+rope-nd
+rope-nd,theta=10000'
 
 mkdir "$T/now" "$T/base"
 $PY tests/sh/posclass.py --records 64 --seed 3 > "$T/d2.vt"

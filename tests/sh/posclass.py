@@ -14,7 +14,10 @@ Options (for bad-input tests too): --records N, --seed S, --grid G,
 --f32 (f32 patches), --nan K (record K gets a NaN: in its patch
 with --f32, else in its pos), --label L (record 0's
 label), --clspos VALUE (the CLSPOS key), --axes A, --values P, --patch-name NAME, --no-label,
---tokens-from K:G2 (records from K on use a G2 x G2 grid)."""
+--tokens-from K:G2 (records from K on use a G2 x G2 grid), --convention C
+(positions as posgen makes them, integer, linspace or centre, and its POS
+key; default: integer positions under 'POS grid', a key that names no
+convention), --pos-scale S (positions times S)."""
 import argparse
 import sys
 
@@ -35,6 +38,8 @@ ap.add_argument("--values", type=int, default=4)
 ap.add_argument("--patch-name", default="patch")
 ap.add_argument("--no-label", action="store_true")
 ap.add_argument("--tokens-from", default="")
+ap.add_argument("--convention", default="")
+ap.add_argument("--pos-scale", type=float, default=1)
 a = ap.parse_args()
 rng = np.random.default_rng(a.seed)
 ALIGN = 64
@@ -48,7 +53,8 @@ if not a.no_label:
     hdr.append("FIELD label i32")
 hdr += ["GRID %dx%d" % (a.grid, a.grid), "PATCH 2x2", "CHANNELS 1",
         "MEAN 0.1", "STD 0.3", "CLASSES 2", "CLASS 0 right", "CLASS 1 below",
-        "POS grid", "CLSPOS " + a.clspos, "SOURCE posclass.py"]
+        "POS " + ("%s grid=%dx%d" % (a.convention, a.grid, a.grid) if a.convention else "grid"),
+        "CLSPOS " + a.clspos, "SOURCE posclass.py"]
 if a.epoch_records:
     hdr.append("EPOCH_RECORDS %d" % a.epoch_records)
 hdr.append("ENDHDR")
@@ -77,6 +83,11 @@ for r in range(a.records):
     pos = np.zeros((T, a.axes), np.float32)
     yy, xx = np.divmod(np.arange(T), G)
     pos[:, -2], pos[:, -1] = yy, xx
+    if a.convention == "linspace":	# posgen's formulas, in double
+        pos[:, -2:] = np.stack([yy, xx], 1) * (G / G) / (G - 1)
+    elif a.convention == "centre":
+        pos[:, -2:] = (np.stack([yy, xx], 1) + 0.5) / G
+    pos *= np.float32(a.pos_scale)
     patch = tok.astype(np.float32) / 255 if a.f32 else tok.astype(np.uint8)
     if r == a.nan and a.f32:
         patch[0, 0] = np.nan

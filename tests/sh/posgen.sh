@@ -20,7 +20,7 @@ def pos(f):
     h, r = vtread(open(f, 'rb')); return h, next(r)['pos']
 def grid(ys, xs): return np.array([[y, x] for y in ys for x in xs], np.float32)
 h, p = pos('lin.vt')
-assert h['POS'] == ['linspace n0=2x3'] and h['CLSPOS'] == ['none'] and h['GRID'] == ['2x3'], h
+assert h['POS'] == ['linspace n0=2x3 grid=2x3'] and h['CLSPOS'] == ['none'] and h['GRID'] == ['2x3'], h
 assert np.allclose(p, grid([0, 1], [0, .5, 1])), p
 assert np.array_equal(pos('int.vt')[1], grid([0, 1], [0, 1, 2]))
 assert np.allclose(pos('cen.vt')[1], grid([.25, .75], [1/6, .5, 5/6]))
@@ -29,6 +29,9 @@ p = pos('n0.vt')[1]
 assert p.shape == (196, 2) and np.isclose(p.max(), 2) and np.isclose(p[1, 1], 2 / 13), p[:3]
 h, p = pos('3d.vt')
 assert p.shape == (12, 3) and list(p[7]) == [1, 0, 1] and list(p[5]) == [0, 1, 2], p
+assert pos('n0.vt')[0]['POS'] == ['linspace n0=7x7 grid=14x14']
+assert pos('fix.vt')[0]['POS'] == ['fixed range=-1,1 grid=2x3']
+assert pos('cen.vt')[0]['POS'] == ['centre grid=2x3'] and h['POS'] == ['integer grid=2x2x3'], h
 "
 
 # CLS
@@ -82,7 +85,7 @@ f.write(hdr + b'\n' * (-len(hdr) % 64) + bytes(64))
 check "$P filters a patch stream" sh -c "$P -c integer < '$T/patches.vt' > '$T/withpos.vt'"
 check "records keep their fields and gain pos" vtpy "
 h, recs = vtread(open('withpos.vt', 'rb')); recs = list(recs)
-assert len(recs) == 3 and h['SOURCE'] == ['test'] and h['POS'] == ['integer'], h
+assert len(recs) == 3 and h['SOURCE'] == ['test'] and h['POS'] == ['integer grid=2x3'], h
 assert h['HISTORY'][-1].startswith('posgen'), h['HISTORY']
 for i, r in enumerate(recs):
     assert r['label'] == i and np.array_equal(r['patch'].ravel(), np.arange(24))

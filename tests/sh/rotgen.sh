@@ -34,6 +34,18 @@ for m in rope-axial rope-mixed liere:2 comrope-ap:8 comrope-ld:8 comrope-ld:32 n
 	done
 done
 check_grep "--check names the method and counts" "^pairs 256$" "$T/chk"
+# string and rope-nd: a learned basis (drawn here, not I) around their RoPE
+for m in string rope-nd,theta=1000; do
+	for ax in 2 3; do
+		p="$T/pos.vt"; [ $ax = 3 ] && p="$T/pos3.vt"
+		skewgen --pe $m --head-dim 32 --axes $ax --heads 2 --init normal --std 0.3 --seed 4 -o "$T/g.vt"
+		$R --generators "$T/g.vt" --check "$p" > "$T/chk" 2>"$T/err"
+		check "$m ${ax}D: dense P R0 P^T orthogonal, det 1, R(x)^T R(y) = R(y - x)" awk '
+		    $1 == "orthogonality" || $1 == "relative" { if ($2 >= 1e-6) bad = 1; n++ }
+		    $1 ~ /^det_m/ { if ($2 < 1 - 1e-5 || $2 > 1 + 1e-5) bad = 1; n++ }
+		    END { exit bad || n != 4 }' "$T/chk"
+	done
+done
 skewgen --pe riemann --head-dim 16 -o "$T/rie.vt"
 $R -g "$T/rie.vt" --check "$T/pos.vt" > "$T/rchk"
 check "riemann is reported as not orthogonal" awk '$1 == "orthogonality" && $2 > 0.01 { f = 1 } END { exit !f }' "$T/rchk"
@@ -41,13 +53,16 @@ check "riemann is reported as not orthogonal" awk '$1 == "orthogonality" && $2 >
 # the stream: R for every set and token, against NumPy
 skewgen --pe liere:4 --head-dim 8 --heads 2 --layers 2 --share heads --seed 2 -o "$T/l4.vt"
 posgen --grid 3x3 -c centre --cls centre | $R -g "$T/l4.vt" > "$T/rot.vt"
-check "rot matches a NumPy exponential, rot_cls the CLS position" vtpy "
+# an independent exponential: Taylor series with scaling and squaring
+EXPM='
 def expm(X):
     s = max(0, int(np.ceil(np.log2(max(np.abs(X).sum(0).max(), 1e-300) / 0.25))))
     A = X / 2 ** s; S = T = np.eye(len(X))
     for k in range(1, 30): T = T @ A / k; S = S + T
     for _ in range(s): S = S @ S
     return S
+'
+check "rot matches a NumPy exponential, rot_cls the CLS position" vtpy "$EXPM
 g = next(vtread(open('l4.vt', 'rb'))[1])['pe.params'].reshape(2, 2, 2, 6)
 h, recs = vtread(open('rot.vt', 'rb')); r = next(recs)
 assert h['PE'] == ['liere:4'] and h['SHARE'] == ['heads'] and h['CLSPOS'] == ['0.5,0.5']
@@ -61,6 +76,26 @@ for s in range(2):
             for a in range(2):
                 U = np.zeros((4, 4)); U[iu] = g[s, a, j]; X += pos[t, a] * (U - U.T)
             err = max(err, np.abs(R[s, t, j] - expm(X)).max())
+assert err < 1e-6, err
+assert np.array_equal(r['rot_cls'], R[:, 4]), 'CLS at the centre token'
+"
+skewgen --pe string --head-dim 8 --axes 2 --heads 2 --init normal --std 0.4 --seed 3 -o "$T/st.vt"
+posgen --grid 3x3 -c centre --cls centre | $R -g "$T/st.vt" > "$T/rst.vt"
+check "string's rot is exp(sum_i p_i P L_i P^T), P = (I - S)(I + S)^-1, in NumPy" vtpy "$EXPM
+g = next(vtread(open('st.vt', 'rb'))[1])['pe.params'].reshape(2, -1).astype(float)
+r = next(vtread(open('rst.vt', 'rb'))[1]); R = r['rot']; pos = r['pos']
+assert R.shape == (2, 9, 1, 8, 8), R.shape
+iu = np.triu_indices(8, 1); I = np.eye(8); err = 0
+for s in range(2):
+    U = np.zeros((8, 8)); U[iu] = g[s, 8:]; S = U - U.T
+    P = (I - S) @ np.linalg.inv(I + S)
+    A = []
+    for a in range(2):    # rope-mixed's layout: pair j of axis a, upper entry u
+        L = np.zeros((8, 8))
+        for j in range(4): L[2 * j, 2 * j + 1] = g[s, a * 4 + j]; L[2 * j + 1, 2 * j] = -g[s, a * 4 + j]
+        A.append(P @ L @ P.T)
+    for t in range(9):
+        err = max(err, np.abs(R[s, t, 0] - expm(pos[t, 0] * A[0] + pos[t, 1] * A[1])).max())
 assert err < 1e-6, err
 assert np.array_equal(r['rot_cls'], R[:, 4]), 'CLS at the centre token'
 "

@@ -51,6 +51,42 @@ assert np.allclose(mag, np.tile(10.0 ** (-k / 16), 2), rtol=1e-5), mag[0]
 assert np.allclose((p[:, :, :16] * p[:, :, 16:]).sum(1), 0, atol=1e-5)
 assert not np.allclose(p[0], p[1])
 "
+# ComRoPE as the official code: P - P^T of normal(0, 1) P, normal(0, 1)
+# multipliers; the former default is --init uniform; --multipliers; tied
+$S --pe comrope-ap:8 --heads 12 --layers 12 > "$T/cap.vt"
+$S --pe comrope-ld:8 --heads 12 --layers 12 > "$T/cld.vt"
+$S --pe comrope-ld:8 --heads 12 --layers 12 --init uniform > "$T/cldu.vt"
+$S --pe comrope-ld:8 --heads 12 --layers 12 --init uniform --multipliers normal > "$T/cldun.vt"
+$S --pe comrope-ld:8 --heads 12 --layers 12 --multipliers ones > "$T/cld1.vt"
+$S --pe comrope-ld:8,tied --heads 3 --layers 4 > "$T/cldt.vt"
+$S --pe comrope-ld:8,tied --heads 3 --layers 4 --share layers > "$T/cldtl.vt"
+check "comrope defaults: the official code's; --init uniform the former; --multipliers; tied" vtpy "
+def params(f, sets):
+    h, r = vtread(open(f, 'rb')); return h, next(r)['pe.params'].reshape(sets, -1)
+h, p = params('cap.vt', 144)
+assert abs(p.std() - np.sqrt(2)) < 0.02 and abs(p.mean()) < 0.02, (p.std(), p.mean())
+h, p = params('cld.vt', 144)
+U, s = p[:, :8 * 28], p[:, 8 * 28:]
+assert abs(U.std() - np.sqrt(2)) < 0.02 and abs(s.std() - 1) < 0.05 and abs(s.mean()) < 0.05, (U.std(), s.std())
+assert h['INIT'] == ['default seed=1'], h['INIT']
+h, p = params('cldu.vt', 144)
+assert p[:, :224].min() >= 0 and p[:, :224].max() < 2 * np.pi and (p[:, 224:] == 1).all()
+h, q = params('cldun.vt', 144)
+assert np.array_equal(q[:, :224], p[:, :224]) and abs(q[:, 224:].std() - 1) < 0.05
+assert h['INIT'] == ['uniform seed=1 multipliers=normal'], h['INIT']
+h, p = params('cld1.vt', 144)
+assert np.array_equal(p[:, :224], U) and (p[:, 224:] == 1).all()
+h, p = params('cldt.vt', 12)
+assert h['PE'] == ['comrope-ld:8,tied'], h['PE']
+s = p[:, 224:].reshape(4, 3, 16)
+assert (s == s[:, :1]).all() and not np.array_equal(s[0, 0], s[1, 0])
+assert not np.array_equal(p[0, :224], p[1, :224])
+h, p = params('cldtl.vt', 3)
+assert (p[:, 224:] == p[:1, 224:]).all()
+"
+check_exit 2 "--multipliers for another method" $S --pe comrope-ap:8 --multipliers normal
+check_exit 2 "--multipliers other" $S --pe comrope-ld:8 --multipliers two
+check_exit 2 "tied for another method" $S --pe liere:8,tied
 $S --pe liere:4 --head-dim 8 --axes 3 --heads 2 --expand > "$T/exp.vt"
 check "--expand writes the skew generators of the layout" vtpy "
 rec = next(vtread(open('exp.vt', 'rb'))[1]); U = rec['pe.params'].reshape(2, 3, 2, 6); G = rec['pe.generators']

@@ -460,6 +460,72 @@ grep -q '"val_top5":' "$T/fm.json" && [ -n "$(key "$T/grid-liere.vt" VAL_TOP5)" 
 check "... also with a model trained on the grid" \
     vit-eval --resamples 0 --threads 1 "$T/grid-liere.vt" "$T/pert.vt"
 
+# Positions: each encoding takes its paper's convention, whatever the
+# stream's.  The same records in posgen's integer, linspace and centre
+# conventions (POS says which) train the same model, bit for bit (the maps
+# are exact in float on a 4 x 4 grid); --positions stream keeps them.
+for c in integer linspace centre; do
+	gen --records 48 --seed 21 --convention $c > "$T/conv-$c.vt"
+	gen --records 16 --seed 22 --convention $c > "$T/convt-$c.vt"
+done
+maxdiff() { $PY tests/sh/vtstream.py "$1" --maxdiff "$2"; }
+same() { [ "$(maxdiff "$1" "$2")" = 0.0 ]; }
+for pe in rope-axial:integer liere:4:linspace comrope-ld:4:centre riemann:integer; do
+	own=${pe##*:} pe=${pe%:*}
+	for c in integer linspace centre; do
+		vit-train $M --pe $pe --batch 16 --epochs 1 -o "$T/pos-$c.vt" "$T/conv-$c.vt" 2>"$T/err" ||
+		    nok "--pe $pe on $c positions: $(head -c 200 "$T/err")"
+	done
+	same "$T/pos-integer.vt" "$T/pos-linspace.vt" && same "$T/pos-integer.vt" "$T/pos-centre.vt" &&
+	    ok "--pe $pe: integer, linspace and centre streams train one model" ||
+	    nok "--pe $pe: the stream's convention changed the model ($(maxdiff "$T/pos-integer.vt" "$T/pos-linspace.vt"))"
+	[ "$(key "$T/pos-linspace.vt" POSITIONS)" = "native $own" ] &&
+	    ok "... POSITIONS native $own" || nok "--pe $pe: POSITIONS $(key "$T/pos-linspace.vt" POSITIONS)"
+done
+[ "$(key "$T/pos-linspace.vt" VIT_POS_SCALE) $(key "$T/pos-centre.vt" VIT_POS_SHIFT)" = "3,3 -0.5,-0.5" ] &&
+    ok "the model keeps the map: linspace on 4 patches x 3, centre - 0.5 for integer" ||
+    nok "VIT_POS_SCALE $(key "$T/pos-linspace.vt" VIT_POS_SCALE), VIT_POS_SHIFT $(key "$T/pos-centre.vt" VIT_POS_SHIFT)"
+# vit-eval, shuffle-eval and --val apply the model's map: the models of
+# the linspace and integer streams score their own test streams alike
+vit-train $M --pe rope-axial --batch 16 --epochs 1 -o "$T/ra-int.vt" "$T/conv-integer.vt" 2>/dev/null
+vit-train $M --pe rope-axial --batch 16 --epochs 1 --val "$T/convt-linspace.vt"     -o "$T/ra-lin.vt" "$T/conv-linspace.vt" 2>/dev/null
+vit-eval --json --threads 1 "$T/ra-int.vt" "$T/convt-integer.vt" > "$T/ev-int" 2>&1
+vit-eval --json --threads 1 "$T/ra-lin.vt" "$T/convt-linspace.vt" > "$T/ev-lin" 2>&1
+cmp -s "$T/ev-int" "$T/ev-lin" && ok "vit-eval applies the model's map" ||
+    nok "vit-eval: $(head -c 200 "$T/ev-int") vs $(head -c 200 "$T/ev-lin")"
+$PY -c "import json, sys; sys.exit(abs(json.load(open('$T/ev-int'))['loss'] -
+    $(key "$T/ra-lin.vt" VAL_LOSS)) > 1e-6)" && ok "... and --val" ||
+    nok "--val: VAL_LOSS $(key "$T/ra-lin.vt" VAL_LOSS), vit-eval $(head -c 200 "$T/ev-int")"
+shuffle-eval --json --trials 1 --threads 1 "$T/ra-int.vt" "$T/convt-integer.vt" > "$T/sh-int" 2>&1
+shuffle-eval --json --trials 1 --threads 1 "$T/ra-lin.vt" "$T/convt-linspace.vt" > "$T/sh-lin" 2>&1
+cmp -s "$T/sh-int" "$T/sh-lin" && ok "... and shuffle-eval" ||
+    nok "shuffle-eval: $(head -c 200 "$T/sh-int") vs $(head -c 200 "$T/sh-lin")"
+check "a test stream of another convention than the training stream's"     vit-eval --threads 1 "$T/ra-lin.vt" "$T/convt-integer.vt"
+check_grep "... is scored with a warning"     "^vit-eval: .*convt-integer.vt: integer positions, but the model was trained on linspace ones" "$T/err"
+# --positions stream: the stream's positions as they are
+vit-train $M --pe rope-axial --positions stream --batch 16 --epochs 1 -o "$T/st-lin.vt" "$T/conv-linspace.vt" 2>/dev/null
+vit-train $M --pe rope-axial --positions stream --batch 16 --epochs 1 -o "$T/st-int.vt" "$T/conv-integer.vt" 2>/dev/null
+! same "$T/st-lin.vt" "$T/st-int.vt" && same "$T/st-int.vt" "$T/ra-int.vt" &&
+    [ "$(key "$T/st-lin.vt" POSITIONS) $(key "$T/st-lin.vt" VIT_POS_SCALE)" = "stream 1,1" ] &&
+    ok "--positions stream: as the stream has them" ||
+    nok "--positions stream: $(key "$T/st-lin.vt" POSITIONS) $(key "$T/st-lin.vt" VIT_POS_SCALE)"
+check_exit 2 "--positions other" vit-train $N --positions other "$T/ep.vt"
+check_exit 2 "--resume takes no --positions" vit-train --resume --positions stream -o "$T/ra-lin.vt" "$T/conv-linspace.vt"
+vit-train $M --pe abs --batch 16 --steps 1 -o "$T/abs.vt" "$T/conv-linspace.vt" 2>/dev/null
+[ "$(key "$T/abs.vt" POSITIONS)" = given ] && ok "abs reads no positions: POSITIONS given" ||
+    nok "abs: POSITIONS $(key "$T/abs.vt" POSITIONS)"
+# Positions of no known convention ('POS grid'): as given, and a note when
+# their spacing is far from the encoding's own
+gen --records 16 --seed 21 --pos-scale 0.1 > "$T/tiny.vt"
+check "unknown positions a tenth apart" vit-train $M --pe rope-axial --steps 1 -o "$T/tiny-m.vt" "$T/tiny.vt"
+check_grep "... train rope-axial with a note"     "^vit-train: .*tiny.vt: POS 'grid' names no convention of posgen; positions used as given, 0.1 apart where rope-axial takes integer positions 1 apart$" "$T/err"
+[ "$(key "$T/tiny-m.vt" POSITIONS)" = given ] && ok "... POSITIONS given" || nok "POSITIONS $(key "$T/tiny-m.vt" POSITIONS)"
+check "unknown integer positions" vit-train $M --pe liere:4 --steps 1 -o "$T/tiny-m.vt" "$T/conv-integer.vt"
+gen --records 16 --seed 21 > "$T/grid4.vt"
+check "unknown positions 1 apart" vit-train $M --pe rope-axial --steps 1 -o "$T/tiny-m.vt" "$T/grid4.vt"
+! grep -q "positions used as given" "$T/err" && ok "... train rope-axial without a note" ||
+    nok "a note: $(cat "$T/err")"
+
 # Learning: only the relative position of two markers tells the class.  A
 # LieRE model learns it in 6 passes over 2000 records (seconds); without
 # positions the model stays at chance.

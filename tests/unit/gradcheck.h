@@ -7,6 +7,8 @@
  * the exact forward (double rotations): the float exponential's rounding,
  * grown by its squarings to ~1e-6, is noise that differences at these
  * steps amplify past the tolerance (1.8% seen on liere:4 per record).
+ * Tied parameters (pe_tied) move together along the direction, and their
+ * gradient, which every copy holds, counts once.
  */
 #ifndef GRADCHECK_H
 #define GRADCHECK_H
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pe.h"
 #include "rng.h"
 #include "test.h"
 #include "vit.h"
@@ -43,6 +46,23 @@ gc_randn(float *p, size_t n, float s, uint64_t seed)
 		p[i] = (float)rng_normal(&r) * s;
 }
 
+/* Whether entry j of m's pe.params is a copy of a tied parameter that its
+ * group's first set holds: then *first is that set's entry. */
+static int
+gc_copy(const struct vit *m, size_t j, size_t *first)
+{
+	struct pe pe;
+	int64_t off;
+
+	if (pe_parse(&pe, m->c.pe, m->c.dim / m->c.heads, m->c.axes, m->c.heads,
+	    m->c.depth, pe_share_name(m->c.share)) < 0 || pe_tied(&pe, &off) == 0)
+		return 0;
+	int64_t set = (int64_t)j / pe.set_params, in = (int64_t)j % pe.set_params;
+	int f = pe_tie_first(&pe, (int)set);
+	*first = (size_t)(f * pe.set_params + in);
+	return in >= off && in < off + pe_tied(&pe, &off) && f != set;
+}
+
 /* Check every tensor of m (and dL/dx) on batch b; label prefixes messages.
  * Returns the worst relative error seen. */
 static double
@@ -59,13 +79,19 @@ gc_model(struct vit *m, const struct gc_batch *b, const char *label)
 		const struct vit_tensor *t = &m->tensor[i];
 		float *p = m->param + t->off, *g = m->grad + t->off;
 		gc_randn(dir, t->n, 1.0f, 1000 + i);
+		int pe = strcmp(t->name, "pe.params") == 0;
+		size_t first;
+		for (size_t j = 0; j < t->n && pe; j++)
+			if (gc_copy(m, j, &first))
+				dir[j] = dir[first];
 		double nrm = 0, an = 0;
 		for (size_t j = 0; j < t->n; j++)
 			nrm += (double)dir[j] * dir[j];
 		nrm = sqrt(nrm);
 		for (size_t j = 0; j < t->n; j++) {
 			dir[j] /= nrm;
-			an += (double)g[j] * dir[j];
+			if (!pe || !gc_copy(m, j, &first))
+				an += (double)g[j] * dir[j];
 		}
 		float *save = malloc(sizeof(float) * t->n);
 		memcpy(save, p, sizeof(float) * t->n);

@@ -74,6 +74,7 @@ main(void)
 	c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 24, c.classes = 5, c.P = 12;
 	strcpy(c.pe, "liere:4");
 	c.locality = 1;
+	c.pos_scale[0] = 6, c.pos_scale[1] = 1.0f / 7, c.pos_shift[1] = -0.5f;
 	m = vit_create(&c, 4, 9, 7, err, sizeof err);
 	CHECK(m != NULL, "model: %s", err);
 	for (size_t i = 0; i < m->nparam; i++) {
@@ -91,6 +92,10 @@ main(void)
 	    memcmp(n->adam_v, m->adam_v, m->nparam * 4) == 0, "moments bit for bit");
 	CHECK(n->c.locality == 1 && strcmp(n->c.pe, "liere:4") == 0 && n->c.P == 12,
 	    "config back");
+	CHECK(memcmp(n->c.pos_scale, c.pos_scale, sizeof c.pos_scale) == 0 &&
+	    memcmp(n->c.pos_shift, c.pos_shift, sizeof c.pos_shift) == 0,
+	    "the position map back bit for bit (VIT_POS_SCALE %s, VIT_POS_SHIFT %s)",
+	    vt_meta(&s, "VIT_POS_SCALE"), vt_meta(&s, "VIT_POS_SHIFT"));
 	CHECK(n->maxT == 64, "maxT 0: the training grid's 8x8 tokens (%d)", n->maxT);
 	CHECK(strcmp(vt_meta(&s, "STEP"), "42") == 0, "extra keys kept");
 	const char *keys[][2] = { { "PE", "liere:4" }, { "SHARE", "none" },

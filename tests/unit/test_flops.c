@@ -158,6 +158,25 @@ test_by_hand(void)
 	    f.macs[FLOPS_PE_ANGLES] == 0, "comrope-ap:4: s is a coordinate, no MACs");
 	snprintf(c.pe, sizeof c.pe, "liere:4");
 
+	/* A basis (head 4, 2 sets): rope-mixed's angles and pair rotations,
+	 * then per set a Gauss-Jordan inverse of 1.5 * 4^3 MACs (string) or
+	 * an exponential of 10 * 4^3 (rope-nd), and P^T on q and k of every
+	 * row, 5 rows x 2 heads x 2 x 4 x 4, in both counts. */
+	c.pool = VIT_POOL_CLS;
+	snprintf(c.pe, sizeof c.pe, "string");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "string");
+	CHECK(f.params[FLOPS_PE_ANGLES] == 2 * (2 * 2 + 6) && f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 2 * 2 &&
+	    f.macs[FLOPS_PE_EXP] == 2 * 1.5 * 64 && f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 4 * 4 * 2 + 5 * 2 * 2 * 16,
+	    "string: 20 params, 32 MACs of angles, 192 of the bases, 448 of rotations (%.0f %.0f %.0f %.0f)",
+	    f.params[FLOPS_PE_ANGLES], f.macs[FLOPS_PE_ANGLES], f.macs[FLOPS_PE_EXP], f.macs[FLOPS_PE_ROTATE]);
+	snprintf(c.pe, sizeof c.pe, "rope-nd");
+	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0 && f.params[FLOPS_PE_ANGLES] == 12 &&
+	    f.macs[FLOPS_PE_EXP] == 2 * 10 * 64 / 4.0, "rope-nd, batch 4: 6 params a set, a quarter of 2 exponentials");
+	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0 &&
+	    f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 5 * 4 * 2 + 5 * 2 * 2 * 16 && f.macs[FLOPS_PE_EXP] == 0,
+	    "rope-nd, paper: 2 x 2 blocks on every row per head, and P^T (%.0f)", f.macs[FLOPS_PE_ROTATE]);
+	snprintf(c.pe, sizeof c.pe, "liere:4");
+
 	/* Locality: distances of the 5 x 5 rows once (2 axes), then scale and
 	 * product per head (mean pooling: every query row). */
 	snprintf(c.pe, sizeof c.pe, "none");

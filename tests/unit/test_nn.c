@@ -386,7 +386,53 @@ ro_fwd(struct layer *L)
 	rotary_forward(&c->r, 0, c->R, L->y, c->qkv);
 }
 
-/* qcls: the last block's case, only CLS queries read (rotated when cls) */
+/* With a basis: attention's scores from rotary_forward's rows, qkr,
+ * equal those of the dense R = P B P^T (pe_compose) on q and k, R = I on
+ * an unrotated CLS row. */
+static void
+dot_products(const struct rot *r, const char *spec, struct pe_work *w,
+    const float *R, float *qkr, const float *qkv)
+{
+	int hd = r->hd, D = r->H * hd, skip = r->T1 - r->Tn;
+	const struct pe *pe = r->pe;
+	float *dense = malloc(sizeof(float) * pe->nset * r->Tr * hd * hd);
+	double err = 0;
+
+	rotary_forward(r, 0, R, qkr, qkv);
+	pe_compose(pe, w, r->Tr, r->P, R, dense);
+	for (int b = 0; b < r->B; b++)
+		for (int h = 0; h < r->H; h++)
+			for (int t = 0; t < r->T1; t++)
+				for (int u = 0; u < r->T1; u++) {
+					double dq[64], dk[64], ref = 0, got = 0;
+					for (int k = 0; k < 2; k++) {	/* R q_t, R k_u */
+						int row = k ? u : t;
+						const float *x = qkv + ((size_t)b * r->T1 + row) * 3 * D + k * D + h * hd;
+						int tr = (r->per_record ? b * r->Tn : 0) + row - skip;
+						const float *Rt = dense + ((size_t)pe_set(pe, 0, h) * r->Tr + tr) * hd * hd;
+						double *o = k ? dk : dq;
+						for (int i = 0; i < hd; i++) {
+							o[i] = row < skip ? x[i] : 0;
+							for (int j = 0; j < hd && row >= skip; j++)
+								o[i] += (double)Rt[i * hd + j] * x[j];
+						}
+					}
+					const float *q = qkr + ((size_t)b * r->T1 + t) * 2 * D + h * hd;
+					const float *kk = qkr + ((size_t)b * r->T1 + u) * 2 * D + D + h * hd;
+					for (int i = 0; i < hd; i++) {
+						ref += dq[i] * dk[i];
+						got += (double)q[i] * kk[i];
+					}
+					err = maxn(err, fabs(got - ref) / (1 + fabs(ref)));
+				}
+	CHECK(err < 1e-5, "rotary %s%s%s: q' k' of B P^T q, B P^T k are those of P B P^T q, "
+	    "P B P^T k (%.2g)", spec, skip ? "" : " CLS rotated", r->per_record ? " per record" : "", err);
+	free(dense);
+}
+
+/* qcls: the last block's case, only CLS queries read (rotated when cls).
+ * An encoding with a basis (string, rope-nd) rotates by B P^T: its
+ * forward, and dP, are checked too. */
 static void
 test_rotary(const char *spec, int cls, int per_record, int qcls)
 {
@@ -404,7 +450,12 @@ test_rotary(const char *spec, int cls, int per_record, int qcls)
 	struct pe_work w;
 	pe_work_init(&w, &pe, Tr);
 	pe_rotations(&pe, &w, params, Tr, pos, R);
-	struct ro c = { { &pe, B, T1, H, hd, Tn, Tr, per_record, qcls }, R,
+	size_t nP = pe.basis ? (size_t)pe.nset * hd * hd : 0;
+	float *P = malloc(sizeof(float) * (nP + 1)), *dP = calloc(nP + 1, sizeof(float));
+	if (pe.basis)
+		pe_bases(&pe, &w, params, P);
+	struct ro c = { { &pe, B, T1, H, hd, Tn, Tr, per_record, qcls,
+	    pe.basis ? P : NULL, pe.basis ? dP : NULL }, R,
 	    randv((size_t)B * T1 * 3 * D, 1) };
 	size_t ny = (size_t)B * T1 * 2 * D;
 	struct layer L = { ro_fwd, calloc(ny, sizeof(float)), ny, randv(ny, 1), &c };
@@ -413,6 +464,8 @@ test_rotary(const char *spec, int cls, int per_record, int qcls)
 			if (i % T1 != 0)
 				memset(L.r + i * 2 * D, 0, sizeof(float) * D);
 	float *dqkv = calloc((size_t)B * T1 * 3 * D, sizeof(float));
+	if (pe.basis && !qcls)
+		dot_products(&c.r, spec, &w, R, L.y, c.qkv);
 	if (qcls) {	/* the rows it writes are the full forward's */
 		struct rot all = c.r;
 		float *y = malloc(sizeof(float) * ny);
@@ -429,7 +482,9 @@ test_rotary(const char *spec, int cls, int per_record, int qcls)
 		free(y);
 	}
 	loss(&L);
-	rotary_backward(&c.r, 0, R, dR, dqkv, L.r, c.qkv);
+	float *dy = malloc(sizeof(float) * ny);	/* the backward may take it */
+	memcpy(dy, L.r, sizeof(float) * ny);
+	rotary_backward(&c.r, 0, R, dR, dqkv, dy, L.y, c.qkv);
 	char what[96];
 	snprintf(what, sizeof what, "rotary %s%s%s%s dq, dk", spec,
 	    cls ? " CLS rotated" : "", per_record ? " per record" : "",
@@ -443,9 +498,15 @@ test_rotary(const char *spec, int cls, int per_record, int qcls)
 	    cls ? " CLS rotated" : "", per_record ? " per record" : "",
 	    qcls ? " CLS query only" : "");
 	fd(&L, R, dR, (size_t)pe.nset * Tr * pe.rsize, what);
+	if (pe.basis) {
+		snprintf(what, sizeof what, "rotary %s%s%s%s dP", spec,
+		    cls ? " CLS rotated" : "", per_record ? " per record" : "",
+		    qcls ? " CLS query only" : "");
+		fd(&L, P, dP, nP, what);
+	}
 	pe_work_free(&w);
 	free(params); free(pos); free(R); free(dR); free(c.qkv); free(L.y);
-	free(L.r); free(dqkv);
+	free(L.r); free(dqkv); free(dy); free(P); free(dP);
 }
 
 int
@@ -472,5 +533,12 @@ main(void)
 	test_rotary("liere:4", 0, 0, 1);
 	test_rotary("liere:16", 1, 1, 1);
 	test_rotary("liere:4", 0, 1, 1);
+	test_rotary("string", 0, 0, 0);		/* P^T, then B: a basis */
+	test_rotary("string", 1, 0, 0);
+	test_rotary("string", 0, 1, 0);
+	test_rotary("string", 0, 0, 1);
+	test_rotary("string", 1, 1, 1);
+	test_rotary("rope-nd", 0, 0, 1);
+	test_rotary("rope-nd", 1, 1, 0);
 	return test_done();
 }

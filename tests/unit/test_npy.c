@@ -129,6 +129,30 @@ main(void)
 	CHECK(strstr(load_err("trunc.npy"), "truncated .npy data") != NULL, "truncated data: %s", load_err("trunc.npy"));
 	write_npy("huge.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (4000000000000, 4000000), }", 8);
 	CHECK(strstr(load_err("huge.npy"), "absurd") != NULL, "absurd shape: %s", load_err("huge.npy"));
+	/* The shape is a Python tuple of plain integers, or the header is
+	 * refused, as NumPy refuses it. */
+	static const char *const badshape[] = {
+		"(,0000164,7 4, 1)", "(7 4,)", "(,3)", "(3,,4)", "(04,)", "(3)", "(3, 4,,)", "(-1,)",
+	};
+	for (size_t i = 0; i < sizeof badshape / sizeof *badshape; i++) {
+		char dict[128];
+		snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", badshape[i]);
+		write_npy("bad.npy", dict, 64);
+		CHECK(strstr(load_err("bad.npy"), "bad .npy header (shape)") != NULL, "shape %s refused: %s",
+		    badshape[i], load_err("bad.npy"));
+	}
+	static const char *const goodshape[] = { "()", "(4,)", "( 2 ,2 )", "(1, 4,)", "(0, 4)" };
+	static const int64_t goodcount[] = { 1, 4, 4, 4, 0 };
+	for (size_t i = 0; i < sizeof goodshape / sizeof *goodshape; i++) {
+		char dict[128];
+		snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", goodshape[i]);
+		write_npy("good.npy", dict, 16);
+		snprintf(path, sizeof path, "%s/good.npy", dir);
+		void *d = NULL;
+		CHECK(npy_load(path, &h, &d, err) == 0 && h.count == goodcount[i], "shape %s read: %s",
+		    goodshape[i], err);
+		free(d);
+	}
 	write_bytes("ver.npy", "\x93NUMPY\x09\x00\x10\x00{}", 12);
 	CHECK(strstr(load_err("ver.npy"), "version") != NULL, "unknown version");
 

@@ -12,6 +12,7 @@
 
 #include "expm.h"
 #include "pe.h"
+#include "pe_conv.h"
 #include "pe_method.h"
 #include "refexpm.h"
 #include "rng.h"
@@ -56,7 +57,8 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 	for (int i = 0; i < N; i++) {
 		const float *U = NULL;
 		double w = p[i];
-		if (is(pe, "liere") || is(pe, "rope-mixed")) {
+		/* string's and rope-nd's B: rope-mixed's and rope-axial's */
+		if (is(pe, "liere") || is(pe, "rope-mixed") || is(pe, "string")) {
 			U = par + (i * nb + j) * k;
 		} else if (is(pe, "comrope-ap")) {
 			U = j % N == i ? par + j * k : NULL;
@@ -81,7 +83,7 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 				X[1] -= w * f;
 				X[2] += w * f;
 			}
-		} else if (is(pe, "rope-axial")) {
+		} else if (is(pe, "rope-axial") || is(pe, "rope-nd")) {
 			int start = 0, size = 0;
 			for (int g = 0; g < N; g++) {
 				start = g * npair / N;
@@ -167,10 +169,14 @@ test_parse(void)
 		{ "mrope,theta=1e6", 6, 3, "mrope,theta=1000000", 0 },
 		{ "comrope-ap:4", 64, 2, "comrope-ap:4", 16 * 6 },
 		{ "comrope-ld:8", 64, 2, "comrope-ld:8", 8 * 28 + 2 * 8 },
+		{ "comrope-ld:8,tied", 64, 2, "comrope-ld:8,tied", 8 * 28 + 2 * 8 },
 		{ "riemann", 64, 2, "riemann", 33 },
 		{ "riemann,reflect,alpha=0.5", 64, 2, "riemann,alpha=0.5,reflect", 33 },
 		{ "none", 64, 2, "none", 0 },
 		{ "zeros", 63, 2, "zeros", 0 },
+		{ "string", 64, 2, "string", 2 * 32 + 64 * 63 / 2 },
+		{ "rope-nd", 64, 3, "rope-nd", 64 * 63 / 2 },
+		{ "rope-nd,theta=1e4", 16, 2, "rope-nd,theta=10000", 120 },
 		{ "abs", 64, 2, "abs", 0 },
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
@@ -182,7 +188,8 @@ test_parse(void)
 	}
 	static const char *bad[] = { "lire:8", "liere:7", "liere:0", "liere:x", "comrope-ap",
 	    "rope-mixed:2", "rope-axial,theta=-1", "liere:8,theta=3", "riemann,reflect=1",
-	    "riemann,alpha=", "", "liere:8,", "none:2" };
+	    "riemann,alpha=", "", "liere:8,", "none:2", "string:2", "string,theta=10",
+	    "rope-nd:4", "comrope-ap:4,tied", "liere:8,tied", "comrope-ld:4,tied=1" };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		int r = pe_parse(&pe, bad[i], 64, 2, 12, 12, "none");
 		CHECK(r == -1 && pe.err[0], "parse rejects '%s' (%s)", bad[i], pe.err);
@@ -208,6 +215,10 @@ test_parse(void)
 	CHECK(!pe.orthogonal && !pe.commutes, "riemann is flagged neither orthogonal nor relative");
 	pe_parse(&pe, "comrope-ld:8", 64, 3, 1, 1, NULL);
 	CHECK(pe.commutes && pe.orthogonal, "comrope-ld commutes");
+	pe_parse(&pe, "string", 64, 3, 1, 1, NULL);
+	CHECK(pe.commutes && pe.orthogonal && pe.basis && pe.block == 2, "string: pairs in a basis, commuting");
+	pe_parse(&pe, "rope-mixed", 64, 3, 1, 1, NULL);
+	CHECK(!pe.basis, "rope-mixed has no basis");
 	pe_parse(&pe, "rope-axial", 64, 2, 1, 1, NULL);
 	CHECK(pe_pair_axis(&pe, 0) == 1 && pe_pair_axis(&pe, 15) == 1 && pe_pair_axis(&pe, 16) == 0,
 	    "rope-axial: first half of the pairs follows x, second y");
@@ -225,6 +236,226 @@ test_parse(void)
 	vt_init(&s);
 	CHECK(pe_meta_read(&back, &s) == -1 && strstr(back.err, "no PE key"), "no PE key: %s", back.err);
 	vt_free(&s);
+}
+
+/* Mean and standard deviation of p[n] at stride st (first of each st). */
+static void
+moments(const float *p, int64_t n, int64_t first, int64_t count, int64_t st,
+    double *mean, double *sd)
+{
+	double s1 = 0, s2 = 0;
+	int64_t m = 0;
+
+	for (int64_t b = 0; b + count <= n; b += st)
+		for (int64_t i = first; i < first + count; i++, m++) {
+			s1 += p[b + i];
+			s2 += (double)p[b + i] * p[b + i];
+		}
+	*mean = s1 / m;
+	*sd = sqrt(s2 / m - *mean * *mean);
+}
+
+/* The groups of tied scales, by their documented rule: the sets of a
+ * layer (share none: layer = set / heads); with share heads a set is its
+ * layer's; with share layers or all every set serves every layer. */
+static int
+tie_group(const struct pe *pe, int set)
+{
+	return pe->share == PE_SHARE_NONE ? set / pe->heads :
+	    pe->share == PE_SHARE_HEADS ? set : 0;
+}
+
+/*
+ * ComRoPE's defaults as the official code (Longin-Yu/ComRoPE, model.py):
+ * the generator's upper entries are P_ij - P_ji of P with normal(0, 1)
+ * entries, so normal(0, 2); comrope-ld's multipliers normal(0, 1).  The
+ * former default, uniform in [0, 2 pi) with multipliers 1, is --init
+ * uniform; the multipliers can be chosen either way; option tied gives
+ * the sets of a layer one copy of the multipliers.
+ */
+static void
+test_comrope_init(void)
+{
+	struct pe pe;
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 9 };
+	double mean, sd;
+
+	pe_parse(&pe, "comrope-ap:8", 64, 2, 4, 4, NULL);
+	float *a = malloc(sizeof *a * pe.nparam);
+	pe_init_params(&pe, &ini, a);
+	moments(a, pe.nparam, 0, pe.nparam, pe.nparam, &mean, &sd);
+	CHECK(fabs(mean) < 0.05 && fabs(sd - sqrt(2)) < 0.05, "comrope-ap default: entries of "
+	    "P - P^T, normal(0, 2) (mean %.3f, sd %.3f of %lld)", mean, sd, (long long)pe.nparam);
+	free(a);
+
+	pe_parse(&pe, "comrope-ld:8", 64, 2, 4, 4, NULL);
+	int64_t nu = pe.nblock * 28, ns = 2 * pe.nblock;
+	a = malloc(sizeof *a * pe.nparam);
+	float *b = malloc(sizeof *b * pe.nparam);
+	pe_init_params(&pe, &ini, a);
+	moments(a, pe.nparam, 0, nu, pe.set_params, &mean, &sd);
+	CHECK(fabs(mean) < 0.05 && fabs(sd - sqrt(2)) < 0.05, "comrope-ld default: generator "
+	    "entries normal(0, 2) (mean %.3f, sd %.3f)", mean, sd);
+	moments(a, pe.nparam, nu, ns, pe.set_params, &mean, &sd);
+	CHECK(fabs(mean) < 0.2 && fabs(sd - 1) < 0.15, "comrope-ld default: multipliers "
+	    "normal(0, 1) (mean %.3f, sd %.3f of %lld)", mean, sd, (long long)(16 * ns));
+	CHECK(memcmp(a + nu, a + pe.set_params + nu, sizeof *a * ns) != 0,
+	    "comrope-ld default: each head its own multipliers");
+
+	/* the former default: --init uniform */
+	ini.kind = PE_INIT_UNIFORM;
+	pe_init_params(&pe, &ini, b);
+	int in = 1, ones = 1;
+	for (int s = 0; s < pe.nset; s++) {
+		for (int64_t i = 0; i < nu; i++)
+			in &= b[s * pe.set_params + i] >= 0 && b[s * pe.set_params + i] < 2 * M_PI;
+		for (int64_t i = nu; i < nu + ns; i++)
+			ones &= b[s * pe.set_params + i] == 1;
+	}
+	CHECK(in && ones, "comrope-ld --init uniform: entries in [0, 2 pi), multipliers 1");
+	ini.multipliers = PE_MULT_NORMAL;
+	pe_init_params(&pe, &ini, a);
+	moments(a, pe.nparam, nu, ns, pe.set_params, &mean, &sd);
+	CHECK(memcmp(a, b, sizeof *a * nu) == 0 && fabs(sd - 1) < 0.15,
+	    "uniform with multipliers normal: the same entries, multipliers sd %.3f", sd);
+	ini = (struct pe_init){ .kind = PE_INIT_DEFAULT, .seed = 9, .multipliers = PE_MULT_ONES };
+	pe_init_params(&pe, &ini, b);
+	ones = 1;
+	for (int s = 0; s < pe.nset; s++)
+		for (int64_t i = nu; i < nu + ns; i++)
+			ones &= b[s * pe.set_params + i] == 1;
+	CHECK(ones, "default with multipliers ones");
+	pe_parse(&pe, "comrope-ap:8", 64, 2, 4, 4, NULL);
+	CHECK(pe_init_params(&pe, &ini, a) == -1, "multipliers refused for comrope-ap: %s", pe.err);
+	free(a);
+	free(b);
+
+	/* tied: one copy per group, the first set's; groups differ */
+	static const char *const shares[] = { "none", "heads", "layers", "all" };
+	for (int k = 0; k < 4; k++) {
+		pe_parse(&pe, "comrope-ld:8,tied", 64, 3, 3, 2, shares[k]);
+		int64_t off, n = pe_tied(&pe, &off);
+		a = malloc(sizeof *a * pe.nparam);
+		ini = (struct pe_init){ .kind = PE_INIT_DEFAULT, .seed = 4 };
+		pe_init_params(&pe, &ini, a);
+		int same = 1, differ = 1;
+		for (int s = 0; s < pe.nset; s++)
+			for (int t = 0; t < pe.nset; t++) {
+				int eq = memcmp(a + s * pe.set_params + off, a + t * pe.set_params + off,
+				    sizeof *a * n) == 0;
+				if (tie_group(&pe, s) == tie_group(&pe, t))
+					same &= eq;
+				else
+					differ &= !eq;
+			}
+		CHECK(n == 3 * pe.nblock && off == pe.nblock * 28 && same && differ &&
+		    memcmp(a, a + pe.set_params, sizeof *a * off) != (pe.nset == 1),
+		    "comrope-ld:8,tied share %s: the multipliers one per layer, the generators "
+		    "each set's (%d sets)", shares[k], pe.nset);
+		free(a);
+	}
+}
+
+/*
+ * Position conventions (pe_conv.h): each encoding's own, by its paper's
+ * code; POS text and back; and the map from any convention into any
+ * other, exact at every patch of the grid, whatever n0, range or grid.
+ */
+static void
+test_conv(void)
+{
+	static const struct { const char *spec; int kind; } own[] = {
+		{ "liere:8", PE_CONV_LINSPACE }, { "rope-axial", PE_CONV_INTEGER },
+		{ "rope-mixed", PE_CONV_INTEGER }, { "riemann", PE_CONV_INTEGER },
+		{ "mrope", PE_CONV_INTEGER }, { "comrope-ap:8", PE_CONV_CENTRE },
+		{ "comrope-ld:8", PE_CONV_CENTRE }, { "none", PE_CONV_NONE },
+		{ "zeros", PE_CONV_NONE }, { "abs", PE_CONV_NONE }, { "sincos", PE_CONV_NONE },
+	};
+	struct pe pe;
+	struct pe_conv c;
+	char buf[256], err[256];
+
+	for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+		pe_parse(&pe, own[i].spec, 64, 2, 1, 1, NULL);
+		CHECK(pe_conv_native(&pe) == own[i].kind, "%s takes %s positions", own[i].spec,
+		    pe_conv_name(pe_conv_native(&pe)));
+	}
+	for (const struct pe_method *const *m = pe_methods; *m; m++) {
+		pe_parse(&pe, (*m)->flags & PEM_BLOCK ? "liere:8" : (*m)->name, 64, 2, 1, 1, NULL);
+		pe.method = *m;
+		CHECK(pe_conv_native(&pe) != PE_CONV_NONE || ((*m)->flags & (PEM_NOT_ROTARY | PEM_IDENTITY)),
+		    "%s: a rotary encoding names the positions it takes (%s)", (*m)->name,
+		    pe_conv_name(pe_conv_native(&pe)));
+	}
+	CHECK(pe_conv_parse_name("center") == PE_CONV_CENTRE && pe_conv_parse_name("grid") == -1 &&
+	    pe_conv_parse_name("none") == -1, "convention names");
+
+	/* the documented positions of a 5-patch axis and a 1-patch one */
+	c = (struct pe_conv){ .kind = PE_CONV_LINSPACE, .axes = 2, .grid = { 5, 1 },
+	    .n0 = { 3, 1 } };
+	CHECK(pe_conv_coord(&c, 0, 4) == 4 * (5 / 3.0) / 4 && pe_conv_step(&c, 0) == (5 / 3.0) / 4 &&
+	    pe_conv_coord(&c, 1, 0) == 0, "linspace: i (n/n0)/(n-1)");
+	c.kind = PE_CONV_CENTRE;
+	CHECK(pe_conv_coord(&c, 0, 2) == 0.5 && pe_conv_step(&c, 0) == 0.2 &&
+	    pe_conv_coord(&c, 1, 0) == 0.5, "centre: (i + 0.5)/n");
+	c.kind = PE_CONV_FIXED, c.lo = -1, c.hi = 3;
+	CHECK(pe_conv_coord(&c, 0, 3) == 2 && pe_conv_step(&c, 0) == 1 &&
+	    pe_conv_coord(&c, 1, 0) == -1, "fixed: lo + (hi - lo) i/(n-1)");
+	c.kind = PE_CONV_INTEGER;
+	CHECK(pe_conv_coord(&c, 0, 3) == 3 && pe_conv_step(&c, 0) == 1, "integer: i");
+
+	/* POS text round trip; posgen's augmentations read past */
+	static const char *const pos[] = { "integer grid=7x7", "linspace n0=7x7 grid=14x14",
+	    "centre grid=4x7x7", "fixed range=-1,2.5 grid=3x5", "linspace n0=2x4x4 grid=3x5x5" };
+	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++) {
+		snprintf(buf, sizeof buf, "%s perturb=1 offset=0.1 seed=3", pos[i]);
+		int r = pe_conv_parse(&c, buf, NULL, err, sizeof err);
+		pe_conv_format(&c, buf, sizeof buf);
+		CHECK(r == 0 && strcmp(buf, pos[i]) == 0, "POS '%s' read and written back: '%s' %s",
+		    pos[i], buf, r ? err : "");
+	}
+	CHECK(pe_conv_parse(&c, "linspace n0=7x7", "7x7", err, sizeof err) == 0 && c.axes == 2 &&
+	    c.grid[1] == 7 && c.n0[0] == 7, "a POS without grid= takes the GRID key's");
+	static const char *const bad[][2] = { { "grid", "7x7" }, { "linspace n0=7x7", NULL },
+	    { "linspace n0=7x7x7 grid=7x7", NULL }, { "fixed range=2,1 grid=3", NULL },
+	    { "fixed range=0 grid=3", NULL }, { "centre grid=0x3", NULL }, { NULL, "7x7" } };
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		CHECK(pe_conv_parse(&c, bad[i][0], bad[i][1], err, sizeof err) == -1 && err[0],
+		    "POS '%s' GRID '%s' refused: %s", bad[i][0] ? bad[i][0] : "(none)",
+		    bad[i][1] ? bad[i][1] : "(none)", err);
+
+	/* the map: native(i) = scale * from(i) + shift on every patch */
+	double worst = 0;
+	int maps = 0;
+	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++)
+		for (int to = PE_CONV_INTEGER; to <= PE_CONV_CENTRE; to++) {
+			double scale[3], shift[3];
+			pe_conv_parse(&c, pos[i], NULL, err, sizeof err);
+			pe_conv_map(&c, to, scale, shift);
+			struct pe_conv n = c;
+			n.kind = to;
+			for (int a = 0; a < c.axes; a++) {
+				n.n0[a] = (double)c.grid[a];
+				for (int64_t k = 0; k < c.grid[a]; k++)
+					worst = maxn(worst, fabs(scale[a] * pe_conv_coord(&c, a, k) +
+					    shift[a] - pe_conv_coord(&n, a, k)));
+			}
+			maps++;
+		}
+	CHECK(worst < 1e-12, "%d maps exact on every patch (%.2g)", maps, worst);
+	c = (struct pe_conv){ .kind = PE_CONV_LINSPACE, .axes = 1, .grid = { 7 }, .n0 = { 7 } };
+	double sc, sh;
+	pe_conv_map(&c, PE_CONV_LINSPACE, &sc, &sh);
+	CHECK(sc == 1 && sh == 0, "linspace 0 .. 1 is LieRE's own: the identity");
+	pe_conv_map(&c, PE_CONV_INTEGER, &sc, &sh);
+	CHECK(sc == 6 && sh == 0, "linspace on 7 patches into integer: 6 p");
+
+	CHECK(pe_conv_check("linspace n0=7x7", "linspace n0=7x7 grid=14x14", err, sizeof err) == 0 &&
+	    pe_conv_check("grid", "integer", err, sizeof err) == 0 &&
+	    pe_conv_check("centre grid=7x7", NULL, err, sizeof err) == 0,
+	    "a stream of the training convention or of an unknown one suits a model");
+	CHECK(pe_conv_check("linspace n0=7x7", "integer grid=7x7", err, sizeof err) == -1 &&
+	    strstr(err, "integer") && strstr(err, "linspace"), "another convention does not: %s", err);
 }
 
 static void
@@ -283,6 +514,7 @@ test_init(void)
 		CHECK(memcmp(a, a + pe.set_params, sizeof *a * pe.set_params) != 0, "rope-mixed %dD: each set its own direction", N);
 		free(a);
 	}
+	test_comrope_init();
 }
 
 /* What test_method measures of R[nset][3T] for tokens x, y, y - x: the
@@ -392,26 +624,40 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 		W[e] = (float)(2 * rng_uniform(&r) - 1);
 	pe_rotations_backward(&pe, &w, params, 3 * T, pos, R, W, dp);
 	double gerr = 0, gmax = 0;
-	int64_t nsample = pe.nparam < 24 ? pe.nparam : 24;
+	int64_t toff, ntied = pe_tied(&pe, &toff);
+	/* tied: every parameter, the copies of one moved together, each
+	 * copy's gradient the group's */
+	int64_t nsample = pe.nparam < 24 || ntied ? pe.nparam : 24;
 	for (int64_t q = 0; q < nsample; q++) {
 		int64_t e = q * pe.nparam / nsample + (q * 7) % (pe.nparam / nsample);
+		int64_t in = e % pe.set_params;
+		int tied = ntied && in >= toff && in < toff + ntied;
 		float save = params[e];
 		double h = 1e-6 * fmax(1, fabs(save)), fp, fm;
 		/* the steps actually taken in float */
 		float *pp = params;
 		double x0 = save;
 		pp[e] = (float)(x0 + h); double hp = (double)pp[e] - x0;
+		for (int s = 0; tied && s < pe.nset; s++)
+			if (tie_group(&pe, s) == tie_group(&pe, (int)(e / pe.set_params)))
+				pp[s * pe.set_params + in] = pp[e];
 		fp = ref_loss(&pe, params, 3 * T, pos, W);
 		pp[e] = (float)(x0 - h); double hm = x0 - (double)pp[e];
+		for (int s = 0; tied && s < pe.nset; s++)
+			if (tie_group(&pe, s) == tie_group(&pe, (int)(e / pe.set_params)))
+				pp[s * pe.set_params + in] = pp[e];
 		fm = ref_loss(&pe, params, 3 * T, pos, W);
 		pp[e] = save;
+		for (int s = 0; tied && s < pe.nset; s++)
+			if (tie_group(&pe, s) == tie_group(&pe, (int)(e / pe.set_params)))
+				pp[s * pe.set_params + in] = save;
 		double fd = (fp - fm) / (hp + hm);
 		gerr = maxn(gerr, fabs(fd - dp[e]) / fmax(1, fabs(fd)));
 		gmax = maxn(gmax, fabs(fd));
 	}
 	if (pe.nparam)
-		CHECK(gerr < (pe.block > 2 && is(&pe, "liere") ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, 24 sampled) matches central differences (rel %.2g, max |g| %.3g)",
-		    spec, axes, share, grid ? " on a grid" : "", (long long)pe.nparam, gerr, gmax);
+		CHECK(gerr < (pe.block > 2 && is(&pe, "liere") ? 1e-4 : 1e-5), "%s %dD share %s%s: gradient (%lld params, %lld sampled) matches central differences (rel %.2g, max |g| %.3g)",
+		    spec, axes, share, grid ? " on a grid" : "", (long long)pe.nparam, (long long)nsample, gerr, gmax);
 
 	/* determinism: one thread and two give the same bytes */
 	struct pe_work w1;
@@ -423,6 +669,21 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	omp_set_num_threads(nt);
 	CHECK(memcmp(R, R2, sizeof(float) * nR) == 0 && memcmp(dp, dp2, sizeof(float) * pe.nparam) == 0,
 	    "%s %dD: same bytes on 1 and %d threads", spec, axes, nt);
+	if (ntied) {	/* a second call adds to the first: copies stay equal */
+		pe_rotations_backward(&pe, &w1, params, 3 * T, pos, R2, W, dp2);
+		int eq = 1;
+		for (int s = 0; s < pe.nset; s++)
+			for (int64_t e = toff; e < toff + ntied; e++) {
+				int f = 0;
+				while (tie_group(&pe, f) != tie_group(&pe, s))
+					f++;
+				eq &= dp2[s * pe.set_params + e] == dp2[f * pe.set_params + e] &&
+				    fabs(dp2[s * pe.set_params + e] - 2 * dp[s * pe.set_params + e]) <=
+				    1e-6 * fmax(1, fabs(dp[s * pe.set_params + e]));
+			}
+		CHECK(eq, "%s %dD share %s: the tied copies' gradients equal, and accumulate",
+		    spec, axes, share);
+	}
 	pe_work_free(&w1);
 
 	/* the engine's float forward (w.f32: blocks of 16 and more, and of
@@ -457,6 +718,314 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	pe_work_free(&w1);
 	pe_work_free(&w);
 	free(params); free(pos); free(R); free(R2); free(W); free(dp); free(dp2);
+}
+
+/*
+ * An encoding with a basis (string, rope-nd), whole: R = P B P^T as
+ * pe_compose makes it from pe_rotations' B and pe_bases' P, against its
+ * definition exp(sum_i p_i A_i) with A_i = P L_i P^T, all built here in
+ * long double from the documented layout (P = (I - S)(I + S)^-1 by
+ * elimination, or exp(A)); orthogonality; R(x)^T R(y) = R(y - x); the
+ * gradient of sum W o R through pe_rotations_backward (dB = P^T W P) and
+ * pe_bases_backward (dP = sum_t W P B^T + W^T P B) against central
+ * differences of the reference; the same bytes on 1 and 2 threads.
+ */
+static void
+ref_generators(const struct pe *pe, const float *par, double *A /* [axes][HD][HD] */)
+{
+	int d = HD, N = pe->axes, npair = HD / 2, string = is(pe, "string");
+	const float *up = par + (string ? N * npair : 0);
+	double S[HD * HD] = { 0 }, P[HD * HD], L[HD * HD];
+
+	for (int i = 0, q = 0; i < d; i++)
+		for (int j = i + 1; j < d; j++, q++) {
+			S[i * d + j] = up[q];
+			S[j * d + i] = -up[q];
+		}
+	if (string) {	/* solve (I + S) P = I - S, Gauss-Jordan on [I + S | I - S] */
+		long double M[HD][2 * HD];
+		for (int i = 0; i < d; i++)
+			for (int j = 0; j < d; j++) {
+				M[i][j] = (i == j) + S[i * d + j];
+				M[i][d + j] = (i == j) - S[i * d + j];
+			}
+		for (int c = 0; c < d; c++) {
+			int p = c;
+			for (int i = c + 1; i < d; i++)
+				if (fabsl(M[i][c]) > fabsl(M[p][c]))
+					p = i;
+			for (int j = 0; j < 2 * d; j++) {
+				long double t = M[c][j];
+				M[c][j] = M[p][j];
+				M[p][j] = t;
+			}
+			for (int i = 0; i < d; i++) {
+				long double f = M[i][c] / M[c][c];
+				for (int j = 0; j < 2 * d && i != c; j++)
+					M[i][j] -= f * M[c][j];
+			}
+		}
+		for (int i = 0; i < d; i++)
+			for (int j = 0; j < d; j++)
+				P[i * d + j] = (double)(M[i][d + j] / M[i][i]);
+	} else {
+		ref_expm(d, S, P);
+	}
+	for (int i = 0; i < N; i++) {
+		memset(L, 0, sizeof L);
+		for (int j = 0; j < npair; j++) {
+			double u = 0;
+			if (string) {
+				u = par[i * npair + j];
+			} else {	/* rope-axial: groups x, y, t of the pairs */
+				int g = 0;
+				while (g + 1 < N && j >= (g + 1) * npair / N)
+					g++;
+				int start = g * npair / N, size = (g + 1) * npair / N - start;
+				if (N - 1 - g == i)
+					u = -pow(pe->theta, -(double)(j - start) / size);
+			}
+			L[2 * j * d + 2 * j + 1] = u;
+			L[(2 * j + 1) * d + 2 * j] = -u;
+		}
+		for (int r = 0; r < d; r++)	/* A_i = P L P^T */
+			for (int c = 0; c < d; c++) {
+				double v = 0;
+				for (int k = 0; k < d; k++)
+					for (int m = 0; m < d; m++)
+						v += P[r * d + k] * L[k * d + m] * P[c * d + m];
+				A[(i * d + r) * d + c] = v;
+			}
+	}
+}
+
+/* sum over sets and tokens of W o R, R = exp(sum_i p_i A_i) of the
+ * reference. */
+static double
+ref_basis_loss(const struct pe *pe, const float *params, int T, const float *pos, const float *W)
+{
+	double A[3 * HD * HD], X[HD * HD], R[HD * HD], L = 0;
+
+	for (int s = 0; s < pe->nset; s++) {
+		ref_generators(pe, params + s * pe->set_params, A);
+		for (int t = 0; t < T; t++) {
+			for (int e = 0; e < HD * HD; e++) {
+				X[e] = 0;
+				for (int i = 0; i < pe->axes; i++)
+					X[e] += pos[t * pe->axes + i] * A[i * HD * HD + e];
+			}
+			ref_expm(HD, X, R);
+			for (int e = 0; e < HD * HD; e++)
+				L += W[((int64_t)s * T + t) * HD * HD + e] * R[e];
+		}
+	}
+	return L;
+}
+
+/* dparams of sum W o (P B P^T) as the engine's pieces give it. */
+static void
+basis_grad(const struct pe *pe, struct pe_work *w, const float *params, int T,
+    const float *pos, const float *B, const float *P, const float *W, float *dp)
+{
+	enum { D = HD };
+	int64_t nb = (int64_t)pe->nset * T * pe->rsize;
+	float *dB = calloc(nb, sizeof(float)), *dP = calloc(pe->nset * D * D, sizeof(float));
+
+	for (int s = 0; s < pe->nset; s++)
+		for (int t = 0; t < T; t++) {
+			const float *Ps = P + s * D * D, *Bt = B + ((int64_t)s * T + t) * pe->rsize;
+			const float *Wt = W + ((int64_t)s * T + t) * D * D;
+			double WP[D * D] = { 0 }, WtP[D * D] = { 0 };
+			for (int r = 0; r < D; r++)
+				for (int c = 0; c < D; c++)
+					for (int k = 0; k < D; k++) {
+						WP[r * D + c] += Wt[r * D + k] * Ps[k * D + c];
+						WtP[r * D + c] += Wt[k * D + r] * Ps[k * D + c];
+					}
+			for (int j = 0; j < D / 2; j++)	/* dB_j = (P^T W P) block j */
+				for (int a = 0; a < 2; a++)
+					for (int b = 0; b < 2; b++) {
+						double v = 0;
+						for (int k = 0; k < D; k++)
+							v += Ps[k * D + 2 * j + a] * WP[k * D + 2 * j + b];
+						dB[((int64_t)s * T + t) * pe->rsize + 4 * j + 2 * a + b] = (float)v;
+					}
+			for (int r = 0; r < D; r++)	/* dP += W P B^T + W^T P B */
+				for (int c = 0; c < D; c++) {
+					int j = c / 2;
+					double v = 0;
+					for (int m = 0; m < 2; m++) {
+						int k = 2 * j + m;
+						v += WP[r * D + k] * Bt[4 * j + (c % 2) * 2 + m] +
+						    WtP[r * D + k] * Bt[4 * j + m * 2 + c % 2];
+					}
+					dP[s * D * D + r * D + c] += (float)v;
+				}
+		}
+	pe_rotations_backward(pe, w, params, T, pos, B, dB, dp);
+	pe_bases_backward(pe, w, params, dP, dp);
+	free(dB);
+	free(dP);
+}
+
+static void
+test_basis(const char *spec, int axes, const char *share, int init)
+{
+	struct pe pe;
+	struct pe_work w, w1;
+	struct rng r;
+	const int T = 4, D = HD;
+
+	if (pe_parse(&pe, spec, HD, axes, 2, 1, share) < 0) {
+		CHECK(0, "%s: %s", spec, pe.err);
+		return;
+	}
+	pe_work_init(&w, &pe, 3 * T);
+	int64_t nB = pe.nset * 3 * T * pe.rsize, nR = pe.nset * 3 * T * D * D;
+	float *params = malloc(sizeof(float) * pe.nparam), *pos = malloc(sizeof(float) * 3 * T * axes);
+	float *B = malloc(sizeof(float) * nB), *P = malloc(sizeof(float) * pe.nset * D * D);
+	float *R = malloc(sizeof(float) * nR), *W = malloc(sizeof(float) * nR);
+	float *dp = calloc(pe.nparam, sizeof(float)), *dp1 = calloc(pe.nparam, sizeof(float));
+	float *P1 = malloc(sizeof(float) * pe.nset * D * D);
+	struct pe_init ini = { .kind = init, .std = 0.3, .seed = 5 };
+	double A[3 * HD * HD], X[HD * HD], Rr[HD * HD];
+
+	pe_init_params(&pe, &ini, params);
+	rng_seed(&r, 6, 0);
+	for (int t = 0; t < T; t++)	/* tokens x, y, y - x */
+		for (int i = 0; i < axes; i++) {
+			float x = (float)(3 * rng_uniform(&r) - 1), y = (float)(3 * rng_uniform(&r) - 1);
+			pos[t * axes + i] = x;
+			pos[(T + t) * axes + i] = y;
+			pos[(2 * T + t) * axes + i] = y - x;
+		}
+	pe_rotations(&pe, &w, params, 3 * T, pos, B);
+	pe_bases(&pe, &w, params, P);
+	pe_compose(&pe, &w, 3 * T, P, B, R);
+
+	double eref = 0, eorth = 0, eP = 0, dlo = 1e9, dhi = -1e9, rel = 0;
+	for (int s = 0; s < pe.nset; s++) {
+		const float *Ps = P + s * D * D;
+		for (int i = 0; i < D; i++)
+			for (int j = 0; j < D; j++) {
+				double v = 0;
+				for (int k = 0; k < D; k++)
+					v += (double)Ps[k * D + i] * Ps[k * D + j];
+				eP = maxn(eP, fabs(v - (i == j)));
+			}
+		ref_generators(&pe, params + s * pe.set_params, A);
+		for (int t = 0; t < 3 * T; t++) {
+			const float *Rt = R + ((int64_t)s * 3 * T + t) * D * D;
+			double blk[HD * HD];
+			for (int e = 0; e < D * D; e++) {
+				X[e] = 0;
+				for (int i = 0; i < axes; i++)
+					X[e] += pos[t * axes + i] * A[i * D * D + e];
+			}
+			ref_expm(D, X, Rr);
+			for (int e = 0; e < D * D; e++) {
+				eref = maxn(eref, fabs(Rt[e] - Rr[e]));
+				blk[e] = Rt[e];
+			}
+			eorth = maxn(eorth, orth_err(D, blk));
+			double dt = det(D, blk);
+			dlo = minn(dlo, dt);
+			dhi = maxn(dhi, dt);
+		}
+		for (int t = 0; t < T; t++) {
+			const float *Rs = R + (int64_t)s * 3 * T * D * D;
+			for (int i = 0; i < D; i++)
+				for (int j = 0; j < D; j++) {
+					double v = 0;
+					for (int k = 0; k < D; k++)
+						v += (double)Rs[t * D * D + k * D + i] * Rs[(T + t) * D * D + k * D + j];
+					rel = maxn(rel, fabs(v - Rs[(2 * T + t) * D * D + i * D + j]));
+				}
+		}
+	}
+	CHECK(eP < 1e-6, "%s %dD share %s: P^T P = I (%.2g)", spec, axes, share, eP);
+	CHECK(eref < 2e-6, "%s %dD share %s: P B P^T equals exp(sum_i p_i P L_i P^T) of the "
+	    "long-double reference (%.2g)", spec, axes, share, eref);
+	CHECK(eorth < 2e-6 && fabs(dlo - 1) < 1e-5 && fabs(dhi - 1) < 1e-5,
+	    "%s %dD: R orthogonal (%.2g), det in [%.7f, %.7f]", spec, axes, eorth, dlo, dhi);
+	CHECK(rel < 2e-6, "%s %dD: R(x)^T R(y) = R(y - x) (defect %.2g)", spec, axes, rel);
+
+	for (int64_t e = 0; e < nR; e++)
+		W[e] = (float)(2 * rng_uniform(&r) - 1);
+	basis_grad(&pe, &w, params, 3 * T, pos, B, P, W, dp);
+	double gerr = 0, gmax = 0, gS = 0;
+	int64_t nfreq = is(&pe, "string") ? axes * D / 2 : 0;
+	for (int q = 0; q < 24; q++) {
+		int s = q % pe.nset;
+		/* frequencies and basis entries both */
+		int64_t e = s * pe.set_params + (q % 3 == 0 && nfreq ? (q * 5) % nfreq :
+		    nfreq + (q * 37) % (pe.set_params - nfreq));
+		float x0 = params[e];
+		double h = 1e-4;
+		params[e] = (float)(x0 + h);
+		double hp = params[e] - (double)x0, fp = ref_basis_loss(&pe, params, 3 * T, pos, W);
+		params[e] = (float)(x0 - h);
+		double hm = x0 - (double)params[e], fm = ref_basis_loss(&pe, params, 3 * T, pos, W);
+		params[e] = x0;
+		double fd = (fp - fm) / (hp + hm);
+		gerr = maxn(gerr, fabs(fd - dp[e]) / fmax(1, fabs(fd)));
+		gmax = maxn(gmax, fabs(fd));
+		if (e % pe.set_params >= nfreq)
+			gS = maxn(gS, fabs(fd));
+	}
+	CHECK(gerr < 1e-4 && gS > 1e-3, "%s %dD share %s: gradient through B and P (24 sampled, "
+	    "the basis's among them: max |g| %.3g) matches central differences (rel %.2g, max |g| %.3g)",
+	    spec, axes, share, gS, gerr, gmax);
+
+	int nt = omp_get_max_threads();
+	omp_set_num_threads(1);
+	pe_work_init(&w1, &pe, 3 * T);
+	pe_bases(&pe, &w1, params, P1);
+	pe_bases_backward(&pe, &w1, params, W, dp1);
+	omp_set_num_threads(nt);
+	memset(dp, 0, sizeof(float) * pe.nparam);
+	pe_bases_backward(&pe, &w, params, W, dp);
+	CHECK(!memcmp(P, P1, sizeof(float) * pe.nset * D * D) && !memcmp(dp, dp1, sizeof(float) * pe.nparam),
+	    "%s %dD: bases and their gradient, the same bytes on 1 and %d threads", spec, axes, nt);
+	pe_work_free(&w1);
+	pe_work_free(&w);
+	free(params); free(pos); free(B); free(P); free(P1); free(R); free(W); free(dp); free(dp1);
+}
+
+/* Default init: string is rope-mixed with P = I, rope-nd rope-axial with
+ * Q = I, bit for bit; and the pieces of q' k' = (B P^T q)^T B P^T k. */
+static void
+test_basis_init(void)
+{
+	static const char *pair[][2] = { { "string", "rope-mixed" }, { "rope-nd", "rope-axial" } };
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 9 };
+	float pos[3 * 3] = { 0.5f, -1, 2, 1.5f, 0.25f, -0.5f, 3, 1, 0 };
+
+	for (int k = 0; k < 2; k++) {
+		struct pe pe, base;
+		struct pe_work w, wb;
+		pe_parse(&pe, pair[k][0], 32, 3, 2, 2, "none");
+		pe_parse(&base, pair[k][1], 32, 3, 2, 2, "none");
+		pe_work_init(&w, &pe, 3);
+		pe_work_init(&wb, &base, 3);
+		float *p = malloc(sizeof(float) * pe.nparam), *pb = malloc(sizeof(float) * (base.nparam + 1));
+		float *B = malloc(sizeof(float) * pe.nset * 3 * pe.rsize), *Bb = malloc(sizeof(float) * pe.nset * 3 * pe.rsize);
+		float *P = malloc(sizeof(float) * pe.nset * 32 * 32);
+		pe_init_params(&pe, &ini, p);
+		pe_init_params(&base, &ini, pb);
+		pe_rotations(&pe, &w, p, 3, pos, B);
+		pe_rotations(&base, &wb, pb, 3, pos, Bb);
+		pe_bases(&pe, &w, p, P);
+		int id = 1;
+		for (int s = 0; s < pe.nset; s++)
+			for (int e = 0; e < 32 * 32; e++)
+				id &= P[s * 32 * 32 + e] == (e % 33 == 0);
+		CHECK(id && !memcmp(B, Bb, sizeof(float) * pe.nset * 3 * pe.rsize),
+		    "%s's default init: P = I and B %s's, bit for bit", pair[k][0], pair[k][1]);
+		pe_work_free(&w);
+		pe_work_free(&wb);
+		free(p); free(pb); free(B); free(Bb); free(P);
+	}
 }
 
 /* A NaN generator in ComRoPE's closed form: its block's R is NaN (so the
@@ -758,16 +1327,22 @@ main(void)
 		{ "comrope-ld:8", PE_INIT_NORMAL }, { "riemann", PE_INIT_DEFAULT },
 		{ "riemann,reflect,alpha=0.3", PE_INIT_NORMAL }, { "none", PE_INIT_DEFAULT },
 		{ "zeros", PE_INIT_DEFAULT }, { "mrope", PE_INIT_DEFAULT },
-		{ "mrope,theta=10000", PE_INIT_DEFAULT },
+		{ "mrope,theta=10000", PE_INIT_DEFAULT }, { "string", PE_INIT_NORMAL },
+		{ "rope-nd", PE_INIT_NORMAL },
 	};
 
 	test_parse();
+	test_conv();
 	test_init();
 	for (size_t i = 0; i < sizeof methods / sizeof *methods; i++)
 		for (int axes = 2; axes <= 3; axes++)
 			test_method(methods[i].spec, axes, axes == 2 ? "none" : "heads", methods[i].init, 0);
 	test_method("liere:8", 2, "layers", PE_INIT_ZEROS, 0);
 	test_method("comrope-ld:4", 2, "all", PE_INIT_DEFAULT, 0);
+	/* the multipliers tied within a layer: closed form and 2 x 2 blocks */
+	test_method("comrope-ld:4,tied", 2, "none", PE_INIT_DEFAULT, 0);
+	test_method("comrope-ld:8,tied", 3, "layers", PE_INIT_NORMAL, 0);
+	test_method("comrope-ld:2,tied", 2, "none", PE_INIT_DEFAULT, 0);
 	/* grid positions: tokens at multiples of others share an exponential */
 	test_method("liere:8", 2, "none", PE_INIT_DEFAULT, 1);
 	test_method("liere:16", 3, "heads", PE_INIT_NORMAL, 1);
@@ -792,6 +1367,11 @@ main(void)
 		test_method("comrope-ap:16", 3, "none", PE_INIT_NORMAL, 0);
 	}
 	init_std = 0.7;
+	test_basis("string", 2, "none", PE_INIT_NORMAL);
+	test_basis("string", 3, "heads", PE_INIT_NORMAL);
+	test_basis("rope-nd", 2, "none", PE_INIT_NORMAL);
+	test_basis("rope-nd", 3, "all", PE_INIT_UNIFORM);
+	test_basis_init();
 	test_closed_form();
 	test_comrope_nan();
 	test_apply("liere:8");

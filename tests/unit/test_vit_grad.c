@@ -1,7 +1,8 @@
 /*
  * test_vit_grad.c - whole-model gradients against finite differences for
  * every non-rotary position encoding, both poolings, locality focusing,
- * dropout, 2 and 3 axes; dL/dx; and determinism over thread counts.
+ * dropout, 2 and 3 axes, tied parameters, mapped positions; dL/dx; and
+ * determinism over thread counts.
  */
 #include <omp.h>
 #include <stdio.h>
@@ -88,6 +89,10 @@ check(const struct vit_config *c, int training, int shared, const char *label)
 		gc_randn(noise, t->n, t->rank >= 2 ? 0.3f : 0.2f, 50 + i);
 		for (size_t j = 0; j < t->n; j++)
 			m->param[t->off + j] += noise[j];
+		size_t first;	/* tied copies stay equal, as training keeps them */
+		for (size_t j = 0; j < t->n && strcmp(t->name, "pe.params") == 0; j++)
+			if (gc_copy(m, j, &first))
+				m->param[t->off + j] = m->param[t->off + first];
 		free(noise);
 	}
 	struct gc_batch b = { d.x, d.pos, d.target, d.B, d.T, training, 99, d.logits };
@@ -120,13 +125,16 @@ check(const struct vit_config *c, int training, int shared, const char *label)
 	free_batch(&d);
 }
 
-/* Same bytes out for 1 and 2 threads, with dropout. */
+/* Same bytes out for 1 and 2 threads, with dropout; pe with share, and
+ * positions per record (rotary: per_record) or not. */
 static void
-determinism(void)
+determinism(const char *pe, int share, int per_record)
 {
 	struct vit_config c;
 	char err[256];
-	small(&c, "abs", 2);
+	small(&c, pe, 2);
+	c.share = share;
+	c.pos_per_record = per_record;
 	c.dropout = 0.2f;
 	c.emb_dropout = 0.1f;
 	c.locality = 1;
@@ -143,10 +151,11 @@ determinism(void)
 		memcpy(g[k], m->grad, sizeof(float) * m->nparam);
 		if (k == 1)
 			CHECK(memcmp(g[0], g[1], sizeof(float) * m->nparam) == 0,
-			    "gradients identical with 1 and 2 threads");
+			    "%s share %s: gradients identical with 1 and 2 threads", pe,
+			    pe_share_name(share));
 		vit_destroy(m);
 	}
-	CHECK(l[0] == l[1], "loss identical with 1 and 2 threads");
+	CHECK(l[0] == l[1], "%s: loss identical with 1 and 2 threads (%g %g)", pe, l[0], l[1]);
 	free(g[0]);
 	free(g[1]);
 	free_batch(&d);
@@ -237,6 +246,54 @@ other_grid(const char *pe)
 }
 
 /* Differing positions in a batch without pos_per_record: NaN and a reason. */
+/* A model's position map (pos_scale, pos_shift: vit-train's --positions)
+ * is the model given the mapped positions, CLS's included, for rotations
+ * and locality alike; and its gradient is right. */
+static void
+mapped_positions(const char *pe, int per_record)
+{
+	static const float scale[2] = { 6, 0.125f }, shift[2] = { 0.5f, -1 };
+	struct vit_config c, c2;
+	char err[256], label[96];
+	struct batch d;
+	float l[2];
+
+	small(&c, pe, 2);
+	c.locality = 1;
+	c.cls_rotate = 1;
+	c.cls_pos[0] = 0.25f, c.cls_pos[1] = 2;
+	c.pos_per_record = per_record;
+	c2 = c;
+	make_batch(&d, &c, 3, !per_record);
+	size_t np = (size_t)d.B * d.T * 2;
+	float *mapped = malloc(sizeof(float) * np), *logits = malloc(sizeof(float) * 3 * 5);
+	for (size_t i = 0; i < np; i++)
+		mapped[i] = (float)((double)scale[i % 2] * d.pos[i] + shift[i % 2]);
+	for (int a = 0; a < 2; a++) {
+		c.pos_scale[a] = scale[a];
+		c.pos_shift[a] = shift[a];
+		c2.cls_pos[a] = (float)((double)scale[a] * c.cls_pos[a] + shift[a]);
+	}
+	struct vit *m = vit_create(&c, 4, d.T, 3, err, sizeof err);
+	struct vit *m2 = vit_create(&c2, 4, d.T, 3, err, sizeof err);
+	l[0] = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
+	l[1] = vit_forward(m2, d.x, mapped, d.B, d.T, d.target, logits, 0, 0);
+	double e = 0;
+	for (int i = 0; i < 3 * 5; i++)
+		e = maxn(e, fabs(d.logits[i] - logits[i]));
+	CHECK(fabs(l[0] - l[1]) < 1e-5 && e < 1e-5, "%s%s: mapped positions are the "
+	    "mapped model's (loss %.7g and %.7g, logits %.2g apart)", pe,
+	    per_record ? " per record" : "", l[0], l[1], e);
+	vit_destroy(m);
+	vit_destroy(m2);
+	snprintf(label, sizeof label, "%s mapped positions, locality, CLS%s", pe,
+	    per_record ? ", per record" : "");
+	check(&c, 0, !per_record, label);
+	free(mapped);
+	free(logits);
+	free_batch(&d);
+}
+
 static void
 refuses_mixed_positions(void)
 {
@@ -286,7 +343,7 @@ main(void)
 	/* rotary encodings, the matrix-exponential path included (b > 2) */
 	const char *rot[] = { "rope-axial", "rope-mixed", "liere:2", "liere:4",
 	    "liere:8", "comrope-ap:4", "comrope-ld:4", "riemann",
-	    "riemann,reflect", "zeros" };
+	    "riemann,reflect", "zeros", "string", "rope-nd" };
 	for (size_t i = 0; i < sizeof rot / sizeof rot[0]; i++) {
 		small(&c, rot[i], 2);
 		check(&c, 0, 1, rot[i]);
@@ -301,6 +358,12 @@ main(void)
 	small(&c, "comrope-ld:8", 3);
 	c.share = PE_SHARE_HEADS;
 	check(&c, 0, 1, "comrope-ld:8 3 axes, shared across heads");
+	/* the multipliers tied within a layer: one parameter, copies in step */
+	small(&c, "comrope-ld:4,tied", 2);
+	check(&c, 0, 1, "comrope-ld:4,tied");
+	small(&c, "comrope-ld:4,tied", 3);
+	c.share = PE_SHARE_LAYERS;
+	check(&c, 0, 1, "comrope-ld:4,tied 3 axes, shared across layers");
 	small(&c, "liere:8", 2);
 	c.share = PE_SHARE_LAYERS;
 	c.pool = VIT_POOL_MEAN;
@@ -321,9 +384,31 @@ main(void)
 	small(&c, "rope-mixed", 2);
 	c.share = PE_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
+	/* a basis per set: P^T as a product per head, its gradient per head
+	 * (own sets) or in head order (shared) */
+	small(&c, "string", 3);
+	c.cls_rotate = 1;
+	c.share = PE_SHARE_HEADS;
+	check(&c, 0, 1, "string 3 axes CLS rotated, shared across heads");
+	c.pos_per_record = 1;
+	check(&c, 0, 0, "string per-record positions");
+	small(&c, "rope-nd", 2);
+	c.share = PE_SHARE_LAYERS;
+	c.pool = VIT_POOL_MEAN;
+	c.dropout = 0.2f;
+	check(&c, 1, 1, "rope-nd shared across layers, pool mean, dropout");
+	small(&c, "string", 2);
+	c.share = PE_SHARE_ALL;
+	c.dim = 32;
+	check(&c, 0, 1, "string shared by all, head 16");
 	refuses_mixed_positions();
+	mapped_positions("rope-axial", 0);
+	mapped_positions("liere:4", 1);
+	mapped_positions("comrope-ld:4", 0);
 	other_grid("abs");
 	other_grid("sincos");
-	determinism();
+	determinism("abs", PE_SHARE_NONE, 0);
+	determinism("string", PE_SHARE_NONE, 1);
+	determinism("string", PE_SHARE_HEADS, 1);
 	return test_done();
 }

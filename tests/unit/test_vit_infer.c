@@ -183,6 +183,8 @@ main(void)
 		{ "liere:8", 2, VIT_POOL_MEAN, 1, 1, 0 },
 		{ "rope-mixed", 3, VIT_POOL_CLS, 0, 0, 0.1f },
 		{ "comrope-ld:4", 2, VIT_POOL_CLS, 1, 0, 0 },
+		{ "string", 3, VIT_POOL_CLS, 0, 0, 0 },
+		{ "rope-nd", 2, VIT_POOL_MEAN, 1, 0, 0 },
 		{ "none", 2, VIT_POOL_MEAN, 0, 0, 0.2f },
 	};
 

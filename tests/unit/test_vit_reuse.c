@@ -216,9 +216,12 @@ main(void)
 	forward_reuse("liere:8", 16);		/* expm in double */
 	forward_reuse("liere:16", 32);		/* expm in float */
 	forward_reuse("rope-mixed", 16);
+	forward_reuse("string", 16);		/* the bases too */
 	deferred("liere:8", 16);
 	deferred("liere:16", 32);
 	deferred("comrope-ld:4", 16);
 	deferred("rope-mixed", 16);
+	deferred("string", 16);
+	deferred("rope-nd", 16);
 	return test_done();
 }

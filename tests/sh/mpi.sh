@@ -1,0 +1,153 @@
+# mpi.sh - vit-train on several ranks under Open MPI's mpirun on this
+# host: N ranks at batch B give one process's losses at batch B, step by
+# step (file and stdin, per-record positions, dropout, mixup, accumulation,
+# a micro-batch smaller than the ranks) and its Fashion-MNIST accuracy; a
+# rank killed with SIGKILL ends the job within seconds, the last checkpoint
+# whole, and --resume then gives the uninterrupted run's bytes (another
+# number of ranks: its losses); rank 0 alone speaks; bad uses; vit-train(1)'s
+# mpirun example.  (lib.sh lets mpirun run as root and oversubscribe.)
+. tests/sh/lib.sh
+command -v mpirun >/dev/null || { nok "mpirun is not installed (make deps)"; finish; }
+# Each mpirun under a time limit: a hang fails, it does not stall the suite.
+mr() { timeout 60 mpirun -np "$@"; }
+key() { $PY tests/sh/vtstream.py "$1" "$2"; }
+gen() { $PY tests/sh/posclass.py "$@"; }
+M="--dim 16 --depth 2 --heads 2 --mlp 32 --threads 1"
+mkdir -p "$T/a" "$T/b"
+
+# losses A B...: the lines of log A against each other log's, step by
+# step: the same steps and epochs, losses within float rounding (the log's
+# 6 decimals), the same validations.
+losses() {
+	$PY - "$@" <<'EOF' 2>&1
+import json, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+def lines(path):
+    return [json.loads(l) for l in open(path)]
+a = lines(sys.argv[1])
+for path in sys.argv[2:]:
+    b = lines(path)
+    assert len(a) == len(b), f"{path}: {len(b)} lines, {len(a)} wanted"
+    for x, y in zip(a, b):
+        assert x["step"] == y["step"] and x["epoch"] == y["epoch"], (x, y)
+        if "loss" in x:
+            assert abs(x["loss"] - y["loss"]) <= 1e-5, f"{path}: step {x['step']}: {x['loss']} {y['loss']}"
+        else:
+            assert x == y, (x, y)
+print("fine")
+EOF
+}
+
+# Equivalence: 1, 2 and 3 ranks, and 3 fed by a pipe, on Fashion-MNIST
+# records with perturbed positions of their own (posgen --perturb), liere,
+# dropout, mixup and smoothing, 2 micro-batches of 7 a step: 120 records
+# end the epoch with a micro-batch of 1, so ranks have none.
+small_fmnist "$T/fm" 600 300
+patchify --idx "$T/fm/train-images-idx3-ubyte.gz" --patch 7 --subset 0.2 |
+	posgen --perturb 0.2 --seed 4 > "$T/pp.vt"
+patchify --idx "$T/fm/t10k-images-idx3-ubyte.gz" --patch 7 --subset 0.2 | posgen > "$T/ppval.vt"
+E="$M --pe liere:2 --batch 7 --accum 2 --dropout 0.1 --emb-dropout 0.1 --mixup 0.5 \
+    --smoothing 0.1 --clip 1 --seed 5 --val $T/ppval.vt --no-out"
+check "one process" vit-train $E --log "$T/e1.json" "$T/pp.vt"
+check "2 ranks, the same options" mr 2 vit-train $E --log "$T/e2.json" "$T/pp.vt"
+check "3 ranks" mr 3 vit-train $E --log "$T/e3.json" "$T/pp.vt"
+check "3 ranks, the stream on stdin" sh -c "cat '$T/pp.vt' | timeout 60 mpirun -np 3 vit-train $E --log '$T/e3s.json'"
+losses "$T/e1.json" "$T/e2.json" "$T/e3.json" "$T/e3s.json" > "$T/eq"
+check_grep "... their losses are one process's, step by step" "^fine" "$T/eq"
+[ "$(grep -c '"img_s":[0-9.]*,"comm_s":[0-9.]*}$' "$T/e3.json")" = 9 ] && ! grep -q comm_s "$T/e1.json" &&
+	ok "... and each step's communication time (comm_s) of ranks logged" || nok "comm_s: $(head -2 "$T/e3.json")"
+# Rank 0 alone speaks: its summary is the one line on stderr, no MPI noise.
+[ "$(wc -l < "$T/err")" = 2 ] && [ "$(grep -c "^vit-train: done: step 9 epoch 1," "$T/err")" = 1 ] &&
+	ok "... rank 0 alone writes messages: a validation and a summary" || nok "stderr of 3 ranks: $(head -c 400 "$T/err")"
+
+# Fashion-MNIST: the same model, so the same test accuracy, from 2 and 3
+# ranks as from one process.
+patchify --idx "$T/fm/train-images-idx3-ubyte.gz" --patch 7 | posgen > "$T/ftrain.vt"
+patchify --idx "$T/fm/t10k-images-idx3-ubyte.gz" --patch 7 | posgen > "$T/ftest.vt"
+F="--dim 32 --depth 2 --heads 4 --mlp 64 --pe liere:4 --batch 24 --epochs 4 --lr 1e-3 \
+    --warmup 10 --threads 1 --seed 1"
+vit-train $F -o "$T/f1.vt" --log "$T/f1.json" "$T/ftrain.vt" 2>/dev/null
+mr 2 vit-train $F -o "$T/f2.vt" --log "$T/f2.json" "$T/ftrain.vt" 2>/dev/null
+mr 3 vit-train $F -o "$T/f3.vt" --log "$T/f3.json" "$T/ftrain.vt" 2>/dev/null
+for n in 1 2 3; do
+	vit-eval --json --resamples 0 --threads 1 "$T/f$n.vt" "$T/ftest.vt" > "$T/f$n.eval" || nok "vit-eval of the $n-rank model"
+done
+losses "$T/f1.json" "$T/f2.json" "$T/f3.json" > "$T/feq"
+check_grep "Fashion-MNIST, 100 steps: the losses of 2 and 3 ranks are one process's" "^fine" "$T/feq"
+$PY - "$T/f1.eval" "$T/f2.eval" "$T/f3.eval" > "$T/facc" 2>&1 <<'EOF'
+import json, sys
+acc = [json.load(open(f))["top1"] for f in sys.argv[1:]]
+assert acc[0] > 0.2 and acc.count(acc[0]) == 3, acc
+print("fine", acc[0])
+EOF
+check_grep "... and the same test top-1, above chance ($(cut -d' ' -f2 "$T/facc" 2>/dev/null))" "^fine" "$T/facc"
+
+# A rank killed (SIGKILL) while rank 0 waits for its stdin (the stream
+# stops after about half its records): mpirun ends the job within seconds,
+# naming the rank; the last checkpoint is whole, and resumed on 2 ranks it
+# ends with the bytes of the run that never stopped.
+gen --records 400 --seed 7 > "$T/s.vt"
+K="$M --pe liere:2 --batch 8 --save-steps 2 --seed 2"
+(cd "$T/a" && mr 2 vit-train $K --log k.json -o k.vt < ../s.vt 2>/dev/null)
+[ "$(key "$T/a/k.vt" STEP)" = 50 ] && ok "2 ranks from stdin: 50 steps" || nok "uninterrupted run: step $(key "$T/a/k.vt" STEP)"
+mkfifo "$T/b/in"
+{ head -c $(($(wc -c < "$T/s.vt") / 2)) "$T/s.vt"; exec sleep 60; } > "$T/b/in" &
+feeder=$!
+(cd "$T/b" && exec timeout 60 mpirun -np 2 vit-train $K --log k.json -o k.vt < in 2>err) &
+job=$!
+# wait for the last checkpoint the stream allows (step 24), then kill rank 1
+for i in $(seq 300); do
+	[ "$(key "$T/b/k.vt" STEP 2>/dev/null)" = 24 ] && break
+	sleep 0.1
+done
+rank1=
+for p in $(pgrep -x vit-train); do
+	[ "$(readlink /proc/$p/cwd)" = "$T/b" ] &&
+	    tr '\0' '\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=1 && rank1=$p
+done
+if [ -n "$rank1" ]; then
+	t0=$(date +%s)
+	kill -9 "$rank1"
+	wait "$job"
+	rc=$?
+	t1=$(date +%s)
+	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $((t1 - t0)) -le 10 ] &&
+		ok "rank 1 killed: the job ends in $((t1 - t0)) s, exit $rc" ||
+		nok "rank 1 killed: exit $rc after $((t1 - t0)) s"
+	check_grep "... and mpirun names the rank and its signal" "rank 1 .*signal 9" "$T/b/err"
+	check "... the checkpoint is whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/s.vt"
+	cp "$T/b/k.vt" "$T/b/k3.vt"
+	cp "$T/b/k.json" "$T/b/k3.json"
+	(cd "$T/b" && mr 2 vit-train --resume --threads 1 --log k.json -o k.vt < ../s.vt 2>/dev/null)
+	cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed on 2 ranks: bitwise the uninterrupted run" ||
+		nok "killed and resumed on 2 ranks: differs"
+	# On 3 ranks, each reading the file: the same batches, sums in another
+	# order: a warning, and the losses to rounding.
+	(cd "$T/b" && mr 3 vit-train --resume --threads 1 --log k3.json -o k3.vt ../s.vt 2>err3)
+	check_grep "... resumed on 3 ranks: warned that it is not bitwise the 2-rank run" \
+	    "^vit-train: --resume: 3 ranks, the run began with 2" "$T/b/err3"
+	losses "$T/a/k.json" "$T/b/k3.json" > "$T/k3eq"
+	check_grep "... and its losses are the uninterrupted run's" "^fine" "$T/k3eq"
+else
+	nok "no rank 1 to kill (the run: $(head -c 300 "$T/b/err"))"
+fi
+kill "$feeder" 2>/dev/null
+
+# Bad uses: fewer records than ranks; a pipe as a file operand, which every
+# rank would open on its own.
+mr 2 vit-train $M --batch 1 --no-out "$T/s.vt" 2>"$T/err"
+[ $? = 2 ] && grep -q "^vit-train: --batch 1: fewer records than the 2 ranks$" "$T/err" &&
+	ok "--batch 1 on 2 ranks: a usage error, saying why" || nok "--batch 1 on 2 ranks: $(head -c 300 "$T/err")"
+cat "$T/s.vt" | mr 2 vit-train $M --no-out /dev/stdin 2>"$T/err"
+[ $? = 1 ] && grep -q "^vit-train: /dev/stdin: not a regular file: .* give a pipe as stdin" "$T/err" &&
+	ok "a pipe as the file operand of 2 ranks: an error, saying to give it as stdin" ||
+	nok "a pipe as the file operand: $(head -c 300 "$T/err")"
+
+# vit-train(1)'s mpirun example, as printed.
+mkdir -p "$T/ex"
+gen --records 96 --seed 8 > "$T/ex/train.vt"
+man_blocks man/man1/vit-train.1 "$T/ex/block"
+ex=$(grep -l "^mpirun" "$T/ex"/block*.sh | head -1)
+[ -n "$ex" ] && check "vit-train(1)'s mpirun example runs" sh -ec "cd '$T/ex' && . '$ex'" ||
+	nok "vit-train(1) has no mpirun example"
+finish

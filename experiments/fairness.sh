@@ -7,8 +7,9 @@
 # method's own.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
-ROWS="none abs sincos rope-axial rope-mixed liere:8 comrope-ap:8 comrope-ld:8 riemann"
-ROTARY="rope-axial rope-mixed liere:8 comrope-ap:8 comrope-ld:8 riemann"
+ROWS="none abs sincos rope-axial rope-mixed liere:8 comrope-ap:8 comrope-ld:8 comrope-ld:8,tied riemann mrope string rope-nd"
+# liere's own convention is the common one (linspace): one run serves both
+ROTARY="rope-axial rope-mixed comrope-ap:8 comrope-ld:8 riemann mrope string rope-nd"
 for s in $SEEDS; do
 	for r in $ROWS; do
 		plan "paper/$r" task=fm2d pe=$r frac=0.2 seed=$s
@@ -19,7 +20,7 @@ for s in $SEEDS; do
 done
 run_plan
 colstats paper > "$PLAN.paper"
-colstats common > "$PLAN.common"
+{ colstats common; grep '^liere:8	' "$PLAN.paper"; } > "$PLAN.common"
 cat > "$PLAN.before" <<'EOF2'
 none	62.8
 abs	76.4
@@ -30,6 +31,7 @@ liere:8	79.6
 comrope-ap:8	78.8
 comrope-ld:8	75.6
 riemann	69.0 (77.3)
+mrope	66.67 (helper's run on main, one seed)
 EOF2
 section "Fairness: the README recipe at every encoding's defaults"
 {
@@ -38,7 +40,9 @@ Test top-1 (%) on all 10k test images after the README's recipe (a fifth
 of Fashion-MNIST, 3 epochs, dim 64, depth 4, heads 4, mlp 128, lr 2e-3),
 mean and 95% interval over seeds. *paper*: each encoding at its defaults
 (its own paper's convention and initialisation); *common*: on linspace
-positions as given. *issue 18*: the same recipe at one seed with the
+positions as given (liere's own). `comrope-ld:8,tied`: the official
+ComRoPE-LD, its multipliers shared by a layer's heads. string and rope-nd
+start as rope-mixed and rope-axial (their bases at the identity). *issue 18*: the same recipe at one seed with the
 defaults before this change (every encoding on linspace positions,
 ComRoPE drawn U[0, 2pi)).
 

@@ -24,12 +24,15 @@ export LC_ALL
 
 usage() {
 	cat <<EOF
-usage: sh $0 [--scale quick|full] [--seeds LIST] [--jobs N]
-          [--results DIR] [--cache DIR] [--dry-run]
+usage: sh $0 [--scale quick|full] [--seeds LIST] [--only PATTERN]
+          [--jobs N] [--results DIR] [--cache DIR] [--dry-run]
   --scale S     quick: every pipeline on tiny data, for the tests;
                 full: the scale EXPERIMENTS.md reports (default quick)
   --seeds LIST  seeds, e.g. 1,2,3 (default: quick 1, full 1,2,3); a
                 campaign can be cut into parts by seed
+  --only PAT    run only the runs whose label (as the table's column/row,
+                e.g. fm2d-paper/liere:8) matches the grep pattern PAT;
+                the tables show what has run
   --jobs N      runs side by side, each on one thread (default 2)
   --results DIR results root (default experiments/results)
   --cache DIR   data and models (default experiments/cache)
@@ -39,14 +42,14 @@ EOF
 
 # parse_options "$@": the options above into SCALE SEEDS JOBS RES CACHE DRY.
 parse_options() {
-	SCALE=quick SEEDS= JOBS=2 DRY=0
+	SCALE=quick SEEDS= JOBS=2 DRY=0 ONLY=
 	RESROOT=${EXP_RESULTS:-$EXPDIR/results} CACHE=${EXP_CACHE:-$EXPDIR/cache}
 	while [ $# -gt 0 ]; do
 		case $1 in
-		--scale|--seeds|--jobs|--results|--cache)
+		--scale|--seeds|--only|--jobs|--results|--cache)
 			[ $# -ge 2 ] || { echo "$0: $1 needs a value" >&2; exit 2; }
 			case $1 in
-			--scale) SCALE=$2 ;; --seeds) SEEDS=$2 ;; --jobs) JOBS=$2 ;;
+			--scale) SCALE=$2 ;; --seeds) SEEDS=$2 ;; --only) ONLY=$2 ;; --jobs) JOBS=$2 ;;
 			--results) RESROOT=$2 ;; --cache) CACHE=$2 ;;
 			esac
 			shift 2 ;;
@@ -82,7 +85,7 @@ plan() {
 # run_plan: the plan's runs that have no result yet, --jobs at a time.
 run_plan() {
 	n=$(wc -l < "$PLAN")
-	cut -f2 "$PLAN" | while IFS= read -r w; do
+	grep -e "^[^	]*${ONLY:-.}" "$PLAN" | cut -f2 | while IFS= read -r w; do
 		eval "set -- $w"
 		[ -f "$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json" ] || printf '%s\n' "$w"
 	done | awk '!seen[$0]++' > "$PLAN.todo"

@@ -29,8 +29,8 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
   order of the frames. No CIFAR, ImageNet or UCF101 can be downloaded here.
 - **Model and training.** Table 1's backbone: dim 64, depth 4, heads 4,
   mlp 128, CLS pooling; AdamW at lr 2e-3 with 50 warm-up steps and a
-  cosine decay, batch 64, weight decay 0.05, 3 epochs (2D: 2,814 steps;
-  3D: 1,125 steps). Small enough that a run takes minutes on one core, so
+  cosine decay, batch 64, weight decay 0.05, 3 epochs (the README's
+  recipe, on all the data). Small enough that a run takes minutes on one core, so
   that three seeds of every row fit in parts of about 40 minutes; large
   enough to separate the encodings (the README recipe's spread is 17
   points). The papers train ViT-B for 200 epochs: our numbers are not

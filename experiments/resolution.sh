@@ -15,7 +15,8 @@ for s in $SEEDS; do
 	for pe in $PES; do
 		plan "paper-s0/$pe" task=fm2d pe=$pe seed=$s evals=$EV
 		[ "$pe" = abs ] && continue	# positions play no part in abs
-		plan "common-s0/$pe" task=fm2d pe=$pe arm=common seed=$s evals=$EV
+		# liere's own convention is the common one: the same model
+		[ "$pe" = liere:8 ] || plan "common-s0/$pe" task=fm2d pe=$pe arm=common seed=$s evals=$EV
 		plan "paper-s1/$pe" task=fm2d pe=$pe "pos='--perturb 1'" seed=$s evals=$EV
 	done
 done

@@ -10,7 +10,7 @@ ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolutio
 opts= names=
 while [ $# -gt 0 ]; do
 	case $1 in
-	--scale|--seeds|--jobs|--results|--cache) opts="$opts $1 $2"; shift 2 ;;
+	--scale|--seeds|--only|--jobs|--results|--cache) opts="$opts $1 $2"; shift 2 ;;
 	--dry-run) opts="$opts $1"; shift ;;
 	-h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;

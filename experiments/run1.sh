@@ -35,6 +35,7 @@ FM=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 LC_ALL=C
 export LC_ALL
 : "${SCALE:=quick}" "${RES:=$EXPDIR/results/$SCALE}" "${CACHE:=$EXPDIR/cache}"
+mkdir -p "$CACHE"
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
@@ -50,7 +51,7 @@ done
 # The scales: tiny data and models that only prove the pipelines (quick),
 # and what EXPERIMENTS.md reports (full; EXPERIMENTS.md says why these).
 if [ "$SCALE" = full ]; then
-	FMFRAC=1 FMTEST= FMVAL=2000 EPOCHS=3 BATCH=64 WARMUP=100 VALSTEPS=150
+	FMFRAC=1 FMTEST= FMVAL=2000 EPOCHS=3 BATCH=64 WARMUP=50 VALSTEPS=150
 	MVTRAIN=12000 MVTEST=2000 MVVAL=1000 MVEPOCHS=3 MVVALSTEPS=50 TRIALS=3
 	case $model in
 	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;

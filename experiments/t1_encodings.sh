@@ -26,6 +26,8 @@ for task in fm2d mv3d; do
 		done
 		for r in $ROTARY; do
 			for arm in paper common; do
+				# LieRE's own convention is the common one: the same model
+				case $arm/$r in common/liere*) continue ;; esac
 				plan "$task-$arm/$r" task=$task $(words $r) arm=$arm seed=$s evals=top1,shuffle$([ $task = mv3d ] && echo ,shufflet)
 			done
 		done
@@ -72,6 +74,8 @@ EOF
 	claim "$PLAN.fm2d-paper" "liere:8 < comrope-ld:8"
 	claim "$PLAN.mv3d-paper" "abs < rope-axial < rope-mixed < liere:8"
 	claim "$PLAN.mv3d-paper" "liere:full < liere:8"
+	echo
+	echo "liere's own convention (linspace) is the common one, so its two arms are one run."
 	echo
 	echo "Training: $(wall). Curves (seed 1, 2D, paper arm): ![](results/$SCALE/t1_encodings-curves-2d.png)"
 	echo

@@ -54,7 +54,16 @@ head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
 [ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 13 ] && ok "... 11 experiments and the two opening sections" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
-check_grep "Table 1 lists liere:8 with a number in both arms" '^\| liere:8 \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
+check_grep "Table 1 lists rope-axial with a number in both arms" '^\| rope-axial \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
+k1=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 evals=top1,shuffle)
+k2=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 arm=common evals=top1,shuffle)
+check_grep "the paper arm maps positions into rope-axial's integer grid" '^meta +POSITIONS native integer' \
+    /dev/stdin <<EOF2
+$(vtool info "$C/models/$k1.vt")
+EOF2
+check_grep "the common arm takes them as given" '^meta +POSITIONS stream' /dev/stdin <<EOF2
+$(vtool info "$C/models/$k2.vt")
+EOF2
 check_grep "Table 5: Base and Large as the paper" "^Within 0.5% of the paper: base/abs .*large/liere:64\.$" "$R/quick/t5_flops.md"
 check_grep "3D shuffles whole frames too" '"shufflet_drop":' "$R/quick/t3_shuffle.jsonl"
 check_grep "resolution: top-1 at 44 pixels" '"res_44":0\.' "$R/quick/resolution.jsonl"

@@ -118,8 +118,8 @@ def case(name, pe, chans, patch, grid, conv, outdir, seed):
     logits = logits.detach().numpy()
 
     meta = {"format": "pt"}
-    pos_key = "integer" if conv == "integer" else \
-        "linspace n0=%dx%d" % grid
+    pos_key = ("integer" if conv == "integer" else
+               "linspace n0=%dx%d" % grid) + " grid=%dx%d" % grid
     if pe == "liere:8":
         meta.update({
             "vitpipe": MARK, "GRID": "%dx%d" % grid, "PATCH": "%dx%d" % patch,

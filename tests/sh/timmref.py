@@ -223,6 +223,11 @@ def compare(args):
     C = images.shape[-1]
     mean = floats(args[5] if len(args) > 5 else meta.get("MEAN", "0"), C)
     std = floats(args[6] if len(args) > 6 else meta.get("STD", "1"), C)
+    # The positions the model's encoding sees: the stream's mapped into
+    # its own convention (vit-train(1), Positions); timm's rope-mixed
+    # takes integer positions, which the map of a linspace stream gives.
+    if "VIT_POS_SCALE" in meta:
+        pos = pos * floats(meta["VIT_POS_SCALE"], pos.shape[1]) + floats(meta["VIT_POS_SHIFT"], pos.shape[1])
     want = forward(sd, meta, normalized(images[:len(got)], mean, std), pos, heads)
     err = np.abs(got - want).max() / np.abs(want).max()
     print(f"max |vitpipe - numpy| / max |logit| = {err:.2e} over {got.shape}")

@@ -28,8 +28,9 @@ usage: sh $0 [--scale quick|full] [--seeds LIST] [--only PATTERN]
           [--jobs N] [--results DIR] [--cache DIR] [--dry-run]
   --scale S     quick: every pipeline on tiny data, for the tests;
                 full: the scale EXPERIMENTS.md reports (default quick)
-  --seeds LIST  seeds, e.g. 1,2,3 (default: quick 1, full 1,2,3); a
-                campaign can be cut into parts by seed
+  --seeds LIST  run only these of the scale's seeds (quick 1, full 1,2,3),
+                e.g. 1: a campaign in parts; the tables show every seed
+                that has run
   --only PAT    run only the runs whose label (as the table's column/row,
                 e.g. fm2d-paper/liere:8) matches the grep pattern PAT;
                 the tables show what has run
@@ -60,9 +61,9 @@ parse_options() {
 	done
 	case $SCALE in quick|full) ;; *) echo "$0: --scale: quick or full, not '$SCALE'" >&2; exit 2 ;; esac
 	case $JOBS in ''|*[!0-9]*|0) echo "$0: --jobs: a positive integer, not '$JOBS'" >&2; exit 2 ;; esac
-	[ -n "$SEEDS" ] || { [ "$SCALE" = quick ] && SEEDS=1 || SEEDS=1,2,3; }
-	SEEDS=$(echo "$SEEDS" | tr ',' ' ')
-	for s in $SEEDS; do
+	RUNSEEDS=$(echo "$SEEDS" | tr ',' ' ')
+	[ "$SCALE" = quick ] && SEEDS=1 || SEEDS="1 2 3"
+	for s in $RUNSEEDS; do
 		case $s in *[!0-9]*) echo "$0: --seeds: integers, not '$s'" >&2; exit 2 ;; esac
 	done
 	mkdir -p "$RESROOT/$SCALE" "$CACHE"
@@ -86,6 +87,13 @@ plan() {
 run_plan() {
 	n=$(wc -l < "$PLAN")
 	grep -e "^[^	]*${ONLY:-.}" "$PLAN" | cut -f2 | while IFS= read -r w; do
+		if [ -n "$RUNSEEDS" ]; then
+			keep=0
+			for s in $RUNSEEDS; do
+				case " $w " in *" seed=$s "*) keep=1 ;; esac
+			done
+			[ $keep = 1 ] || continue
+		fi
 		eval "set -- $w"
 		[ -f "$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json" ] || printf '%s\n' "$w"
 	done | awk '!seen[$0]++' > "$PLAN.todo"
@@ -174,7 +182,7 @@ md_table() {
 		for f in "$@"; do
 			c=$(awk -F '\t' -v l="$l" '$1 == l { if (NF <= 2) print $2
 			    else if ($4 == "") printf "%s (%d run)", $3, $2
-			    else printf "%s (%s-%s)", $3, $4, $5 }' "$f")
+			    else printf "%s (%s-%s, %d runs)", $3, $4, $5, $2 }' "$f")
 			row="$row ${c:--} |"
 		done
 		echo "$row"
@@ -232,7 +240,7 @@ section() {
 	{
 		echo "## $1"
 		echo
-		echo "Scale \`$SCALE\`, seeds $(echo $SEEDS | tr ' ' ','); $(machine)." \
+		echo "Scale \`$SCALE\`, seeds $(echo $SEEDS | tr ' ' ',') (a row says how many have run); $(machine)." \
 		    "Command: \`sh experiments/$EXP.sh --scale $SCALE\`."
 		echo
 	} > "$RES/$EXP.md"

@@ -35,19 +35,22 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
   enough to separate the encodings (the README recipe's spread is 17
   points). The papers train ViT-B for 200 epochs: our numbers are not
   theirs, and only the orderings are compared.
-- **Statistics.** Every row is the mean over seeds 1, 2 and 3 (a seed
-  sets data order, subset and initialisation) with the 95% t interval of
-  the mean. An ordering of the papers counts only where the intervals
+- **Statistics.** Every row is the mean over seeds 1, 2 and 3, or those
+  of them that have run (the row says how many; a seed sets data order,
+  subset and initialisation), with the 95% t interval of the mean. An ordering of the papers counts only where the intervals
   separate; otherwise it is reported as not separated.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default), and under posgen's linspace positions as they
   come (the common convention).
 - **Running.** Every run is one thread; runs go two at a time
-  (\`--jobs 2\`), which on 2 cores trains about three times as many images
-  an hour as one run on two threads (measured for the README model).
-  Results are cached by a hash of each run's commands: an interrupted
-  campaign goes on where it stopped, and one experiment or one seed can be
+  (\`--jobs 2\`): on this host two one-thread runs of the README model side
+  by side took 10 s where the same two, one after the other on two
+  threads each, took 30 s (6k images; the machine was shared with builds,
+  so the ratio, not the seconds, is the point). A run's wall time is in
+  its JSON line. Results are cached by a hash of each run's commands: an
+  interrupted campaign goes on where it stopped, and one experiment or one
+  seed can be
   run alone: \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`.
   \`sh experiments/run.sh --scale quick\` runs every script on tiny data
   (the tests do).

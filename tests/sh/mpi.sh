@@ -5,7 +5,8 @@
 # rank killed with SIGKILL ends the job within seconds, the last checkpoint
 # whole, and --resume then gives the uninterrupted run's bytes (another
 # number of ranks: its losses); rank 0 alone speaks; bad uses; vit-train(1)'s
-# mpirun example.  (lib.sh lets mpirun run as root and oversubscribe.)
+# mpirun example.  (lib.sh lets mpirun run as root and oversubscribe;
+# runs fed on mpirun's standard input go through its ompi_retry.)
 . tests/sh/lib.sh
 command -v mpirun >/dev/null || { nok "mpirun is not installed (make deps)"; finish; }
 # Each mpirun under a time limit: a hang fails, it does not stall the suite.
@@ -51,7 +52,7 @@ E="$M --pe liere:2 --batch 7 --accum 2 --dropout 0.1 --emb-dropout 0.1 --mixup 0
 check "one process" vit-train $E --log "$T/e1.json" "$T/pp.vt"
 check "2 ranks, the same options" mr 2 vit-train $E --log "$T/e2.json" "$T/pp.vt"
 check "3 ranks" mr 3 vit-train $E --log "$T/e3.json" "$T/pp.vt"
-check "3 ranks, the stream on stdin" sh -c "cat '$T/pp.vt' | timeout 60 mpirun -np 3 vit-train $E --log '$T/e3s.json'"
+check "3 ranks, the stream on stdin" ompi_retry sh -c "cat '$T/pp.vt' | timeout 60 mpirun -np 3 vit-train $E --log '$T/e3s.json'"
 losses "$T/e1.json" "$T/e2.json" "$T/e3.json" "$T/e3s.json" > "$T/eq"
 check_grep "... their losses are one process's, step by step" "^fine" "$T/eq"
 [ "$(grep -c '"img_s":[0-9.]*,"comm_s":[0-9.]*}$' "$T/e3.json")" = 9 ] && ! grep -q comm_s "$T/e1.json" &&
@@ -88,7 +89,7 @@ check_grep "... and the same test top-1, above chance ($(cut -d' ' -f2 "$T/facc"
 # ends with the bytes of the run that never stopped.
 gen --records 400 --seed 7 > "$T/s.vt"
 K="$M --pe liere:2 --batch 8 --save-steps 2 --seed 2"
-(cd "$T/a" && mr 2 vit-train $K --log k.json -o k.vt < ../s.vt 2>/dev/null)
+(cd "$T/a" && ompi_retry sh -c "exec timeout 60 mpirun -np 2 vit-train $K --log k.json -o k.vt < ../s.vt" 2>/dev/null)
 [ "$(key "$T/a/k.vt" STEP)" = 50 ] && ok "2 ranks from stdin: 50 steps" || nok "uninterrupted run: step $(key "$T/a/k.vt" STEP)"
 mkfifo "$T/b/in"
 { head -c $(($(wc -c < "$T/s.vt") / 2)) "$T/s.vt"; exec sleep 60; } > "$T/b/in" &
@@ -118,7 +119,7 @@ if [ -n "$rank1" ]; then
 	check "... the checkpoint is whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/s.vt"
 	cp "$T/b/k.vt" "$T/b/k3.vt"
 	cp "$T/b/k.json" "$T/b/k3.json"
-	(cd "$T/b" && mr 2 vit-train --resume --threads 1 --log k.json -o k.vt < ../s.vt 2>/dev/null)
+	(cd "$T/b" && ompi_retry sh -c "exec timeout 60 mpirun -np 2 vit-train --resume --threads 1 --log k.json -o k.vt < ../s.vt" 2>/dev/null)
 	cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed on 2 ranks: bitwise the uninterrupted run" ||
 		nok "killed and resumed on 2 ranks: differs"
 	# On 3 ranks, each reading the file: the same batches, sums in another

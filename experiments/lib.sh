@@ -149,7 +149,7 @@ stats() {
 claim() {
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
 	awk -F '\t' -v claim="$2" '
-	NR == FNR { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
+	FILENAME == ARGV[1] { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
 	{ c[++k] = $0 }
 	END { all = "holds"
 	  for (i = 1; i < k; i++) { a = c[i]; b = c[i + 1]

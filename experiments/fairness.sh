@@ -21,18 +21,6 @@ done
 run_plan
 colstats paper > "$PLAN.paper"
 { colstats common; grep '^liere:8	' "$PLAN.paper"; } > "$PLAN.common"
-cat > "$PLAN.before" <<'EOF2'
-none	62.8
-abs	76.4
-sincos	75.8
-rope-axial	62.2 (78.5 on integer positions)
-rope-mixed	68.6 (79.1)
-liere:8	79.6
-comrope-ap:8	78.8
-comrope-ld:8	75.6
-riemann	69.0 (77.3)
-mrope	66.67 (helper's run on main, one seed)
-EOF2
 section "Fairness: the README recipe at every encoding's defaults"
 {
 	cat <<'EOF2'
@@ -42,12 +30,12 @@ mean and 95% interval over seeds. *paper*: each encoding at its defaults
 (its own paper's convention and initialisation); *common*: on linspace
 positions as given (liere's own). `comrope-ld:8,tied`: the official
 ComRoPE-LD, its multipliers shared by a layer's heads. string and rope-nd
-start as rope-mixed and rope-axial (their bases at the identity). *issue 18*: the same recipe at one seed with the
-defaults before this change (every encoding on linspace positions,
-ComRoPE drawn U[0, 2pi)).
+start as rope-mixed and rope-axial (their bases at the identity). The
+common arm gives every encoding the positions all of them got before
+they had conventions of their own (ComRoPE keeps its new initialisation).
 
 EOF2
-	md_table "encoding | paper (defaults) | common | issue 18 (old defaults)" "$PLAN.paper" "$PLAN.common" "$PLAN.before"
+	md_table "encoding | paper (defaults) | common" "$PLAN.paper" "$PLAN.common"
 	echo
 	echo "Gap to liere:8 at the defaults (points; no more than 2 below is fair):"
 	echo

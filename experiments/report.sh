@@ -30,30 +30,27 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
 - **Model and training.** Table 1's backbone: dim 64, depth 4, heads 4,
   mlp 128, CLS pooling; AdamW at lr 2e-3 with 50 warm-up steps and a
   cosine decay, batch 64, weight decay 0.05, 3 epochs (the README's
-  recipe, on all the data). Small enough that a run takes minutes on one core, so
-  that three seeds of every row fit in parts of about 40 minutes; large
-  enough to separate the encodings (the README recipe's spread is 17
-  points). The papers train ViT-B for 200 epochs: our numbers are not
-  theirs, and only the orderings are compared.
+  recipe, on all the data). Small enough that a run takes minutes on one
+  core, so that a seed of a table fits in parts of about 40 minutes. The
+  papers train ViT-B for 200 epochs: our numbers are not theirs, and only
+  the orderings are compared.
 - **Statistics.** Every row is the mean over seeds 1, 2 and 3, or those
   of them that have run (the row says how many; a seed sets data order,
-  subset and initialisation), with the 95% t interval of the mean. An ordering of the papers counts only where the intervals
-  separate; otherwise it is reported as not separated.
+  subset and initialisation), with the 95% t interval of the mean. An
+  ordering of the papers counts only where the intervals separate;
+  otherwise it is reported as not separated.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default), and under posgen's linspace positions as they
   come (the common convention).
-- **Running.** Every run is one thread; runs go two at a time
-  (\`--jobs 2\`): on this host two one-thread runs of the README model side
-  by side took 10 s where the same two, one after the other on two
-  threads each, took 30 s (6k images; the machine was shared with builds,
-  so the ratio, not the seconds, is the point). A run's wall time is in
-  its JSON line. Results are cached by a hash of each run's commands: an
-  interrupted campaign goes on where it stopped, and one experiment or one
-  seed can be
-  run alone: \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`.
+- **Running.** Every run is one thread, and runs go two at a time
+  (\`--jobs 2\`). A run's wall time is in its JSON line. Results are
+  cached by a hash of each run's commands: an interrupted campaign goes
+  on where it stopped, and one experiment or one seed can be run alone:
+  \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`.
   \`sh experiments/run.sh --scale quick\` runs every script on tiny data
-  (the tests do).
+  (the tests do). Besides the results, the only figures here are the
+  papers' own, quoted in each script beside their table.
 
 EOF2
 	for e in $ALL; do

@@ -25,7 +25,7 @@ EOF2
 : > "$PLAN.ours"
 for p in tiny small base large; do
 	flops --preset $p --classes 100 --count paper --pe "$(echo $PES | tr ' ' ',')" |
-	    awk -v p=$p '$1 ~ /^(abs|rope|liere)/ { printf "%s %s %.3f\n", p, $1, $3 / 1e9 }' >> "$PLAN.ours"
+	    awk -v p=$p '$1 ~ /^(abs|rope|liere)/ { printf "%s %s %.3f %.1f\n", p, $1, $3 / 1e9, $2 / 1e6 }' >> "$PLAN.ours"
 done
 section "LieRE Table 5: FLOPs"
 {
@@ -33,23 +33,23 @@ section "LieRE Table 5: FLOPs"
 GFLOPs of one forward pass as the paper counts them (`flops --preset P
 --classes 100 --count paper`: 64 patch tokens and CLS), against Table 5.
 The deviation is ours / paper - 1. The paper's first column is headed
-"ViT-Tiny (22M)": 22M parameters is ViT-Small (dim 384), shown against it;
-ViT-Tiny (dim 192, 5.4M) is shown too.
+"ViT-Tiny (22M)": that many parameters is ViT-Small's (the preset small),
+shown against it; ViT-Tiny (the preset tiny) is shown too.
 
 EOF2
-	echo "| model | encoding | ours (G) | paper (G) | deviation |"
-	echo "|---|---|---|---|---|"
+	echo "| model | encoding | parameters (M) | ours (G) | paper (G) | deviation |"
+	echo "|---|---|---|---|---|---|"
 	awk 'NR == FNR { want[$1 " " $2] = $3; next }
 	    { w = want[$1 " " $2]
-	      if (w == "") { printf "| %s | %s | %.3f | - | - |\n", $1, $2, $3; next }
+	      if (w == "") { printf "| %s | %s | %s | %.3f | - | - |\n", $1, $2, $4, $3; next }
 	      d = ($3 / w - 1) * 100
-	      printf "| %s | %s | %.3f | %.3f | %+.2f%% |\n", $1, $2, $3, w, d
+	      printf "| %s | %s | %s | %.3f | %.3f | %+.2f%% |\n", $1, $2, $4, $3, w, d
 	      if (d > 0.5 || d < -0.5) bad = bad " " $1 "/" $2; else good = good " " $1 "/" $2 }
 	    END { print ""; print "Within 0.5% of the paper:" (good == "" ? " none" : good) "."
 		if (bad != "") print "**More than 0.5% from the paper:" bad ".**" }' "$PLAN.paper" "$PLAN.ours"
 	echo
 } >> "$RES/$EXP.md"
 awk 'NR == FNR { want[$1 " " $2] = $3; next }
-    { printf "{\"model\":\"%s\",\"pe\":\"%s\",\"gflops\":%s,\"paper_gflops\":%s}\n", $1, $2, $3, want[$1 " " $2] == "" ? "null" : want[$1 " " $2] }' \
+    { printf "{\"model\":\"%s\",\"pe\":\"%s\",\"params_m\":%s,\"gflops\":%s,\"paper_gflops\":%s}\n", $1, $2, $4, $3, want[$1 " " $2] == "" ? "null" : want[$1 " " $2] }' \
     "$PLAN.paper" "$PLAN.ours" > "$RES/$EXP.jsonl"
 echo "$EXP: $RES/$EXP.md" >&2

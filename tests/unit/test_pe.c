@@ -367,7 +367,8 @@ test_conv(void)
 	static const struct { const char *spec; int kind; } own[] = {
 		{ "liere:8", PE_CONV_LINSPACE }, { "rope-axial", PE_CONV_INTEGER },
 		{ "rope-mixed", PE_CONV_INTEGER }, { "riemann", PE_CONV_INTEGER },
-		{ "mrope", PE_CONV_INTEGER }, { "comrope-ap:8", PE_CONV_CENTRE },
+		{ "mrope", PE_CONV_INTEGER }, { "string", PE_CONV_INTEGER },
+		{ "rope-nd", PE_CONV_INTEGER }, { "comrope-ap:8", PE_CONV_CENTRE },
 		{ "comrope-ld:8", PE_CONV_CENTRE }, { "none", PE_CONV_NONE },
 		{ "zeros", PE_CONV_NONE }, { "abs", PE_CONV_NONE }, { "sincos", PE_CONV_NONE },
 	};

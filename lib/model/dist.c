@@ -60,6 +60,7 @@ struct dist_state {
 	int	 mpi;		/* MPI started */
 	int	 root_reads;	/* rank 0 reads stdin and sends the records */
 	int	 first;		/* no batch fetched yet */
+	MPI_Request *sreq;	/* [4 size] dist_scatter's, made at its first call */
 	int	 bcast;		/* the last batch went whole to every rank */
 	int64_t	 max;		/* the last batch's planned records */
 	/* gradient buckets: bucket k is grad[off[k], off[k + 1]) */
@@ -128,6 +129,7 @@ dist_end(struct dist *d)
 		LSAN_CHECK();
 		MPI_Finalize();
 	}
+	free(st->sreq);
 	free(st->off);
 	free(st->posted);
 	free(st->req);
@@ -318,15 +320,16 @@ dist_scatter(struct dist *d, struct batch *b, float *target, int C,
     char *err, size_t errlen)
 {
 	struct dist_state *st = d->st;
-	MPI_Request *req;
 	int nreq = 0;
 
 	if (!st->root_reads || st->bcast || d->m == 0 || (d->rank != 0 && d->n == 0))
 		return 0;
-	if ((req = malloc(sizeof *req * 4 * d->size)) == NULL) {
+	if (st->sreq == NULL &&
+	    (st->sreq = malloc(sizeof *st->sreq * 4 * d->size)) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	MPI_Request *req = st->sreq;
 	double t = MPI_Wtime();
 	if (d->rank == 0)
 		for (int k = 1; k < d->size; k++) {
@@ -343,7 +346,6 @@ dist_scatter(struct dist *d, struct batch *b, float *target, int C,
 	}
 	MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE);
 	d->comm += MPI_Wtime() - t;
-	free(req);
 	return 0;
 }
 

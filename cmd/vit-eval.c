@@ -11,6 +11,7 @@
 #include "batch.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "cliopt.h"
 #include "evaluate.h"
 #include "json.h"
 #include "pe_conv.h"
@@ -37,63 +38,50 @@ struct printer {
 	char	**names;	/* [classes], NULL entries when unknown */
 };
 
-static void
-usage(void)
-{
-	printf("usage: %s [options] MODEL [STREAM]\n"
-	    "Evaluate MODEL (a vit-train checkpoint) on a stream of patch, pos and\n"
-	    "label records: top-1 and top-5 accuracy (top-5 with over 5 classes) and mean\n"
-	    "loss with 95%% bootstrap confidence intervals.\n"
-	    "  -b, --batch N       records per forward pass (64)\n"
-	    "      --per-class     also the accuracy of every class\n"
-	    "      --confusion     also the confusion matrix (rows true, columns predicted)\n"
-	    "      --predict       one line per record: predicted class, probability and\n"
-	    "                      source (when the stream has one)\n"
-	    "      --logits        with --predict: the record's logits after its probability\n"
-	    "      --json          JSON output\n"
-	    "      --resamples N   bootstrap resamples (1000; 0: no intervals)\n"
-	    "      --seed N        bootstrap seed (1)\n"
-	    "      --threads N     threads (0: all cores)\n"
-	    "  -h, --help          this help\n"
-	    "  -V, --version       version\n", progname);
-	exit(0);
-}
+enum { OPT_PER_CLASS = CLI_OPT_LONG, OPT_CONFUSION, OPT_PREDICT, OPT_LOGITS,
+	OPT_JSON, OPT_RESAMPLES, OPT_SEED, OPT_THREADS };
+
+static const struct cli_opt options[] = {
+	{ "batch", 'b', "N", "records per forward pass (64)" },
+	{ "per-class", OPT_PER_CLASS, NULL, "also the accuracy of every class" },
+	{ "confusion", OPT_CONFUSION, NULL,
+	    "also the confusion matrix (rows true, columns predicted)" },
+	{ "predict", OPT_PREDICT, NULL, "one line per record: predicted class, "
+	    "probability and\nsource (when the stream has one)" },
+	{ "logits", OPT_LOGITS, NULL,
+	    "with --predict: the record's logits after its probability" },
+	{ "json", OPT_JSON, NULL, "JSON output" },
+	{ "resamples", OPT_RESAMPLES, "N", "bootstrap resamples (1000; 0: no intervals)" },
+	{ "seed", OPT_SEED, "N", "bootstrap seed (1)" },
+	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] MODEL [STREAM]",
+	"Evaluate MODEL (a vit-train checkpoint) on a stream of patch, pos and\n"
+	"label records: top-1 and top-5 accuracy (top-5 with over 5 classes) and mean\n"
+	"loss with 95% bootstrap confidence intervals.",
+	options, NULL
+};
 
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { PER_CLASS = 256, CONFUSION, PREDICT, LOGITS, JSON, RESAMPLES, SEED, THREADS };
-	static const struct option lo[] = {
-		{ "batch", required_argument, NULL, 'b' },
-		{ "per-class", no_argument, NULL, PER_CLASS },
-		{ "confusion", no_argument, NULL, CONFUSION },
-		{ "predict", no_argument, NULL, PREDICT },
-		{ "logits", no_argument, NULL, LOGITS },
-		{ "json", no_argument, NULL, JSON },
-		{ "resamples", required_argument, NULL, RESAMPLES },
-		{ "seed", required_argument, NULL, SEED },
-		{ "threads", required_argument, NULL, THREADS },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int c;
 
 	*o = (struct opts){ .batch = 64, .resamples = 1000, .seed = 1 };
-	while ((c = getopt_long(argc, argv, "b:hV", lo, NULL)) != -1)
+	while ((c = cli_getopt(argc, argv, &command)) != -1)
 		switch (c) {
 		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); break;
-		case PER_CLASS: o->per_class = 1; break;
-		case CONFUSION: o->confusion = 1; break;
-		case PREDICT: o->predict = 1; break;
-		case LOGITS: o->logits = 1; break;
-		case JSON: o->json = 1; break;
-		case RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
-		case SEED: o->seed = cli_opt_seed(optarg); break;
-		case THREADS: o->threads = cli_opt_threads(optarg); break;
-		case 'h': usage(); break;
-		case 'V': cli_version(); break;
-		default: usage_error("unknown option");
+		case OPT_PER_CLASS: o->per_class = 1; break;
+		case OPT_CONFUSION: o->confusion = 1; break;
+		case OPT_PREDICT: o->predict = 1; break;
+		case OPT_LOGITS: o->logits = 1; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
+		case OPT_SEED: o->seed = cli_opt_seed(optarg); break;
+		case OPT_THREADS: o->threads = cli_opt_threads(optarg); break;
 		}
 	if (optind >= argc)
 		usage_error("no MODEL");

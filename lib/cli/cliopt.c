@@ -31,16 +31,27 @@ has_key(const struct cli_opt *opts, int key)
 	return 0;
 }
 
-/* Add o to the arrays at *nl, *ns. */
+/* Whether o's argument is optional ("[=N]"). */
+static int
+optional(const struct cli_opt *o)
+{
+	return o->arg && o->arg[0] == '[';
+}
+
+/* Add o to the arrays at *nl, *ns (a section title adds nothing). */
 static void
 add(const struct cli_opt *o, int *nl, size_t *ns)
 {
-	longopts[*nl] = (struct option){ o->name,
-	    o->arg ? required_argument : no_argument, NULL, o->key };
+	if (o->key == 0)
+		return;
+	longopts[*nl] = (struct option){ o->name, !o->arg ? no_argument :
+	    optional(o) ? optional_argument : required_argument, NULL, o->key };
 	(*nl)++;
-	if (o->key > 0 && o->key < CLI_OPT_LONG) {
+	if (o->key < CLI_OPT_LONG) {
 		shortopts[(*ns)++] = (char)o->key;
 		if (o->arg)
+			shortopts[(*ns)++] = ':';
+		if (optional(o))
 			shortopts[(*ns)++] = ':';
 	}
 }
@@ -113,11 +124,13 @@ left(char *buf, size_t n, const struct cli_opt *o)
 	int sh = o->key > 0 && o->key < CLI_OPT_LONG;
 
 	return snprintf(buf, n, "  %c%c%c --%s%s%s", sh ? '-' : ' ',
-	    sh ? o->key : ' ', sh ? ',' : ' ', o->name, o->arg ? " " : "",
-	    o->arg ? o->arg : "");
+	    sh ? o->key : ' ', sh ? ',' : ' ', o->name,
+	    o->arg && !optional(o) ? " " : "", o->arg ? o->arg : "");
 }
 
-/* Its help text from column col, each '\n' starting a line at col. */
+/* Its help text from column col, each '\n' starting a line at col; blanks
+ * after a '\n' are dropped, so text wrapped for its column elsewhere
+ * (pe_list) comes out aligned. */
 static void
 right(FILE *fp, int col, const char *help)
 {
@@ -127,6 +140,7 @@ right(FILE *fp, int col, const char *help)
 		if (s[len] == '\0')
 			break;
 		s += len + 1;
+		s += strspn(s, " ");
 		fprintf(fp, "%*s", col, "");
 	}
 }
@@ -140,7 +154,7 @@ cli_help(FILE *fp, const struct cli_cmd *cmd)
 
 	for (int t = 0; t < 2; t++)
 		for (const struct cli_opt *o = tabs[t]; o->name != NULL; o++) {
-			int w = left(buf, sizeof buf, o) + 2;
+			int w = o->key ? left(buf, sizeof buf, o) + 2 : 0;
 			if (w <= 30 && w > col)
 				col = w;
 		}
@@ -152,6 +166,10 @@ cli_help(FILE *fp, const struct cli_cmd *cmd)
 			int w;
 			if (t == 1 && has_key(cmd->opts, o->key))
 				continue;
+			if (o->key == 0) {
+				fprintf(fp, "%s\n", o->help);
+				continue;
+			}
 			w = left(buf, sizeof buf, o);
 			if (w + 2 > col)
 				fprintf(fp, "%s\n%*s", buf, col, "");

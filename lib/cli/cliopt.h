@@ -17,6 +17,9 @@
  *
  * --help (-h) and --version (-V) are added to every table and handled
  * here, as are an unknown option and a missing argument (exit 2).
+ * CLI_OPT_SECTION("Source:") in a table starts a titled group in --help;
+ * an argument name in brackets, "[=LO,HI]", makes the argument optional
+ * (given as --rrc=0.2,1).
  */
 #ifndef CLIOPT_H
 #define CLIOPT_H
@@ -25,12 +28,17 @@
 
 /* The first key of a long-only option (keys below are short letters). */
 #define CLI_OPT_LONG	256
+/* A table entry that is a title line in --help, not an option. */
+#define CLI_OPT_SECTION(title)	{ "", 0, NULL, title }
 
 struct cli_opt {
 	const char *name;	/* long name without "--"; NULL ends the table */
-	int	 key;		/* short letter, or CLI_OPT_LONG + i for long only */
-	const char *arg;	/* the argument's name in --help; NULL: no argument */
-	const char *help;	/* --help text; each '\n' starts an indented line */
+	int	 key;		/* short letter, CLI_OPT_LONG + i for long only,
+				   0 for a section title */
+	const char *arg;	/* the argument's name in --help; NULL: no argument;
+				   "[...]": an optional one */
+	const char *help;	/* --help text; each '\n' starts a line indented to
+				   the help column (blanks after it dropped) */
 };
 
 struct cli_cmd {

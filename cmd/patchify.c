@@ -16,6 +16,7 @@
 
 #include "augment.h"
 #include "cli.h"
+#include "cliopt.h"
 #include "normalize.h"
 #include "patch.h"
 #include "randaugment.h"
@@ -33,48 +34,60 @@
 #define SUBSET_STREAM	(1ULL << 62)	/* + class + 1: --subset's draws */
 #define SHUFFLE_STREAM	(1ULL << 63)	/* + epoch: the epoch's order */
 
-static const char usage_text[] =
-"usage: patchify [options] [file ...]\n"
-"Read images, videos, volumes or data set files; write patch tokens.\n"
-"Source:\n"
-"  --format F          auto image dir list cifar10 cifar100 idx npy video\n"
-"  --idx FILE          the same as --format idx FILE\n"
-"  --labels FILE       labels of IDX or .npy data\n"
-"  --classes FILE      class names, one per line\n"
-"  --coarse            CIFAR-100 coarse labels (default fine)\n"
-"  --volume            rank-4 .npy arrays are volumes (N,D,H,W)\n"
-"  --raw HxWxC         raw u8 frames on stdin (ffmpeg -s takes WxH)\n"
-"  --frames T          frames per clip (videos: default 8)\n"
-"  --tail T            --raw: frames short of a clip at the end: drop\n"
-"                      (default), pad (repeat the last) or error\n"
-"  --stride S          videos: every S-th frame (default: spread uniformly)\n"
-"  --label N           label of records that have none (default -1)\n"
-"Geometry:\n"
-"  --channels C        1 (grey) or 3 (RGB) (default: the source's)\n"
-"  --resize S|HxW      shorter side to S, or exactly H x W\n"
-"  --crop S|HxW        centre crop (zero padding when larger)\n"
-"  --patch P|PHxPW|PTxPHxPW  patch or tubelet size (default 16)\n"
-"Augmentation:\n"
-"  --crop-pad P        random crop after zero padding by P\n"
-"  --rrc[=LO,HI]       RandomResizedCrop, area fraction LO..HI (0.08,1)\n"
-"  --flip              random horizontal flip\n"
-"  --randaugment N,M   RandAugment with N ops at magnitude M (0..30)\n"
-"  --erase P           random erasing with probability P\n"
-"Output:\n"
-"  --f32               normalized f32 values (default u8 0..255)\n"
-"  --no-source         no per-record source field\n"
-"  --norm PRESET       imagenet cifar10 cifar100 mnist fashion-mnist kinetics half none\n"
-"  --mean LIST         per-channel means (0..1 scale)\n"
-"  --std LIST          per-channel standard deviations\n"
-"  --epochs N          stream N epochs (default 1)\n"
-"  --shuffle           a fresh order every epoch\n"
-"  --seed S            seed of order, subset and augmentation (default 0)\n"
-"  --subset F          keep a seeded fraction F of every class\n"
-"  --shard I/N         keep every N-th record from the I-th (0-based)\n"
-"  --skip-bad          skip unreadable records with a warning\n"
-"  --stats             print records/s on stderr\n"
-"  --threads N         threads (default: all cores)\n"
-"  --help, --version\n";
+enum { O_FORMAT = CLI_OPT_LONG, O_IDX, O_LABELS, O_CLASSES, O_COARSE, O_VOLUME,
+	O_RAW, O_FRAMES, O_TAIL, O_STRIDE, O_LABEL, O_CHANNELS, O_RESIZE, O_CROP,
+	O_PATCH, O_CROPPAD, O_RRC, O_FLIP, O_RA, O_ERASE, O_F32, O_NOSOURCE, O_NORM,
+	O_MEAN, O_STD, O_EPOCHS, O_SHUFFLE, O_SEED, O_SUBSET, O_SHARD, O_SKIPBAD,
+	O_STATS, O_THREADS };
+
+static const struct cli_opt options[] = {
+	CLI_OPT_SECTION("Source:"),
+	{ "format", O_FORMAT, "F", "auto image dir list cifar10 cifar100 idx npy video" },
+	{ "idx", O_IDX, "FILE", "the same as --format idx FILE" },
+	{ "labels", O_LABELS, "FILE", "labels of IDX or .npy data" },
+	{ "classes", O_CLASSES, "FILE", "class names, one per line" },
+	{ "coarse", O_COARSE, NULL, "CIFAR-100 coarse labels (default fine)" },
+	{ "volume", O_VOLUME, NULL, "rank-4 .npy arrays are volumes (N,D,H,W)" },
+	{ "raw", O_RAW, "HxWxC", "raw u8 frames on stdin (ffmpeg -s takes WxH)" },
+	{ "frames", O_FRAMES, "T", "frames per clip (videos: default 8)" },
+	{ "tail", O_TAIL, "T", "--raw: frames short of a clip at the end: drop\n"
+	    "(default), pad (repeat the last) or error" },
+	{ "stride", O_STRIDE, "S", "videos: every S-th frame (default: spread uniformly)" },
+	{ "label", O_LABEL, "N", "label of records that have none (default -1)" },
+	CLI_OPT_SECTION("Geometry:"),
+	{ "channels", O_CHANNELS, "C", "1 (grey) or 3 (RGB) (default: the source's)" },
+	{ "resize", O_RESIZE, "S|HxW", "shorter side to S, or exactly H x W" },
+	{ "crop", O_CROP, "S|HxW", "centre crop (zero padding when larger)" },
+	{ "patch", O_PATCH, "P|PHxPW|PTxPHxPW", "patch or tubelet size (default 16)" },
+	CLI_OPT_SECTION("Augmentation:"),
+	{ "crop-pad", O_CROPPAD, "P", "random crop after zero padding by P" },
+	{ "rrc", O_RRC, "[=LO,HI]", "RandomResizedCrop, area fraction LO..HI (0.08,1)" },
+	{ "flip", O_FLIP, NULL, "random horizontal flip" },
+	{ "randaugment", O_RA, "N,M", "RandAugment with N ops at magnitude M (0..30)" },
+	{ "erase", O_ERASE, "P", "random erasing with probability P" },
+	CLI_OPT_SECTION("Output:"),
+	{ "f32", O_F32, NULL, "normalized f32 values (default u8 0..255)" },
+	{ "no-source", O_NOSOURCE, NULL, "no per-record source field" },
+	{ "norm", O_NORM, "PRESET",
+	    "imagenet cifar10 cifar100 mnist fashion-mnist\nkinetics half none" },
+	{ "mean", O_MEAN, "LIST", "per-channel means (0..1 scale)" },
+	{ "std", O_STD, "LIST", "per-channel standard deviations" },
+	{ "epochs", O_EPOCHS, "N", "stream N epochs (default 1)" },
+	{ "shuffle", O_SHUFFLE, NULL, "a fresh order every epoch" },
+	{ "seed", O_SEED, "S", "seed of order, subset and augmentation (default 0)" },
+	{ "subset", O_SUBSET, "F", "keep a seeded fraction F of every class" },
+	{ "shard", O_SHARD, "I/N", "keep every N-th record from the I-th (0-based)" },
+	{ "skip-bad", O_SKIPBAD, NULL, "skip unreadable records with a warning" },
+	{ "stats", O_STATS, NULL, "print records/s on stderr" },
+	{ "threads", O_THREADS, "N", "threads (default: all cores)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] [file ...]",
+	"Read images, videos, volumes or data set files; write patch tokens.",
+	options, NULL
+};
 
 /* --tail: what becomes of whole frames short of a clip at the end of --raw
  * input (stray bytes short of a frame are never a record); not given, they
@@ -115,13 +128,6 @@ struct scratch {
 	struct image a, b, tmp;
 };
 
-static void
-usage(void)
-{
-	fputs(usage_text, stdout);
-	exit(0);
-}
-
 /* "S" or "HxW" into h, w (short: S alone). */
 static void
 parse_size(const char *opt, const char *arg, int *s, int *h, int *w)
@@ -154,39 +160,13 @@ parse_patch(const char *arg, struct opts *o)
 static void
 parse_opts(int argc, char **argv, struct opts *o)
 {
-	enum { O_FORMAT = 256, O_IDX, O_LABELS, O_CLASSES, O_COARSE, O_VOLUME, O_RAW,
-		O_FRAMES, O_STRIDE, O_LABEL, O_CHANNELS, O_RESIZE, O_CROP, O_PATCH,
-		O_CROPPAD, O_RRC, O_FLIP, O_RA, O_ERASE, O_F32, O_NORM, O_MEAN, O_STD,
-		O_EPOCHS, O_SHUFFLE, O_SEED, O_SUBSET, O_SHARD, O_SKIPBAD, O_STATS,
-		O_THREADS, O_TAIL, O_NOSOURCE, O_HELP, O_VERSION };
-	static const struct option lo[] = {
-		{ "format", 1, 0, O_FORMAT }, { "idx", 1, 0, O_IDX },
-		{ "labels", 1, 0, O_LABELS },
-		{ "classes", 1, 0, O_CLASSES }, { "coarse", 0, 0, O_COARSE },
-		{ "volume", 0, 0, O_VOLUME }, { "raw", 1, 0, O_RAW },
-		{ "frames", 1, 0, O_FRAMES }, { "stride", 1, 0, O_STRIDE },
-		{ "label", 1, 0, O_LABEL }, { "channels", 1, 0, O_CHANNELS },
-		{ "resize", 1, 0, O_RESIZE }, { "crop", 1, 0, O_CROP },
-		{ "patch", 1, 0, O_PATCH }, { "crop-pad", 1, 0, O_CROPPAD },
-		{ "rrc", 2, 0, O_RRC }, { "flip", 0, 0, O_FLIP },
-		{ "randaugment", 1, 0, O_RA }, { "erase", 1, 0, O_ERASE },
-		{ "f32", 0, 0, O_F32 }, { "norm", 1, 0, O_NORM },
-		{ "mean", 1, 0, O_MEAN }, { "std", 1, 0, O_STD },
-		{ "epochs", 1, 0, O_EPOCHS }, { "shuffle", 0, 0, O_SHUFFLE },
-		{ "seed", 1, 0, O_SEED }, { "subset", 1, 0, O_SUBSET },
-		{ "shard", 1, 0, O_SHARD }, { "skip-bad", 0, 0, O_SKIPBAD },
-		{ "stats", 0, 0, O_STATS }, { "threads", 1, 0, O_THREADS },
-		{ "tail", 1, 0, O_TAIL }, { "no-source", 0, 0, O_NOSOURCE },
-		{ "help", 0, 0, O_HELP }, { "version", 0, 0, O_VERSION },
-		{ 0, 0, 0, 0 }
-	};
 	int ch;
 	int64_t d[3];
 	char *end;
 
 	*o = (struct opts){ .format = "auto", .label = -1, .pt = 1, .ph = 16,
 	    .pw = 16, .rrc_lo = 0.08, .rrc_hi = 1, .epochs = 1, .shard_n = 1 };
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1)
+	while ((ch = cli_getopt(argc, argv, &command)) != -1)
 		switch (ch) {
 		case O_FORMAT: o->format = optarg; break;
 		case O_IDX: o->format = "idx", o->idx = optarg; break;
@@ -249,9 +229,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case O_SKIPBAD: o->skip_bad = 1; break;
 		case O_STATS: o->stats = 1; break;
 		case O_THREADS: o->threads = cli_opt_threads(optarg); break;
-		case O_HELP: usage(); break;
-		case O_VERSION: cli_version(); break;
-		default: usage_error("unknown option");
 		}
 	if ((o->raw_w || o->idx) && optind < argc)
 		usage_error("%s: no file operands", o->idx ? "--idx FILE" : "--raw reads stdin");

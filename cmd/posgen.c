@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cliopt.h"
 #include "pe_conv.h"
 #include "rng.h"
 #include "vt.h"
@@ -37,30 +38,31 @@ struct layout {
 	double	 step[3];	/* patch size per axis, in position units */
 };
 
-static void
-usage(FILE *fp)
-{
-	fprintf(fp,
-	    "usage: posgen [options] [FILE]\n"
-	    "       posgen --grid DIMS [options]\n"
-	    "Add token positions (field pos) to a patch stream whose header has GRID,\n"
-	    "or write the positions of the grid DIMS (7x7, 4x14x14).\n"
-	    "  -g, --grid DIMS        build from this grid instead of reading a stream\n"
-	    "  -c, --convention NAME  integer (RoPE-ViT), linspace (LieRE code: 0 .. n/n0,\n"
-	    "                         default), centre (ComRoPE: (i + 0.5)/n), fixed\n"
-	    "      --n0 DIMS          linspace: the training grid (default: the grid)\n"
-	    "      --range LO,HI      fixed: every axis from LO to HI (default 0,1)\n"
-	    "      --cls WHAT         CLS token: none (not rotated, default), centre,\n"
-	    "                         or coordinates such as 0.5,0.5\n"
-	    "      --perturb SIGMA    ComRoPE perturbation: normal, std SIGMA patch sizes,\n"
-	    "                         truncated to the patch\n"
-	    "      --offset RHO       add one normal(0, RHO^2) offset per axis to every\n"
-	    "                         token of a record\n"
-	    "  -s, --seed N           seed of the augmentations (default 1)\n"
-	    "  -n, --records N        with --grid: records to write (default 1)\n"
-	    "  -h, --help             this help\n"
-	    "  -V, --version          version\n");
-}
+enum { OPT_N0 = CLI_OPT_LONG, OPT_RANGE, OPT_CLS, OPT_PERTURB, OPT_OFFSET };
+
+static const struct cli_opt options[] = {
+	{ "grid", 'g', "DIMS", "build from this grid instead of reading a stream" },
+	{ "convention", 'c', "NAME", "integer (RoPE-ViT), linspace (LieRE code: 0 .. n/n0,\n"
+	    "default), centre (ComRoPE: (i + 0.5)/n), fixed" },
+	{ "n0", OPT_N0, "DIMS", "linspace: the training grid (default: the grid)" },
+	{ "range", OPT_RANGE, "LO,HI", "fixed: every axis from LO to HI (default 0,1)" },
+	{ "cls", OPT_CLS, "WHAT", "CLS token: none (not rotated, default), centre,\n"
+	    "or coordinates such as 0.5,0.5" },
+	{ "perturb", OPT_PERTURB, "SIGMA", "ComRoPE perturbation: normal, std SIGMA patch sizes,\n"
+	    "truncated to the patch" },
+	{ "offset", OPT_OFFSET, "RHO", "add one normal(0, RHO^2) offset per axis to every\n"
+	    "token of a record" },
+	{ "seed", 's', "N", "seed of the augmentations (default 1)" },
+	{ "records", 'n', "N", "with --grid: records to write (default 1)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] [FILE]\n       posgen --grid DIMS [options]",
+	"Add token positions (field pos) to a patch stream whose header has GRID,\n"
+	"or write the positions of the grid DIMS (7x7, 4x14x14).",
+	options, NULL
+};
 
 /* Dims "7x7" (count must be axes, or 1 for every axis) into v[]. */
 static void
@@ -247,26 +249,11 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "grid", required_argument, NULL, 'g' },
-		{ "convention", required_argument, NULL, 'c' },
-		{ "n0", required_argument, NULL, 'N' },
-		{ "range", required_argument, NULL, 'R' },
-		{ "cls", required_argument, NULL, 'C' },
-		{ "perturb", required_argument, NULL, 'P' },
-		{ "offset", required_argument, NULL, 'O' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "records", required_argument, NULL, 'n' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct opts o = { .conv = PE_CONV_LINSPACE, .hi = 1, .seed = 1, .records = 1 };
 	int c, nrecords = 0;
 
 	cli_init(argc, argv);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:c:s:n:hV", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, &command)) != -1) {
 		switch (c) {
 		case 'g':
 			o.grid = optarg;
@@ -275,10 +262,10 @@ main(int argc, char *argv[])
 			if ((o.conv = pe_conv_parse_name(optarg)) < 0)
 				usage_error("--convention %s: want integer, linspace, centre or fixed", optarg);
 			break;
-		case 'N':
+		case OPT_N0:
 			o.n0 = optarg;
 			break;
-		case 'R': {
+		case OPT_RANGE: {
 			char *comma = strchr(optarg, ',');
 			if (!comma)
 				usage_error("--range %s: want LO,HI", optarg);
@@ -289,13 +276,13 @@ main(int argc, char *argv[])
 				usage_error("--range: HI must be above LO");
 			break;
 		}
-		case 'C':
+		case OPT_CLS:
 			o.cls = optarg;
 			break;
-		case 'P':
+		case OPT_PERTURB:
 			o.perturb = cli_num("--perturb", optarg, 0, 100);
 			break;
-		case 'O':
+		case OPT_OFFSET:
 			o.offset = cli_num("--offset", optarg, 0, 1e6);
 			break;
 		case 's':
@@ -305,8 +292,6 @@ main(int argc, char *argv[])
 			o.records = cli_int("--records", optarg, 1, 1LL << 40);
 			nrecords = 1;
 			break;
-		default:
-			cli_option_rest(c, argv, usage);
 		}
 	}
 	if (o.n0 && o.conv != PE_CONV_LINSPACE)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cliopt.h"
 #include "pe.h"
 #include "rng.h"
 #include "vt.h"
@@ -30,21 +31,23 @@ struct stats {
 	int64_t	 npairs, tokens, records;
 };
 
-static void
-usage(FILE *fp)
-{
-	fprintf(fp,
-	    "usage: rotgen --generators FILE [--check] [--pairs N] [POSITIONS]\n"
-	    "Write R(p) = exp(sum_i p_i A_i) for every token of a positions stream\n"
-	    "(field pos) and every generator set (field rot), or check them.\n"
-	    "  -g, --generators FILE  generator file (skewgen) or checkpoint\n"
-	    "  -c, --check            print max |R^T R - I|, the determinant range and\n"
-	    "                         max |R(x)^T R(y) - R(y - x)| instead of writing R\n"
-	    "      --pairs N          token pairs of the relative check: all when there\n"
-	    "                         are at most N, else N seeded at random (default 256)\n"
-	    "  -h, --help             this help\n"
-	    "  -V, --version          version\n");
-}
+enum { OPT_PAIRS = CLI_OPT_LONG };
+
+static const struct cli_opt options[] = {
+	{ "generators", 'g', "FILE", "generator file (skewgen) or checkpoint" },
+	{ "check", 'c', NULL, "print max |R^T R - I|, the determinant range and\n"
+	    "max |R(x)^T R(y) - R(y - x)| instead of writing R" },
+	{ "pairs", OPT_PAIRS, "N", "token pairs of the relative check: all when there\n"
+	    "are at most N, else N seeded at random (default 256)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"--generators FILE [--check] [--pairs N] [POSITIONS]",
+	"Write R(p) = exp(sum_i p_i A_i) for every token of a positions stream\n"
+	"(field pos) and every generator set (field rot), or check them.",
+	options, NULL
+};
 
 /* Determinant of a b x b block by elimination with partial pivoting. */
 static double
@@ -236,14 +239,6 @@ cls_position(const struct vt *s, int axes, float *cls)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "generators", required_argument, NULL, 'g' },
-		{ "check", no_argument, NULL, 'c' },
-		{ "pairs", required_argument, NULL, 'P' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct opts o = { .pairs = 256 };
 	struct stats st = { .detlo = INFINITY, .dethi = -INFINITY };
 	struct vt gen, in, out;
@@ -255,14 +250,11 @@ main(int argc, char *argv[])
 	int c, r, ipos, irot = -1, icls = -1, hascls;
 
 	cli_init(argc, argv);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":g:chV", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, &command)) != -1) {
 		switch (c) {
 		case 'g': o.gen = optarg; break;
 		case 'c': o.check = 1; break;
-		case 'P': o.pairs = cli_int("--pairs", optarg, 1, 1 << 20); break;
-		default:
-			cli_option_rest(c, argv, usage);
+		case OPT_PAIRS: o.pairs = cli_int("--pairs", optarg, 1, 1 << 20); break;
 		}
 	}
 	if (!o.gen)

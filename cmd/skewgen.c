@@ -11,11 +11,12 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cliopt.h"
 #include "pe.h"
 #include "vt.h"
 
 struct opts {
-	const char	*pe;		/* --pe spec */
+	char		 pe[sizeof ((struct pe *)0)->spec];	/* --pe spec */
 	int		 head_dim, axes, heads, layers;
 	const char	*share;
 	struct pe_init	 init;
@@ -27,36 +28,36 @@ struct opts {
 static const char *const init_names[] = { "default", "uniform", "normal", "zeros" };
 static const char *const mult_names[] = { "default", "ones", "normal" };
 
-static void
-usage(FILE *fp)
-{
-	char pes[512];
+enum { OPT_HEADS = CLI_OPT_LONG, OPT_LAYERS, OPT_SHARE, OPT_INIT, OPT_SCALE,
+	OPT_STD, OPT_THETA, OPT_MULTIPLIERS, OPT_EXPAND, OPT_FROM };
 
-	pe_list(pes, sizeof pes, ", ", 1, 1, 23);
-	fprintf(fp,
-	    "usage: skewgen --pe SPEC [options]\n"
-	    "       skewgen --from CHECKPOINT [-o FILE]\n"
-	    "Write the generator parameters of a position encoding (field pe.params,\n"
-	    "header keys PE SHARE HEAD_DIM AXES HEADS LAYERS) as one record.\n"
-	    "  -p, --pe SPEC        %s\n"
-	    "  -d, --head-dim N     head dimension (default 64)\n"
-	    "  -a, --axes N         position axes, 1 .. 3 (default 2)\n"
-	    "      --heads N        attention heads (default 1)\n"
-	    "      --layers N       layers (default 1)\n"
-	    "      --share WHAT     none (default), heads, layers or all\n"
-	    "      --init KIND      default, uniform, normal or zeros\n"
-	    "      --scale S        uniform: entries in [0, S) (default 2 pi)\n"
-	    "      --std S          normal: standard deviation\n"
-	    "      --theta T        rope-mixed / riemann frequency base\n"
-	    "      --multipliers M  comrope-ld's: ones or normal (default: normal for\n"
-	    "                       --init default, else ones)\n"
-	    "  -s, --seed N         seed (default 1)\n"
-	    "      --expand         also write the generator matrices (pe.generators)\n"
-	    "      --from FILE      copy the generators of a checkpoint or generator file\n"
-	    "  -o, --output FILE    write FILE atomically instead of stdout\n"
-	    "  -h, --help           this help\n"
-	    "  -V, --version        version\n", pes);
-}
+/* Not const: main fills in --pe's help, the registry's rotary encodings. */
+static struct cli_opt options[] = {
+	{ "pe", 'p', "SPEC", NULL },
+	{ "head-dim", 'd', "N", "head dimension (default 64)" },
+	{ "axes", 'a', "N", "position axes, 1 .. 3 (default 2)" },
+	{ "heads", OPT_HEADS, "N", "attention heads (default 1)" },
+	{ "layers", OPT_LAYERS, "N", "layers (default 1)" },
+	{ "share", OPT_SHARE, "WHAT", "none (default), heads, layers or all" },
+	{ "init", OPT_INIT, "KIND", "default, uniform, normal or zeros" },
+	{ "scale", OPT_SCALE, "S", "uniform: entries in [0, S) (default 2 pi)" },
+	{ "std", OPT_STD, "S", "normal: standard deviation" },
+	{ "theta", OPT_THETA, "T", "rope-mixed / riemann frequency base" },
+	{ "multipliers", OPT_MULTIPLIERS, "M", "comrope-ld's: ones or normal (default: normal for\n"
+	    "--init default, else ones)" },
+	{ "seed", 's', "N", "seed (default 1)" },
+	{ "expand", OPT_EXPAND, NULL, "also write the generator matrices (pe.generators)" },
+	{ "from", OPT_FROM, "FILE", "copy the generators of a checkpoint or generator file" },
+	{ "output", 'o', "FILE", "write FILE atomically instead of stdout" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"--pe SPEC [options]\n       skewgen --from CHECKPOINT [-o FILE]",
+	"Write the generator parameters of a position encoding (field pe.params,\n"
+	"header keys PE SHARE HEAD_DIM AXES HEADS LAYERS) as one record.",
+	options, NULL
+};
 
 /* Index of arg among names[first .. n - 1], else a usage error: opt wants
  * the names in want. */
@@ -203,66 +204,46 @@ generate(struct opts *o, int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "pe", required_argument, NULL, 'p' },
-		{ "head-dim", required_argument, NULL, 'd' },
-		{ "axes", required_argument, NULL, 'a' },
-		{ "heads", required_argument, NULL, 'H' },
-		{ "layers", required_argument, NULL, 'L' },
-		{ "share", required_argument, NULL, 'S' },
-		{ "init", required_argument, NULL, 'I' },
-		{ "scale", required_argument, NULL, 'U' },
-		{ "std", required_argument, NULL, 'D' },
-		{ "theta", required_argument, NULL, 'T' },
-		{ "multipliers", required_argument, NULL, 'M' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "expand", no_argument, NULL, 'E' },
-		{ "from", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct opts o = { .head_dim = 64, .axes = 2, .heads = 1, .layers = 1, .share = "none",
 	    .init = { .kind = PE_INIT_DEFAULT, .seed = 1 } };
-	int c, shaped = 0;
+	char pes[512];
+	int c, shaped = 0, given_pe = 0;
 
 	cli_init(argc, argv);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:d:a:s:o:hV", longopts, NULL)) != -1) {
+	pe_list(pes, sizeof pes, ", ", 1, 1, 23);	/* 23: the help column */
+	options[0].help = pes;
+	while ((c = cli_getopt(argc, argv, &command)) != -1) {
 		switch (c) {
-		case 'p': o.pe = optarg; shaped = 1; break;
+		case 'p': cli_opt_pe(optarg, o.pe, sizeof o.pe); given_pe = shaped = 1; break;
 		case 'd': o.head_dim = (int)cli_int("--head-dim", optarg, 1, PE_MAXDIM); shaped = 1; break;
 		case 'a': o.axes = (int)cli_int("--axes", optarg, 1, 3); shaped = 1; break;
-		case 'H': o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
-		case 'L': o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
-		case 'S': o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
-		case 'I':
+		case OPT_HEADS: o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
+		case OPT_LAYERS: o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
+		case OPT_SHARE: o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
+		case OPT_INIT:
 			o.init.kind = pick("--init", optarg, init_names, 0, 4,
 			    "default, uniform, normal or zeros");
 			shaped = 1;
 			break;
-		case 'U': o.init.scale = cli_num("--scale", optarg, 1e-300, 1e300); shaped = 1; break;
-		case 'D': o.init.std = cli_num("--std", optarg, 1e-300, 1e300); shaped = 1; break;
-		case 'T': o.init.theta = cli_num("--theta", optarg, 1e-300, 1e300); shaped = 1; break;
-		case 'M':
+		case OPT_SCALE: o.init.scale = cli_num("--scale", optarg, 1e-300, 1e300); shaped = 1; break;
+		case OPT_STD: o.init.std = cli_num("--std", optarg, 1e-300, 1e300); shaped = 1; break;
+		case OPT_THETA: o.init.theta = cli_num("--theta", optarg, 1e-300, 1e300); shaped = 1; break;
+		case OPT_MULTIPLIERS:
 			o.init.multipliers = pick("--multipliers", optarg, mult_names,
 			    PE_MULT_ONES, PE_MULT_NORMAL + 1, "ones or normal");
 			shaped = 1;
 			break;
 		case 's': o.init.seed = cli_opt_seed(optarg); shaped = 1; break;
-		case 'E': o.expand = 1; shaped = 1; break;
-		case 'F': o.from = optarg; break;
+		case OPT_EXPAND: o.expand = 1; shaped = 1; break;
+		case OPT_FROM: o.from = optarg; break;
 		case 'o': o.out = optarg; break;
-		default:
-			cli_option_rest(c, argv, usage);
 		}
 	}
 	if (optind < argc)
 		usage_error("unexpected operand '%s'", argv[optind]);
 	if (o.from && shaped)
 		usage_error("--from copies a file's generators: no --pe or other shape options");
-	if (!o.from && !o.pe)
+	if (!o.from && !given_pe)
 		usage_error("say --pe SPEC (or --from CHECKPOINT)");
 	if (o.init.kind == PE_INIT_NORMAL && o.init.std == 0)
 		usage_error("--init normal needs --std");

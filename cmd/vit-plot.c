@@ -20,6 +20,7 @@
 
 #include "atomicfile.h"
 #include "cli.h"
+#include "cliopt.h"
 
 enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_DUMB };
 static const char *const fmt_names[] = { "", "png", "svg", "dumb" };
@@ -40,23 +41,23 @@ struct run {
 	struct curve	 c[NCURVE];
 };
 
-static void
-usage(FILE *fp)
-{
-	fprintf(fp,
-	    "usage: vit-plot [options] LOG...\n"
-	    "Draw the learning curves of vit-train --log files: loss, learning rate and\n"
-	    "validation top-1 against step, one curve per run (needs gnuplot).\n"
-	    "  -o, --output FILE   write FILE, atomically; its suffix .png, .svg or .txt\n"
-	    "                      gives the format (default: a text plot on stdout)\n"
-	    "  -f, --format FMT    png, svg or dumb (text)\n"
-	    "  -t, --title NAME    legend name of the next LOG in order (repeatable;\n"
-	    "                      default: the file names)\n"
-	    "  -s, --size WxH      pixels (800 by 300 a panel), or characters for dumb\n"
-	    "                      (the terminal's width, or 80, by 20 a panel)\n"
-	    "  -h, --help          this help\n"
-	    "  -V, --version       version\n");
-}
+static const struct cli_opt options[] = {
+	{ "output", 'o', "FILE", "write FILE, atomically; its suffix .png, .svg or .txt\n"
+	    "gives the format (default: a text plot on stdout)" },
+	{ "format", 'f', "FMT", "png, svg or dumb (text)" },
+	{ "title", 't', "NAME", "legend name of the next LOG in order (repeatable;\n"
+	    "default: the file names)" },
+	{ "size", 's', "WxH", "pixels (800 by 300 a panel), or characters for dumb\n"
+	    "(the terminal's width, or 80, by 20 a panel)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] LOG...",
+	"Draw the learning curves of vit-train --log files: loss, learning rate and\n"
+	"validation top-1 against step, one curve per run (needs gnuplot).",
+	options, NULL
+};
 
 static int
 fmt_parse(const char *s)
@@ -515,15 +516,6 @@ parse_size(const char *s, long *w, long *h)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "title", required_argument, NULL, 't' },
-		{ "size", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *out = NULL, *size = NULL, **title = NULL;
 	struct atomicfile af = { 0 };
 	struct run *run;
@@ -536,8 +528,7 @@ main(int argc, char *argv[])
 	cli_init(argc, argv);
 	if ((title = calloc((size_t)argc, sizeof *title)) == NULL)
 		die_errno("memory");
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:f:t:s:hV", longopts, NULL)) != -1) {
+	while ((c = cli_getopt(argc, argv, &command)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'f':
@@ -546,8 +537,6 @@ main(int argc, char *argv[])
 			break;
 		case 't': title[ntitle++] = optarg; break;
 		case 's': size = optarg; break;
-		default:
-			cli_option_rest(c, argv, usage);
 		}
 	}
 	if ((nrun = argc - optind) < 1)

@@ -2,6 +2,27 @@
 # usage errors with exit 2, a man page, no binary to a terminal, and a quiet
 # end on a closed pipe.
 . tests/sh/lib.sh
+# help_opts CMD: the long options on the option lines of CMD --help, and of
+# CMD SUB --help for each subcommand SUB (a usage line's word after CMD),
+# one a line.
+help_opts() {
+	{ "$BIN/$1" --help
+	  for s in $("$BIN/$1" --help | sed -n "s/^\(usage:\)\{0,1\} *$1 \([a-z][a-z-]*\).*/\2/p"); do
+		"$BIN/$1" "$s" --help 2>/dev/null
+	  done; } | grep -E '^  (-[A-Za-z0-9], |    )?--[a-z0-9]' |
+	    grep -oE -- '--[a-z0-9][a-z0-9-]*' | sort -u
+}
+# page_opts PAGE: the long options of the entries (.It) of PAGE's OPTIONS.
+page_opts() {
+	sed -n '/^\.Sh OPTIONS/,/^\.Sh /p' "$1" | grep '^\.It' |
+	    grep -oE 'Fl -[a-z0-9][a-z0-9-]*' | sed 's/^Fl /-/' | sort -u
+}
+# opt_gaps CMD PAGE: the options CMD --help and PAGE's OPTIONS do not share.
+opt_gaps() {
+	help_opts "$1" >"$T/help.opts"; page_opts "$2" >"$T/page.opts"
+	comm -23 "$T/help.opts" "$T/page.opts" | sed 's/^/no OPTIONS entry for /'
+	comm -13 "$T/help.opts" "$T/page.opts" | sed 's/^/not in --help: /'
+}
 ncmd=0
 for p in "$BIN"/*; do
 	[ -x "$p" ] || continue
@@ -13,6 +34,9 @@ for p in "$BIN"/*; do
 	check_exit 2 "$c: unknown option is a usage error" "$p" --no-such-option
 	check_grep "$c: usage error points to --help" "--help" "$T/err"
 	if [ -f "man/man1/$c.1" ]; then ok "$c has man/man1/$c.1"; else nok "$c has no man page"; fi
+	gaps=$(opt_gaps "$c" "man/man1/$c.1" 2>&1)
+	[ -z "$gaps" ] && ok "$c: --help's options are exactly the OPTIONS entries of $c(1)" ||
+	    nok "$c --help and $c(1): $(echo "$gaps" | tr '\n' ';')"
 	grep -q "$c" README.md && ok "README mentions $c" || nok "README never mentions $c"
 	grep -q "^\.It Xr $c 1\$" man/man7/vitpipe.7 && ok "vitpipe(7) lists $c" || nok "vitpipe(7)'s list of commands lacks $c"
 	# --help through a closed pipe: no message, no hang.
@@ -21,6 +45,15 @@ for p in "$BIN"/*; do
 done
 # Every cmd/*.c was built and checked above.
 [ "$ncmd" -eq "$(ls cmd/*.c | wc -l)" ] && ok "all $ncmd commands checked" || nok "$ncmd of $(ls cmd/*.c | wc -l) commands built"
+# ... and the option check can fail, both ways: a page without an entry,
+# and a page with an entry for an option --help does not print.
+sed '/^\.It Fl -pairs Ar n$/d' man/man1/rotgen.1 >"$T/less.1"
+gaps=$(opt_gaps rotgen "$T/less.1")
+[ "$gaps" = "no OPTIONS entry for --pairs" ] && ok "... a page without --pairs fails it" || nok "the option check missed a lost entry: '$gaps'"
+sed '/^\.It Fl -pairs Ar n$/i\
+.It Fl -no-such-option' man/man1/rotgen.1 >"$T/more.1"
+gaps=$(opt_gaps rotgen "$T/more.1")
+[ "$gaps" = "not in --help: --no-such-option" ] && ok "... and a page with --no-such-option" || nok "the option check missed an extra entry: '$gaps'"
 # Binary output to a terminal is refused, with exit 1 (script gives us a
 # pseudo-terminal), and a reader that goes away early ends a long stream
 # quietly: no message, no hang, not a success.

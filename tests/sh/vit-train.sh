@@ -292,12 +292,6 @@ check_grep "... named" "^vit-train: option '--dim' needs an argument$" "$T/err"
 check_exit 2 "--pe liere:3: a block size that does not divide the head" vit-train $N --pe liere:3 /nonexistent
 check_grep "... said" "^vit-train: --pe: block size 3: want 2 or more, dividing the head dimension 8$" "$T/err"
 check_exit 2 "--dim not a multiple of --heads" vit-train $N --dim 10 --heads 3 /nonexistent
-# Every option of --help has its entry in vit-train(1)'s OPTIONS.
-vit-train --help | grep -oE -- '--[a-z0-9-]+' | sort -u | while read -r o; do
-	sed -n '/^\.Sh OPTIONS/,/^\.Sh /p' man/man1/vit-train.1 | grep -qE "^\.It.*Fl -${o#--}( |$)" || echo "$o"
-done > "$T/undoc"
-[ ! -s "$T/undoc" ] && ok "every --help option has an OPTIONS entry in vit-train(1)" ||
-	nok "no OPTIONS entry for $(tr '\n' ' ' < "$T/undoc")"
 
 # Accumulation: batch 30 x 3 micro-batches = batch 90 (the 2nd step of an
 # epoch of 100 is 10 records in both), the same steps up to rounding.

@@ -117,12 +117,20 @@ left(char *buf, size_t n, const struct cli_opt *o)
 	    o->arg ? o->arg : "");
 }
 
-/* Its help text from column col, each '\n' starting a line at col. */
+/* Its help text from column col, each '\n' starting a line at col, and a
+ * line past column 79 broken at its last space that fits (help made at run
+ * time, such as a list of encodings, has no '\n' of its own). */
 static void
 right(FILE *fp, int col, const char *help)
 {
 	for (const char *s = help;;) {
-		size_t len = strcspn(s, "\n");
+		size_t len = strcspn(s, "\n"), k = 79 - col;
+
+		if (col + len > 79) {
+			while (k > 0 && s[k] != ' ')
+				k--;
+			len = k > 0 ? k : len;
+		}
 		fprintf(fp, "%.*s\n", (int)len, s);
 		if (s[len] == '\0')
 			break;

@@ -63,7 +63,7 @@ static const struct cli_opt options[] = {
 
 static const struct cli_cmd command = {
 	"[options]",
-	"Parameters and multiply-accumulates of one forward pass of a ViT, per component.",
+	"Parameters and multiply-accumulates of a ViT's forward pass, per component.",
 	options, NULL
 };
 

@@ -1023,8 +1023,9 @@ static const struct sub {
 	    "every field to DIR/NAME.npy, records along the first axis,\n"
 	    "and the header's keys to DIR/" HEADER_JSON, to_npy_opts, NULL } },
 	{ "from-npy", cmd_from_npy, {
-	    "from-npy [--align N] [--meta KEY=VALUE]... [--shapes NAME=S.npy]...\n"
-	    "                [--header FILE | --no-header] NAME=FILE.npy...",
+	    "from-npy [--align N] [--meta KEY=VALUE]...\n"
+	    "                [--shapes NAME=S.npy]... [--header FILE | --no-header]\n"
+	    "                NAME=FILE.npy...",
 	    "arrays with the same first dimension to records, with the\n"
 	    "keys of " HEADER_JSON " beside the first array, if there is one",
 	    from_npy_opts, NULL } },

@@ -30,7 +30,8 @@ struct cli_opt {
 	const char *name;	/* long name without "--"; NULL ends the table */
 	int	 key;		/* short letter, or CLI_OPT_LONG + i for long only */
 	const char *arg;	/* the argument's name in --help; NULL: no argument */
-	const char *help;	/* --help text; each '\n' starts an indented line */
+	const char *help;	/* --help text; each '\n' starts an indented line,
+				   and one past column 79 breaks at a space */
 };
 
 struct cli_cmd {

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cliopt.h"
 #include "flops.h"
 #include "pe.h"
 #include "vit.h"
@@ -25,38 +26,46 @@ struct opts {
 	int		 patch[3], npatch, channels;
 	int		 count;		/* enum flops_count */
 	int		 json;
-	int		 set[256];	/* options given (by short code) */
+	int		 shaped;	/* an option that --model would give */
 };
 
-static void
-usage(void)
-{
-	char pes[512];
+/* Keys: first the options whose values --model gives. */
+enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP,
+	OPT_CLASSES, OPT_PATCH, OPT_CHANNELS, OPT_GRID, OPT_SHARE, OPT_LOCALITY,
+	OPT_POOL, OPT_CLS_ROTATE, OPT_TOKENS, OPT_PE, OPT_COUNT, OPT_BATCH,
+	OPT_MODEL, OPT_JSON };
 
-	pe_list(pes, sizeof pes, " ", 0, 0, 21);
-	printf("usage: %s [options]\n"
-	    "Parameters and multiply-accumulates of one forward pass of a ViT, per component.\n"
-	    "  --preset NAME      tiny, small, base, large or cifar (default tiny)\n"
-	    "  --dim N --depth N --heads N --mlp N   override the preset's sizes\n"
-	    "  --classes N        classifier outputs (default 10)\n"
-	    "  --patch PxP        patch (or TxPxP tubelet) size (default 4x4)\n"
-	    "  --channels N       image channels (default 3)\n"
-	    "  --grid GxG         token grid (default 8x8); sets the axes\n"
-	    "  --tokens N         patch tokens instead of the grid's product\n"
-	    "  --pe SPEC[,SPEC]   encodings, or 'all':\n"
-	    "                     %s\n"
-	    "                     (repeatable; default: vit-train's, or the checkpoint's)\n"
-	    "  --share S          rotary generators: none heads layers all (default none)\n"
-	    "  --locality         RiemannFormer locality focusing\n"
-	    "  --pool cls|mean    pooling before the head (default cls)\n"
-	    "  --cls-rotate       the CLS token has a position and is rotated\n"
-	    "  --count full|paper counting convention (default full; see flops(1))\n"
-	    "  --batch N          records sharing one position set (default 1)\n"
-	    "  --model FILE       read the configuration from a vit-train checkpoint\n"
-	    "  --json             one JSON object instead of the table\n"
-	    "  --help, --version\n", progname, pes);
-	exit(0);
-}
+static char pe_help[512];	/* --pe's, with the registered encodings */
+
+static const struct cli_opt options[] = {
+	{ "preset", OPT_PRESET, "NAME", "tiny, small, base, large or cifar (default tiny)" },
+	{ "dim", OPT_DIM, "N", "embedding width (default: the preset's)" },
+	{ "depth", OPT_DEPTH, "N", "blocks (default: the preset's)" },
+	{ "heads", OPT_HEADS, "N", "attention heads (default: the preset's)" },
+	{ "mlp", OPT_MLP, "N", "MLP hidden width (default: the preset's)" },
+	{ "classes", OPT_CLASSES, "N", "classifier outputs (default 10)" },
+	{ "patch", OPT_PATCH, "PxP", "patch (or TxPxP tubelet) size (default 4x4)" },
+	{ "channels", OPT_CHANNELS, "N", "image channels (default 3)" },
+	{ "grid", OPT_GRID, "GxG", "token grid (default 8x8); sets the axes" },
+	{ "tokens", OPT_TOKENS, "N", "patch tokens instead of the grid's product" },
+	{ "pe", OPT_PE, "SPEC[,SPEC]", pe_help },
+	{ "share", OPT_SHARE, "S", "rotary generators: none heads layers all (none)" },
+	{ "locality", OPT_LOCALITY, NULL, "RiemannFormer locality focusing" },
+	{ "pool", OPT_POOL, "cls|mean", "pooling before the head (default cls)" },
+	{ "cls-rotate", OPT_CLS_ROTATE, NULL, "the CLS token has a position and is rotated" },
+	{ "count", OPT_COUNT, "full|paper",
+	    "counting convention (default full; see flops(1))" },
+	{ "batch", OPT_BATCH, "N", "records sharing one position set (default 1)" },
+	{ "model", OPT_MODEL, "FILE", "read the configuration from a vit-train checkpoint" },
+	{ "json", OPT_JSON, NULL, "one JSON object instead of the table" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options]",
+	"Parameters and multiply-accumulates of a ViT's forward pass, per component.",
+	options, NULL
+};
 
 static char all_pes[512];	/* --pe all: pe_examples */
 
@@ -80,32 +89,8 @@ parse_sizes(const char *opt, const char *arg, int *out, int max, int hi)
 static void
 parse_args(int argc, char *argv[], struct opts *o)
 {
-	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, 'P' },
-		{ "dim", required_argument, NULL, 'd' },
-		{ "depth", required_argument, NULL, 'L' },
-		{ "heads", required_argument, NULL, 'H' },
-		{ "mlp", required_argument, NULL, 'm' },
-		{ "classes", required_argument, NULL, 'C' },
-		{ "patch", required_argument, NULL, 'p' },
-		{ "channels", required_argument, NULL, 'c' },
-		{ "grid", required_argument, NULL, 'g' },
-		{ "tokens", required_argument, NULL, 't' },
-		{ "pe", required_argument, NULL, 'e' },
-		{ "share", required_argument, NULL, 's' },
-		{ "locality", no_argument, NULL, 'l' },
-		{ "pool", required_argument, NULL, 'o' },
-		{ "cls-rotate", no_argument, NULL, 'r' },
-		{ "count", required_argument, NULL, 'k' },
-		{ "model", required_argument, NULL, 'M' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	struct vit_config *c = &o->c;
-	int ch;
+	int ch, n;
 
 	memset(o, 0, sizeof *o);
 	vit_config_init(c);
@@ -113,53 +98,51 @@ parse_args(int argc, char *argv[], struct opts *o)
 	o->npatch = 2;
 	o->channels = 3;
 	o->batch = 1;
-	while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		o->set[ch & 255] = 1;
+	n = snprintf(pe_help, sizeof pe_help, "encodings, or 'all':\n");
+	pe_list(pe_help + n, sizeof pe_help - n, " ", 0, 0, 0);
+	snprintf(pe_help + strlen(pe_help), sizeof pe_help - strlen(pe_help),
+	    "\n(repeatable; default vit-train's or the checkpoint's)");
+	while ((ch = cli_getopt(argc, argv, &command)) != -1) {
+		if (ch >= OPT_PRESET && ch <= OPT_CLS_ROTATE)
+			o->shaped = 1;
 		switch (ch) {
-		case 'P':
+		case OPT_PRESET:
 			if (vit_preset(c, optarg) < 0)
 				usage_error("--preset: unknown preset '%s' (tiny small base large cifar)", optarg);
 			break;
-		case 'd': c->dim = cli_int("--dim", optarg, 1, 1 << 16); break;
-		case 'L': c->depth = cli_int("--depth", optarg, 1, 1024); break;
-		case 'H': c->heads = cli_int("--heads", optarg, 1, 1024); break;
-		case 'm': c->mlp = cli_int("--mlp", optarg, 1, 1 << 18); break;
-		case 'C': c->classes = cli_int("--classes", optarg, 1, 1 << 24); break;
-		case 'c': o->channels = cli_int("--channels", optarg, 1, 1024); break;
-		case 't': o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
-		case 'p': o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
-		case 'g': c->axes = parse_sizes("--grid", optarg, c->grid, VIT_MAXAXES, 65536); break;
-		case 'e':
+		case OPT_DIM: c->dim = cli_int("--dim", optarg, 1, 1 << 16); break;
+		case OPT_DEPTH: c->depth = cli_int("--depth", optarg, 1, 1024); break;
+		case OPT_HEADS: c->heads = cli_int("--heads", optarg, 1, 1024); break;
+		case OPT_MLP: c->mlp = cli_int("--mlp", optarg, 1, 1 << 18); break;
+		case OPT_CLASSES: c->classes = cli_int("--classes", optarg, 1, 1 << 24); break;
+		case OPT_CHANNELS: o->channels = cli_int("--channels", optarg, 1, 1024); break;
+		case OPT_TOKENS: o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
+		case OPT_PATCH: o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
+		case OPT_GRID: c->axes = parse_sizes("--grid", optarg, c->grid, VIT_MAXAXES, 65536); break;
+		case OPT_PE:
 			if (o->npes == MAXPE)
 				usage_error("--pe: more than %d", MAXPE);
 			if (strcmp(optarg, "all") == 0 && !all_pes[0])
 				pe_examples(all_pes, sizeof all_pes);
 			o->pes[o->npes++] = strcmp(optarg, "all") ? optarg : all_pes;
 			break;
-		case 's': c->share = cli_opt_share(optarg); break;
-		case 'l': c->locality = 1; break;
-		case 'r': c->cls_rotate = 1; break;
-		case 'o':
-			c->pool = cli_opt_pool(optarg);
-			break;
-		case 'k':
+		case OPT_SHARE: c->share = cli_opt_share(optarg); break;
+		case OPT_LOCALITY: c->locality = 1; break;
+		case OPT_CLS_ROTATE: c->cls_rotate = 1; break;
+		case OPT_POOL: c->pool = cli_opt_pool(optarg); break;
+		case OPT_COUNT:
 			if (strcmp(optarg, "full") && strcmp(optarg, "paper"))
 				usage_error("--count: '%s' is not full or paper", optarg);
 			o->count = strcmp(optarg, "paper") == 0 ? FLOPS_PAPER : FLOPS_FULL;
 			break;
-		case 'M': o->model = optarg; break;
-		case 'j': o->json = 1; break;
-		case 'b': o->batch = cli_int("--batch", optarg, 1, 1 << 20); break;
-		case 'h': usage(); break;
-		case 'V': cli_version(); break;
-		default: usage_error("unknown option");
+		case OPT_MODEL: o->model = optarg; break;
+		case OPT_JSON: o->json = 1; break;
+		case OPT_BATCH: o->batch = cli_int("--batch", optarg, 1, 1 << 20); break;
 		}
 	}
 	if (optind < argc)
 		usage_error("unexpected operand '%s'", argv[optind]);
-	if (o->model && (o->set['P'] || o->set['d'] || o->set['L'] || o->set['H'] ||
-	    o->set['m'] || o->set['C'] || o->set['p'] || o->set['c'] || o->set['g'] ||
-	    o->set['s'] || o->set['l'] || o->set['o'] || o->set['r']))
+	if (o->model && o->shaped)
 		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
 }
 

@@ -15,6 +15,7 @@
 #include "batch.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "cliopt.h"
 #include "evaluate.h"
 #include "pe_conv.h"
 #include "rng.h"
@@ -49,74 +50,60 @@ struct shuffler {
 	char	 err[256];
 };
 
-static void
-usage(void)
-{
-	printf("usage: %s [options] MODEL [STREAM]\n"
-	    "       %s --emit K [options] [STREAM]\n"
-	    "Accuracy of MODEL (a vit-train checkpoint) on a stream, then with the patches\n"
-	    "of every record shuffled (positions and CLS in place) over K seeded trials:\n"
-	    "before, after (mean and standard deviation) and the relative drop in percent.\n"
-	    "  -k, --trials K     shuffled trials (default 5)\n"
-	    "      --seed S       seed of the permutations (default 1)\n"
-	    "      --axis all|t   shuffle every token (default) or whole frames only (video)\n"
-	    "      --emit K       write trial K's shuffled stream instead (no MODEL)\n"
-	    "  -b, --batch N      records per forward pass (default 64)\n"
-	    "      --threads N    threads (0: all cores)\n"
-	    "      --json         one JSON object instead of the table row\n"
-	    "      --no-header    the table row without its column line\n"
-	    "      --force        --emit: write the stream even to a terminal\n"
-	    "      --spill-dir D  keep a pipe's records in D (default $TMPDIR, else /tmp)\n"
-	    "      --spill-max M  at most M MiB of them (default 8192)\n"
-	    "      --help, --version\n", progname, progname);
-	exit(0);
-}
+enum { OPT_SEED = CLI_OPT_LONG, OPT_AXIS, OPT_EMIT, OPT_THREADS, OPT_JSON,
+	OPT_NO_HEADER, OPT_FORCE, OPT_SPILL_DIR, OPT_SPILL_MAX };
+
+static const struct cli_opt options[] = {
+	{ "trials", 'k', "K", "shuffled trials (default 5)" },
+	{ "seed", OPT_SEED, "S", "seed of the permutations (default 1)" },
+	{ "axis", OPT_AXIS, "all|t",
+	    "shuffle every token (default) or whole frames only (video)" },
+	{ "emit", OPT_EMIT, "K", "write trial K's shuffled stream instead (no MODEL)" },
+	{ "batch", 'b', "N", "records per forward pass (default 64)" },
+	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "json", OPT_JSON, NULL, "one JSON object instead of the table row" },
+	{ "no-header", OPT_NO_HEADER, NULL, "the table row without its column line" },
+	{ "force", OPT_FORCE, NULL, "--emit: write the stream even to a terminal" },
+	{ "spill-dir", OPT_SPILL_DIR, "D",
+	    "keep a pipe's records in D (default $TMPDIR, else /tmp)" },
+	{ "spill-max", OPT_SPILL_MAX, "M", "at most M MiB of them (default 8192)" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] MODEL [STREAM]\n"
+	"       shuffle-eval --emit K [options] [STREAM]",
+	"Accuracy of MODEL (a vit-train checkpoint) on a stream, then with the patches\n"
+	"of every record shuffled (positions and CLS in place) over K seeded trials:\n"
+	"before, after (mean and standard deviation) and the relative drop in percent.",
+	options, NULL
+};
 
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { SEED = 256, AXIS, EMIT, THREADS, JSON, NOHEADER, FORCE, SPILLDIR, SPILLMAX };
-	static const struct option lo[] = {
-		{ "trials", required_argument, NULL, 'k' },
-		{ "seed", required_argument, NULL, SEED },
-		{ "axis", required_argument, NULL, AXIS },
-		{ "emit", required_argument, NULL, EMIT },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "threads", required_argument, NULL, THREADS },
-		{ "json", no_argument, NULL, JSON },
-		{ "no-header", no_argument, NULL, NOHEADER },
-		{ "force", no_argument, NULL, FORCE },
-		{ "spill-dir", required_argument, NULL, SPILLDIR },
-		{ "spill-max", required_argument, NULL, SPILLMAX },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 	int c, ops, evalopt = 0;
 
 	*o = (struct opts){ .trials = 5, .seed = 1, .batch = 64, .header = 1, .emit = -1,
 	    .spill_max = 8192 };
 	o->spill_dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	while ((c = getopt_long(argc, argv, "k:b:", lo, NULL)) != -1)
+	while ((c = cli_getopt(argc, argv, &command)) != -1)
 		switch (c) {
 		case 'k': o->trials = (int)cli_int("--trials", optarg, 1, 100000); evalopt = 1; break;
-		case SEED: o->seed = cli_opt_seed(optarg); break;
-		case AXIS:
+		case OPT_SEED: o->seed = cli_opt_seed(optarg); break;
+		case OPT_AXIS:
 			if (strcmp(optarg, "all") && strcmp(optarg, "t"))
 				usage_error("--axis: '%s' is not all or t", optarg);
 			o->frames = strcmp(optarg, "t") == 0;
 			break;
-		case EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
+		case OPT_EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
 		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); evalopt = 1; break;
-		case THREADS: o->threads = cli_opt_threads(optarg); evalopt = 1; break;
-		case JSON: o->json = 1; evalopt = 1; break;
-		case NOHEADER: o->header = 0; evalopt = 1; break;
-		case FORCE: o->force = 1; break;
-		case SPILLDIR: o->spill_dir = optarg; evalopt = 1; break;
-		case SPILLMAX: o->spill_max = cli_int("--spill-max", optarg, 1, 1LL << 40); evalopt = 1; break;
-		case 'h': usage(); break;
-		case 'V': cli_version(); break;
-		default: usage_error("unknown option");
+		case OPT_THREADS: o->threads = cli_opt_threads(optarg); evalopt = 1; break;
+		case OPT_JSON: o->json = 1; evalopt = 1; break;
+		case OPT_NO_HEADER: o->header = 0; evalopt = 1; break;
+		case OPT_FORCE: o->force = 1; break;
+		case OPT_SPILL_DIR: o->spill_dir = optarg; evalopt = 1; break;
+		case OPT_SPILL_MAX: o->spill_max = cli_int("--spill-max", optarg, 1, 1LL << 40); evalopt = 1; break;
 		}
 	ops = argc - optind;
 	if (o->emit >= 0) {

@@ -39,6 +39,7 @@
 #include "batch.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "cliopt.h"
 #include "dist.h"
 #include "evaluate.h"
 #include "mixup.h"
@@ -175,109 +176,91 @@ struct run {
 	char	 positions[64];	/* the POSITIONS key: what the model sees */
 };
 
-static void
-usage(FILE *fp)
-{
-	char pes[512];
+/* Keys of the options without a short letter: first those that shape the
+ * model (--init gives it), last those --resume takes (the rest the
+ * checkpoint fixes). */
+enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE,
+	OPT_SHARE, OPT_LOCALITY, OPT_SIGMA, OPT_POOL, OPT_CLASSES, OPT_GENERATORS,
+	OPT_DROPOUT, OPT_EMB_DROPOUT, OPT_POSITIONS, OPT_INIT, OPT_LR, OPT_LR_MIN,
+	OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WARMUP, OPT_SMOOTHING, OPT_CLIP,
+	OPT_ACCUM, OPT_MIXUP, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_VAL_EVERY,
+	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_THREADS, OPT_VAL,
+	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_LOG };
 
-	pe_list(pes, sizeof pes, " ", 0, 0, 23);
-	fprintf(fp, "usage: %s [options] -o MODEL [STREAM]\n"
-	    "Train a ViT classifier on a stream of patch, pos and label records.\n"
-	    "Model:\n"
-	    "  --preset NAME        tiny small base large cifar (tiny)\n"
-	    "  --dim N --depth N --heads N --mlp N   sizes (the preset's)\n"
-	    "  --pe SPEC            position encoding (none):\n"
-	    "                       %s\n"
-	    "  --share MODE         none heads layers all (none)\n"
-	    "  --locality           RiemannFormer locality focusing\n"
-	    "  --sigma S            its initial sigma (1)\n"
-	    "  --pool cls|mean      what the head reads (cls)\n"
-	    "  --dropout P --emb-dropout P   (0)\n"
-	    "  --classes N          outputs (the stream's CLASSES)\n"
-	    "  --generators FILE    initial pe.params from skewgen\n"
-	    "  --init FILE          start from the model and weights of the checkpoint FILE\n"
-	    "  --positions native|stream   the stream's positions mapped into the\n"
-	    "                       encoding's own convention, or as given (native)\n"
-	    "Optimizer:\n"
-	    "  --lr X (1e-3) --lr-min X (0) --wd X (0.05) --beta1 X (0.9)\n"
-	    "  --beta2 X (0.999) --eps X (1e-8) --warmup STEPS (0)\n"
-	    "  --smoothing X        label smoothing (0)\n"
-	    "  --clip X             clip the gradient's global norm (0: never)\n"
-	    "  --accum N            micro-batches per step (1)\n"
-	    "  --mixup ALPHA        mixup with Beta(ALPHA, ALPHA) (0: off)\n"
-	    "Run:\n"
-	    "  -b, --batch N        records per micro-batch (64)\n"
-	    "  --epochs N           epochs (all the input holds; a file is re-read)\n"
-	    "  --steps N            optimizer steps: stop there, schedule length\n"
-	    "  --seed N             (1)\n"
-	    "  --threads N          (0: all cores)\n"
-	    "  --val FILE           held-out stream evaluated every --val-every epochs (1)\n"
-	    "  --val-steps N        and every N optimizer steps (0: never)\n"
-	    "  -o, --out MODEL      checkpoint every --save-every epochs (1) and at the end\n"
-	    "  --save-steps N       also checkpoint every N optimizer steps (0: never)\n"
-	    "  --best FILE          the model of the best --val top-1 so far\n"
-	    "  --no-out             train without -o (benchmarks): the model is lost\n"
-	    "  --resume             continue the run checkpointed in MODEL\n"
-	    "  --log FILE           JSON lines: step, epoch, loss, lr, img_s, val_acc\n"
-	    "  -h, --help  -V, --version\n", progname, pes);
+static char pe_help[512];	/* --pe's, with the registered encodings */
+
+static const struct cli_opt options[] = {
+	/* the model */
+	{ "preset", OPT_PRESET, "NAME", "tiny small base large cifar (tiny)" },
+	{ "dim", OPT_DIM, "N", "embedding width (the preset's)" },
+	{ "depth", OPT_DEPTH, "N", "blocks (the preset's)" },
+	{ "heads", OPT_HEADS, "N", "attention heads (the preset's)" },
+	{ "mlp", OPT_MLP, "N", "MLP hidden width (the preset's)" },
+	{ "pe", OPT_PE, "SPEC", pe_help },
+	{ "share", OPT_SHARE, "MODE", "none heads layers all (none)" },
+	{ "locality", OPT_LOCALITY, NULL, "RiemannFormer locality focusing" },
+	{ "sigma", OPT_SIGMA, "S", "its initial sigma (1)" },
+	{ "pool", OPT_POOL, "cls|mean", "what the head reads (cls)" },
+	{ "dropout", OPT_DROPOUT, "P", "dropout in the blocks (0)" },
+	{ "emb-dropout", OPT_EMB_DROPOUT, "P", "dropout after the embedding (0)" },
+	{ "classes", OPT_CLASSES, "N", "outputs (the stream's CLASSES)" },
+	{ "generators", OPT_GENERATORS, "FILE", "initial pe.params from skewgen" },
+	{ "init", OPT_INIT, "FILE", "start from the model and weights of checkpoint FILE" },
+	{ "positions", OPT_POSITIONS, "native|stream", "the stream's positions "
+	    "mapped into the encoding's own convention, or as given (native)" },
+	/* the optimizer */
+	{ "lr", OPT_LR, "X", "peak learning rate (1e-3)" },
+	{ "lr-min", OPT_LR_MIN, "X", "learning rate at the end of the cosine (0)" },
+	{ "wd", OPT_WD, "X", "weight decay (0.05)" },
+	{ "beta1", OPT_BETA1, "X", "AdamW's beta1 (0.9)" },
+	{ "beta2", OPT_BETA2, "X", "AdamW's beta2 (0.999)" },
+	{ "eps", OPT_EPS, "X", "AdamW's epsilon (1e-8)" },
+	{ "warmup", OPT_WARMUP, "STEPS", "linear warmup (0)" },
+	{ "smoothing", OPT_SMOOTHING, "X", "label smoothing (0)" },
+	{ "clip", OPT_CLIP, "X", "clip the gradient's global norm (0: never)" },
+	{ "accum", OPT_ACCUM, "N", "micro-batches per step (1)" },
+	{ "mixup", OPT_MIXUP, "ALPHA", "mixup with Beta(ALPHA, ALPHA) (0: off)" },
+	/* the run */
+	{ "batch", 'b', "N", "records per micro-batch (64)" },
+	{ "epochs", OPT_EPOCHS, "N", "epochs (all the input holds; a file is re-read)" },
+	{ "steps", OPT_STEPS, "N", "optimizer steps: stop there, schedule length" },
+	{ "seed", OPT_SEED, "N", "seed of every random draw (1)" },
+	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "val", OPT_VAL, "FILE", "held-out stream evaluated every --val-every epochs" },
+	{ "val-every", OPT_VAL_EVERY, "N", "epochs between validations (1)" },
+	{ "val-steps", OPT_VAL_STEPS, "N", "also validate every N optimizer steps (0: never)" },
+	{ "out", 'o', "MODEL", "checkpoint every --save-every epochs and at the end" },
+	{ "save-every", OPT_SAVE_EVERY, "N", "epochs between checkpoints (1)" },
+	{ "save-steps", OPT_SAVE_STEPS, "N",
+	    "also checkpoint every N optimizer steps (0: never)" },
+	{ "best", OPT_BEST, "FILE", "the model of the best --val top-1 so far" },
+	{ "no-out", OPT_NO_OUT, NULL, "train without -o (benchmarks): the model is lost" },
+	{ "resume", OPT_RESUME, NULL, "continue the run checkpointed in MODEL" },
+	{ "log", OPT_LOG, "FILE", "JSON lines: step, epoch, loss, lr, img_s, val_acc" },
+	{ NULL, 0, NULL, NULL }
+};
+
+static const struct cli_cmd command = {
+	"[options] -o MODEL [STREAM]",
+	"Train a ViT classifier on a stream of patch, pos and label records.",
+	options, NULL
+};
+
+/* The long name of the option of key. */
+static const char *
+option_name(int key)
+{
+	const struct cli_opt *p = options;
+
+	while (p->key != key)
+		p++;
+	return p->name;
 }
 
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	enum { PRESET = 256, DIM, DEPTH, HEADS, MLP, PE, SHARE, LOCALITY, SIGMA,
-	    POOL, DROPOUT, EMB_DROPOUT, CLASSES, GENERATORS, LR, LR_MIN, WD,
-	    BETA1, BETA2, EPS, WARMUP, SMOOTHING, CLIP, ACCUM, MIXUP, EPOCHS,
-	    STEPS, SEED, THREADS, VAL, VAL_EVERY, VAL_STEPS, SAVE_EVERY, SAVE_STEPS, BEST,
-	    NO_OUT, RESUME, LOG, INIT, POSITIONS };
-	static const struct option lo[] = {
-		{ "preset", required_argument, NULL, PRESET },
-		{ "dim", required_argument, NULL, DIM },
-		{ "depth", required_argument, NULL, DEPTH },
-		{ "heads", required_argument, NULL, HEADS },
-		{ "mlp", required_argument, NULL, MLP },
-		{ "pe", required_argument, NULL, PE },
-		{ "share", required_argument, NULL, SHARE },
-		{ "locality", no_argument, NULL, LOCALITY },
-		{ "sigma", required_argument, NULL, SIGMA },
-		{ "pool", required_argument, NULL, POOL },
-		{ "dropout", required_argument, NULL, DROPOUT },
-		{ "emb-dropout", required_argument, NULL, EMB_DROPOUT },
-		{ "classes", required_argument, NULL, CLASSES },
-		{ "generators", required_argument, NULL, GENERATORS },
-		{ "positions", required_argument, NULL, POSITIONS },
-		{ "lr", required_argument, NULL, LR },
-		{ "lr-min", required_argument, NULL, LR_MIN },
-		{ "wd", required_argument, NULL, WD },
-		{ "beta1", required_argument, NULL, BETA1 },
-		{ "beta2", required_argument, NULL, BETA2 },
-		{ "eps", required_argument, NULL, EPS },
-		{ "warmup", required_argument, NULL, WARMUP },
-		{ "smoothing", required_argument, NULL, SMOOTHING },
-		{ "clip", required_argument, NULL, CLIP },
-		{ "accum", required_argument, NULL, ACCUM },
-		{ "mixup", required_argument, NULL, MIXUP },
-		{ "batch", required_argument, NULL, 'b' },
-		{ "epochs", required_argument, NULL, EPOCHS },
-		{ "steps", required_argument, NULL, STEPS },
-		{ "seed", required_argument, NULL, SEED },
-		{ "threads", required_argument, NULL, THREADS },
-		{ "val", required_argument, NULL, VAL },
-		{ "val-every", required_argument, NULL, VAL_EVERY },
-		{ "val-steps", required_argument, NULL, VAL_STEPS },
-		{ "save-every", required_argument, NULL, SAVE_EVERY },
-		{ "save-steps", required_argument, NULL, SAVE_STEPS },
-		{ "best", required_argument, NULL, BEST },
-		{ "no-out", no_argument, NULL, NO_OUT },
-		{ "init", required_argument, NULL, INIT },
-		{ "out", required_argument, NULL, 'o' },
-		{ "resume", no_argument, NULL, RESUME },
-		{ "log", required_argument, NULL, LOG },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c, idx;
+	int c, n;
 	struct pe pe;
 
 	memset(o, 0, sizeof *o);
@@ -293,63 +276,61 @@ parse(int argc, char *argv[], struct opts *o)
 	o->seed = 1;
 	o->val_every = 1;
 	o->save_every = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":b:o:hV", lo, &idx)) != -1) {
-		const char *name = c < 256 ? NULL : lo[idx].name;
+	n = snprintf(pe_help, sizeof pe_help, "position encoding (none):\n");
+	pe_list(pe_help + n, sizeof pe_help - n, " ", 0, 0, 0);
+	while ((c = cli_getopt(argc, argv, &command)) != -1) {
 		switch (c) {
-		case PRESET: o->preset = optarg; break;
-		case DIM: o->dim = (int)cli_int("--dim", optarg, 1, 65536); break;
-		case DEPTH: o->depth = (int)cli_int("--depth", optarg, 1, 1024); break;
-		case HEADS: o->heads = (int)cli_int("--heads", optarg, 1, 65536); break;
-		case MLP: o->mlp = (int)cli_int("--mlp", optarg, 1, 1 << 18); break;
-		case PE: cli_opt_pe(optarg, o->c.pe, sizeof o->c.pe); break;
-		case SHARE: o->c.share = cli_opt_share(optarg); break;
-		case LOCALITY: o->c.locality = 1; break;
-		case SIGMA: o->c.sigma = (float)cli_num("--sigma", optarg, 1e-6, 1e6); break;
-		case POOL: o->c.pool = cli_opt_pool(optarg); break;
-		case DROPOUT: o->c.dropout = (float)cli_num("--dropout", optarg, 0, 0.99); break;
-		case EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
-		case CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
-		case GENERATORS: o->generators = optarg; break;
-		case POSITIONS:
+		case OPT_PRESET: o->preset = optarg; break;
+		case OPT_DIM: o->dim = (int)cli_int("--dim", optarg, 1, 65536); break;
+		case OPT_DEPTH: o->depth = (int)cli_int("--depth", optarg, 1, 1024); break;
+		case OPT_HEADS: o->heads = (int)cli_int("--heads", optarg, 1, 65536); break;
+		case OPT_MLP: o->mlp = (int)cli_int("--mlp", optarg, 1, 1 << 18); break;
+		case OPT_PE: cli_opt_pe(optarg, o->c.pe, sizeof o->c.pe); break;
+		case OPT_SHARE: o->c.share = cli_opt_share(optarg); break;
+		case OPT_LOCALITY: o->c.locality = 1; break;
+		case OPT_SIGMA: o->c.sigma = (float)cli_num("--sigma", optarg, 1e-6, 1e6); break;
+		case OPT_POOL: o->c.pool = cli_opt_pool(optarg); break;
+		case OPT_DROPOUT: o->c.dropout = (float)cli_num("--dropout", optarg, 0, 0.99); break;
+		case OPT_EMB_DROPOUT: o->c.emb_dropout = (float)cli_num("--emb-dropout", optarg, 0, 0.99); break;
+		case OPT_CLASSES: o->classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
+		case OPT_GENERATORS: o->generators = optarg; break;
+		case OPT_POSITIONS:
 			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "stream") != 0)
 				usage_error("--positions %s: want native or stream", optarg);
 			o->stream_positions = strcmp(optarg, "stream") == 0;
 			break;
-		case LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
-		case LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
-		case WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
-		case BETA1: o->beta1 = cli_num("--beta1", optarg, 0, 0.999999); break;
-		case BETA2: o->beta2 = cli_num("--beta2", optarg, 0, 0.999999999); break;
-		case EPS: o->eps = cli_num("--eps", optarg, 1e-30, 1); break;
-		case WARMUP: o->warmup = cli_int("--warmup", optarg, 0, INT64_MAX / 2); break;
-		case SMOOTHING: o->smoothing = cli_num("--smoothing", optarg, 0, 1); break;
-		case CLIP: o->clip = cli_num("--clip", optarg, 0, 1e12); break;
-		case ACCUM: o->accum = cli_int("--accum", optarg, 1, 1 << 20); break;
-		case MIXUP: o->mixup = cli_num("--mixup", optarg, 0, 1e6); break;
-		case 'b': name = "batch"; o->batch = cli_int("--batch", optarg, 1, 1 << 16); break;
-		case EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
-		case STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
-		case SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
-		case THREADS: name = NULL; o->threads = cli_opt_threads(optarg); break;
-		case VAL: name = NULL; o->val = optarg; break;
-		case VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
-		case VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
-		case SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
-		case SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
-		case BEST: name = NULL; o->best = optarg; break;
-		case NO_OUT: name = NULL; o->no_out = 1; break;
-		case INIT: o->init = optarg; break;
+		case OPT_LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
+		case OPT_LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
+		case OPT_WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
+		case OPT_BETA1: o->beta1 = cli_num("--beta1", optarg, 0, 0.999999); break;
+		case OPT_BETA2: o->beta2 = cli_num("--beta2", optarg, 0, 0.999999999); break;
+		case OPT_EPS: o->eps = cli_num("--eps", optarg, 1e-30, 1); break;
+		case OPT_WARMUP: o->warmup = cli_int("--warmup", optarg, 0, INT64_MAX / 2); break;
+		case OPT_SMOOTHING: o->smoothing = cli_num("--smoothing", optarg, 0, 1); break;
+		case OPT_CLIP: o->clip = cli_num("--clip", optarg, 0, 1e12); break;
+		case OPT_ACCUM: o->accum = cli_int("--accum", optarg, 1, 1 << 20); break;
+		case OPT_MIXUP: o->mixup = cli_num("--mixup", optarg, 0, 1e6); break;
+		case 'b': o->batch = cli_int("--batch", optarg, 1, 1 << 16); break;
+		case OPT_EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
+		case OPT_STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
+		case OPT_SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
+		case OPT_THREADS: o->threads = cli_opt_threads(optarg); break;
+		case OPT_VAL: o->val = optarg; break;
+		case OPT_VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
+		case OPT_VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
+		case OPT_SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
+		case OPT_SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
+		case OPT_BEST: o->best = optarg; break;
+		case OPT_NO_OUT: o->no_out = 1; break;
+		case OPT_INIT: o->init = optarg; break;
 		case 'o': o->out = optarg; break;
-		case RESUME: name = NULL; o->resume = 1; break;
-		case LOG: name = NULL; o->log = optarg; break;
-		default: cli_option_rest(c, argv, usage);
+		case OPT_RESUME: o->resume = 1; break;
+		case OPT_LOG: o->log = optarg; break;
 		}
-		if (name != NULL && o->fixed == NULL)
-			o->fixed = name;
-		if ((c == PRESET || (c >= DIM && c <= POOL) || c == CLASSES || c == GENERATORS) &&
-		    o->model_opt == NULL)
-			o->model_opt = lo[idx].name;
+		if (c != 'o' && c < OPT_THREADS && o->fixed == NULL)
+			o->fixed = option_name(c);
+		if (c >= OPT_PRESET && c <= OPT_GENERATORS && o->model_opt == NULL)
+			o->model_opt = option_name(c);
 	}
 	if (o->init != NULL && o->model_opt != NULL)
 		usage_error("--%s: --init's checkpoint gives the model", o->model_opt);

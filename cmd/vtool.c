@@ -17,6 +17,7 @@
 #include "atomicfile.h"
 #include "checkpoint.h"
 #include "cli.h"
+#include "cliopt.h"
 #include "json.h"
 #include "npy.h"
 #include "safetensors.h"
@@ -28,8 +29,6 @@
 #define HEADER_JSON "header.json"	/* to-npy's sidecar in DIR */
 
 struct opts {
-	const char	*cmd;		/* info head cat to-npy from-npy
-					   to-safetensors from-safetensors */
 	long long	 lines;		/* head: records to keep */
 	int		 align;		/* from-npy: ALIGN of the stream */
 	int		 ragged;	/* to-npy: '*' fields flat + shapes */
@@ -40,176 +39,66 @@ struct opts {
 	int		 nshapes;
 	const char	*header;	/* from-npy: --header FILE */
 	int		 no_header;	/* from-npy: --no-header */
-	int		 set_lines, set_align;
+	int		 set_align;
 	struct timm_opts timm;		/* from-safetensors: the import's options */
 	int		 list;		/* from-safetensors: print the mapping */
-	int		 set_import;	/* an option of from-safetensors given */
 	char		**args;		/* operands after the subcommand */
 	int		 nargs;
 };
 
-static void
-usage(void)
-{
-	printf("usage: %s info [FILE]\n"
-	    "       %s head [-n N] [FILE]\n"
-	    "       %s cat [FILE...]\n"
-	    "       %s to-npy [--ragged] DIR [FILE]\n"
-	    "       %s from-npy [--align N] [--meta KEY=VALUE]... [--shapes NAME=S.npy]...\n"
-	    "                [--header FILE | --no-header] NAME=FILE.npy...\n"
-	    "       %s to-safetensors CKPT\n"
-	    "       %s from-safetensors [--classes N] [--grid HxW] [--heads N] [--seed N]\n"
-	    "                [--ignore-unknown] [--list] [--meta KEY=VALUE]... [FILE]\n"
-	    "Inspect, cut, join and convert vitpipe streams (FILE '-' or none: stdin).\n"
-	    "  info        fields, dtypes, shapes, metadata and the record count\n"
-	    "  head        the first N records (default 10) as a stream\n"
-	    "  cat         streams with identical fields, one after the other\n"
-	    "  to-npy      every field to DIR/NAME.npy, records along the first axis, and\n"
-	    "              the header's keys to DIR/" HEADER_JSON "\n"
-	    "  from-npy    arrays with the same first dimension to records, with the keys\n"
-	    "              of " HEADER_JSON " beside the first array when there is one\n"
-	    "  to-safetensors    a checkpoint's weights as a safetensors file under timm's\n"
-	    "              names, its keys in __metadata__\n"
-	    "  from-safetensors  weights of timm's ViT or of to-safetensors to a checkpoint\n"
-	    "  -n, --lines N     head: records to keep\n"
-	    "  --ragged          to-npy: write '*' fields flat with NAME.shapes.npy\n"
-	    "  --align N         from-npy: ALIGN of the stream (default 64)\n"
-	    "  --meta KEY=VALUE  from-npy, from-safetensors: a header line KEY VALUE\n"
-	    "                    (repeatable)\n"
-	    "  --shapes NAME=S.npy  from-npy: NAME's array is flat, S.npy [N][rank]\n"
-	    "                    its records' shapes (as to-npy --ragged writes)\n"
-	    "  --header FILE     from-npy: the keys from FILE, not the first array's\n"
-	    "                    " HEADER_JSON "\n"
-	    "  --no-header       from-npy: no " HEADER_JSON ", only --meta keys\n"
-	    "  --classes N       from-safetensors: a new head of N classes (seeded) when the\n"
-	    "                    file's has another number or none\n"
-	    "  --grid HxW        from-safetensors: the token grid of the streams; the\n"
-	    "                    position table is resampled to it (default: its own)\n"
-	    "  --heads N         from-safetensors: attention heads (default: dim / 64)\n"
-	    "  --seed N          from-safetensors: seed of a new head (default 1)\n"
-	    "  --ignore-unknown  from-safetensors: skip the tensors it has no place for\n"
-	    "  --list            from-safetensors: print what becomes of every tensor\n"
-	    "  --force           write a stream even to a terminal\n"
-	    "  --help, --version\n", progname, progname, progname, progname, progname,
-	    progname, progname);
-	exit(0);
-}
+enum { OPT_RAGGED = CLI_OPT_LONG, OPT_ALIGN, OPT_META, OPT_SHAPES, OPT_HEADER,
+	OPT_NO_HEADER, OPT_CLASSES, OPT_GRID, OPT_HEADS, OPT_SEED, OPT_IGNORE_UNKNOWN,
+	OPT_LIST, OPT_FORCE };
 
-static void
-parse_args(int argc, char *argv[], struct opts *o)
-{
-	static const struct option lo[] = {
-		{ "lines", required_argument, NULL, 'n' },
-		{ "ragged", no_argument, NULL, 'r' },
-		{ "align", required_argument, NULL, 'a' },
-		{ "meta", required_argument, NULL, 'm' },
-		{ "shapes", required_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "header", required_argument, NULL, 'H' },
-		{ "no-header", no_argument, NULL, 'N' },
-		{ "classes", required_argument, NULL, 'C' },
-		{ "grid", required_argument, NULL, 'G' },
-		{ "heads", required_argument, NULL, 'E' },
-		{ "seed", required_argument, NULL, 'S' },
-		{ "ignore-unknown", no_argument, NULL, 'I' },
-		{ "list", no_argument, NULL, 'L' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
-	static const char *const cmds[] = { "info", "head", "cat", "to-npy", "from-npy",
-	    "to-safetensors", "from-safetensors" };
-	int64_t g[VIT_MAXAXES];
-	int ch;
-	size_t i;
+/* The options of more than one subcommand. */
+#define OPTION_FORCE	{ "force", OPT_FORCE, NULL, "write even to a terminal" }
+#define OPTION_META	{ "meta", OPT_META, "KEY=VALUE", \
+	"a header line KEY VALUE (repeatable)" }
+#define OPTIONS_END	{ NULL, 0, NULL, NULL }
 
-	memset(o, 0, sizeof *o);
-	o->lines = 10;
-	o->align = VT_ALIGN;
-	o->timm.seed = 1;
-	while ((ch = getopt_long(argc, argv, "n:", lo, NULL)) != -1) {
-		switch (ch) {
-		case 'n':
-			o->lines = cli_int("--lines", optarg, 0, INT64_MAX / 2);
-			o->set_lines = 1;
-			break;
-		case 'r': o->ragged = 1; break;
-		case 'a':
-			o->align = cli_int("--align", optarg, 1, VT_MAXALIGN);
-			if (o->align & (o->align - 1))
-				usage_error("--align: %d is not a power of two", o->align);
-			o->set_align = 1;
-			break;
-		case 'm':
-			if (o->nmeta == MAXIN)
-				usage_error("--meta: more than %d", MAXIN);
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				usage_error("--meta: '%s' is not KEY=VALUE", optarg);
-			o->meta[o->nmeta++] = optarg;
-			break;
-		case 's':
-			if (o->nshapes == MAXIN)
-				usage_error("--shapes: more than %d", MAXIN);
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				usage_error("--shapes: '%s' is not NAME=SHAPES.npy", optarg);
-			o->shapes[o->nshapes++] = optarg;
-			break;
-		case 'f': o->force = 1; break;
-		case 'H': o->header = optarg; break;
-		case 'N': o->no_header = 1; break;
-		case 'C':
-			o->timm.classes = (int)cli_int("--classes", optarg, 1, 1 << 20);
-			o->set_import = 1;
-			break;
-		case 'G':
-			o->timm.ngrid = vt_parse_dims(optarg, g, VIT_MAXAXES);
-			for (int a = 0; a < o->timm.ngrid; a++)
-				if (g[a] < 1 || g[a] > 1 << 16)
-					o->timm.ngrid = -1;
-			if (o->timm.ngrid < 1)
-				usage_error("--grid: want HxW (or TxHxW), got '%s'", optarg);
-			for (int a = 0; a < o->timm.ngrid; a++)
-				o->timm.grid[a] = (int)g[a];
-			o->set_import = 1;
-			break;
-		case 'E':
-			o->timm.heads = (int)cli_int("--heads", optarg, 1, 65536);
-			o->set_import = 1;
-			break;
-		case 'S': o->timm.seed = cli_opt_seed(optarg); o->set_import = 1; break;
-		case 'I': o->timm.ignore_unknown = 1; o->set_import = 1; break;
-		case 'L': o->list = 1; o->set_import = 1; break;
-		case 'h': usage(); break;
-		case 'V': cli_version(); break;
-		default: usage_error("unknown option");
-		}
-	}
-	if (optind == argc)
-		usage_error("no subcommand (info, head, cat, to-npy, from-npy, to-safetensors, "
-		    "from-safetensors)");
-	o->cmd = argv[optind];
-	o->args = argv + optind + 1;
-	o->nargs = argc - optind - 1;
-	for (i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
-		if (strcmp(o->cmd, cmds[i]) == 0)
-			break;
-	if (i == sizeof cmds / sizeof cmds[0])
-		usage_error("unknown subcommand '%s'", o->cmd);
-	if (o->set_lines && strcmp(o->cmd, "head"))
-		usage_error("-n is for head");
-	if (o->ragged && strcmp(o->cmd, "to-npy"))
-		usage_error("--ragged is for to-npy");
-	if ((o->set_align || o->nshapes || o->header || o->no_header) &&
-	    strcmp(o->cmd, "from-npy"))
-		usage_error("--align, --shapes, --header and --no-header are for from-npy");
-	if (o->nmeta && strcmp(o->cmd, "from-npy") && strcmp(o->cmd, "from-safetensors"))
-		usage_error("--meta is for from-npy and from-safetensors");
-	if (o->set_import && strcmp(o->cmd, "from-safetensors"))
-		usage_error("--classes, --grid, --heads, --seed, --ignore-unknown and --list are "
-		    "for from-safetensors");
-	if (o->header && o->no_header)
-		usage_error("--header and --no-header do not go together");
-}
+static const struct cli_opt no_opts[] = { OPTIONS_END };
+
+static const struct cli_opt head_opts[] = {
+	{ "lines", 'n', "N", "records to keep (default 10)" },
+	OPTION_FORCE,
+	OPTIONS_END
+};
+
+static const struct cli_opt cat_opts[] = { OPTION_FORCE, OPTIONS_END };
+
+static const struct cli_opt to_npy_opts[] = {
+	{ "ragged", OPT_RAGGED, NULL, "write '*' fields flat with NAME.shapes.npy" },
+	OPTIONS_END
+};
+
+static const struct cli_opt from_npy_opts[] = {
+	{ "align", OPT_ALIGN, "N", "ALIGN of the stream (default 64)" },
+	OPTION_META,
+	{ "shapes", OPT_SHAPES, "NAME=S.npy", "NAME's array is flat, S.npy [N][rank] its "
+	    "records' shapes (as to-npy --ragged writes)" },
+	{ "header", OPT_HEADER, "FILE",
+	    "the keys from FILE, not the first array's " HEADER_JSON },
+	{ "no-header", OPT_NO_HEADER, NULL, "no " HEADER_JSON ", only --meta keys" },
+	OPTION_FORCE,
+	OPTIONS_END
+};
+
+static const struct cli_opt to_safetensors_opts[] = { OPTION_FORCE, OPTIONS_END };
+
+static const struct cli_opt from_safetensors_opts[] = {
+	{ "classes", OPT_CLASSES, "N", "a new head of N classes (seeded) when the file's "
+	    "has another number or none" },
+	{ "grid", OPT_GRID, "HxW", "the token grid of the streams; the position table "
+	    "is resampled to it (default: its own)" },
+	{ "heads", OPT_HEADS, "N", "attention heads (default: dim / 64)" },
+	{ "seed", OPT_SEED, "N", "seed of a new head (default 1)" },
+	{ "ignore-unknown", OPT_IGNORE_UNKNOWN, NULL,
+	    "skip the tensors it has no place for" },
+	{ "list", OPT_LIST, NULL, "print what becomes of every tensor" },
+	OPTION_META,
+	OPTION_FORCE,
+	OPTIONS_END
+};
 
 static void
 open_stream(struct vt *s, const char *path)
@@ -272,7 +161,7 @@ print_dims(const struct vt_field *f, const int64_t *dims)
 }
 
 static void
-cmd_info(const struct opts *o)
+cmd_info(const struct opts *o, int argc, char *argv[])
 {
 	struct vt s;
 	static int64_t lo[VT_MAXFIELDS][VT_MAXRANK], hi[VT_MAXFIELDS][VT_MAXRANK];
@@ -532,7 +421,7 @@ is_text(int dtype, int rank, const int64_t *dim)
 }
 
 static void
-cmd_to_npy(const struct opts *o)
+cmd_to_npy(const struct opts *o, int argc, char *argv[])
 {
 	struct vt s;
 	struct npyout *data[VT_MAXFIELDS], *shapes[VT_MAXFIELDS];
@@ -947,7 +836,7 @@ cmd_from_npy(const struct opts *o, int argc, char *argv[])
 }
 
 static void
-cmd_to_safetensors(const struct opts *o)
+cmd_to_safetensors(const struct opts *o, int argc, char *argv[])
 {
 	struct vt ck;
 	struct vit *m;
@@ -1118,9 +1007,161 @@ done:
 		fclose(fp);
 }
 
+static const struct sub {
+	const char *name;
+	void	(*run)(const struct opts *o, int argc, char *argv[]);
+	struct cli_cmd cmd;	/* about in lines of 59
+				   columns (vtool --help indents them by 20) */
+} subs[] = {
+	{ "info", cmd_info, { "info [FILE]",
+	    "fields, dtypes, shapes, metadata and the record count", no_opts, NULL } },
+	{ "head", cmd_head, { "head [-n N] [FILE]",
+	    "the first N records (default 10) as a stream", head_opts, NULL } },
+	{ "cat", cmd_cat, { "cat [FILE...]",
+	    "streams with identical fields, one after the other", cat_opts, NULL } },
+	{ "to-npy", cmd_to_npy, { "to-npy [--ragged] DIR [FILE]",
+	    "every field to DIR/NAME.npy, records along the first axis,\n"
+	    "and the header's keys to DIR/" HEADER_JSON, to_npy_opts, NULL } },
+	{ "from-npy", cmd_from_npy, {
+	    "from-npy [--align N] [--meta KEY=VALUE]...\n"
+	    "                [--shapes NAME=S.npy]... [--header FILE | --no-header]\n"
+	    "                NAME=FILE.npy...",
+	    "arrays with the same first dimension to records, with the\n"
+	    "keys of " HEADER_JSON " beside the first array, if there is one",
+	    from_npy_opts, NULL } },
+	{ "to-safetensors", cmd_to_safetensors, { "to-safetensors CKPT",
+	    "a checkpoint's weights as a safetensors file under timm's\n"
+	    "names, its keys in __metadata__", to_safetensors_opts, NULL } },
+	{ "from-safetensors", cmd_from_safetensors, {
+	    "from-safetensors [--classes N] [--grid HxW] [--heads N] [--seed N]\n"
+	    "                [--ignore-unknown] [--list] [--meta KEY=VALUE]... [FILE]",
+	    "weights of timm's ViT or of to-safetensors to a checkpoint",
+	    from_safetensors_opts, NULL } },
+};
+#define NSUB	(sizeof subs / sizeof subs[0])
+
+/* vtool's own --help: every subcommand's synopsis and what it does. */
+static struct cli_cmd top = { NULL, NULL, no_opts,
+	"Options after a subcommand; 'vtool SUBCOMMAND --help' lists them." };
+
+static void
+top_help(void)
+{
+	char *syn, *about;
+	size_t len;
+	FILE *fp;
+
+	if ((fp = open_memstream(&syn, &len)) == NULL)
+		die_errno("open_memstream");
+	for (size_t i = 0; i < NSUB; i++) {
+		if (i > 0)
+			fprintf(fp, "\n       %s ", progname);
+		fprintf(fp, "%s", subs[i].cmd.synopsis);
+	}
+	fclose(fp);
+	if ((fp = open_memstream(&about, &len)) == NULL)
+		die_errno("open_memstream");
+	fprintf(fp, "Inspect, cut, join and convert vitpipe streams (FILE '-' or none: stdin).");
+	for (size_t i = 0; i < NSUB; i++) {
+		fprintf(fp, "\n  %-18s", subs[i].name);
+		for (const char *c = subs[i].cmd.about; *c; c++)
+			if (*c == '\n')
+				fprintf(fp, "\n%20s", "");
+			else
+				fputc(*c, fp);
+	}
+	fclose(fp);
+	top.synopsis = syn;
+	top.about = about;
+}
+
+/* The subcommand of argv and its options into o. */
+static const struct sub *
+parse_args(int argc, char *argv[], struct opts *o)
+{
+	const struct sub *sub;
+	int64_t g[VIT_MAXAXES];
+	int c, first = 1;
+
+	/* Before the subcommand only --help and --version. */
+	if (argc > 1 && argv[1][0] == '-') {
+		top_help();
+		cli_getopt(2, argv, &top);
+		first = optind;
+		free((char *)top.synopsis);
+		free((char *)top.about);
+	}
+	if (first >= argc) {
+		char names[128];
+		size_t n = 0;
+		for (size_t i = 0; i < NSUB; i++)
+			n += snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+			    subs[i].name);
+		usage_error("no subcommand (%s)", names);
+	}
+	for (sub = subs; sub < subs + NSUB && strcmp(argv[first], sub->name); sub++)
+		;
+	if (sub == subs + NSUB)
+		usage_error("unknown subcommand '%s'", argv[first]);
+	memset(o, 0, sizeof *o);
+	o->lines = 10;
+	o->align = VT_ALIGN;
+	o->timm.seed = 1;
+	optind = 0;	/* a new scan, of the words from the subcommand on */
+	while ((c = cli_getopt(argc - first, argv + first, &sub->cmd)) != -1)
+		switch (c) {
+		case 'n': o->lines = cli_int("--lines", optarg, 0, INT64_MAX / 2); break;
+		case OPT_RAGGED: o->ragged = 1; break;
+		case OPT_ALIGN:
+			o->align = cli_int("--align", optarg, 1, VT_MAXALIGN);
+			if (o->align & (o->align - 1))
+				usage_error("--align: %d is not a power of two", o->align);
+			o->set_align = 1;
+			break;
+		case OPT_META:
+			if (o->nmeta == MAXIN)
+				usage_error("--meta: more than %d", MAXIN);
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("--meta: '%s' is not KEY=VALUE", optarg);
+			o->meta[o->nmeta++] = optarg;
+			break;
+		case OPT_SHAPES:
+			if (o->nshapes == MAXIN)
+				usage_error("--shapes: more than %d", MAXIN);
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("--shapes: '%s' is not NAME=SHAPES.npy", optarg);
+			o->shapes[o->nshapes++] = optarg;
+			break;
+		case OPT_FORCE: o->force = 1; break;
+		case OPT_HEADER: o->header = optarg; break;
+		case OPT_NO_HEADER: o->no_header = 1; break;
+		case OPT_CLASSES: o->timm.classes = (int)cli_int("--classes", optarg, 1, 1 << 20); break;
+		case OPT_GRID:
+			o->timm.ngrid = vt_parse_dims(optarg, g, VIT_MAXAXES);
+			for (int a = 0; a < o->timm.ngrid; a++)
+				if (g[a] < 1 || g[a] > 1 << 16)
+					o->timm.ngrid = -1;
+			if (o->timm.ngrid < 1)
+				usage_error("--grid: want HxW (or TxHxW), got '%s'", optarg);
+			for (int a = 0; a < o->timm.ngrid; a++)
+				o->timm.grid[a] = (int)g[a];
+			break;
+		case OPT_HEADS: o->timm.heads = (int)cli_int("--heads", optarg, 1, 65536); break;
+		case OPT_SEED: o->timm.seed = cli_opt_seed(optarg); break;
+		case OPT_IGNORE_UNKNOWN: o->timm.ignore_unknown = 1; break;
+		case OPT_LIST: o->list = 1; break;
+		}
+	if (o->header && o->no_header)
+		usage_error("--header and --no-header do not go together");
+	o->args = argv + first + optind;
+	o->nargs = argc - first - optind;
+	return sub;
+}
+
 int
 main(int argc, char *argv[])
 {
+	const struct sub *sub;
 	struct opts o;
 	char **orig;
 
@@ -1129,21 +1170,8 @@ main(int argc, char *argv[])
 	if ((orig = malloc((argc + 1) * sizeof *orig)) == NULL)
 		die("out of memory");
 	memcpy(orig, argv, (argc + 1) * sizeof *orig);
-	parse_args(argc, argv, &o);
-	if (strcmp(o.cmd, "info") == 0)
-		cmd_info(&o);
-	else if (strcmp(o.cmd, "head") == 0)
-		cmd_head(&o, argc, orig);
-	else if (strcmp(o.cmd, "cat") == 0)
-		cmd_cat(&o, argc, orig);
-	else if (strcmp(o.cmd, "to-npy") == 0)
-		cmd_to_npy(&o);
-	else if (strcmp(o.cmd, "from-npy") == 0)
-		cmd_from_npy(&o, argc, orig);
-	else if (strcmp(o.cmd, "to-safetensors") == 0)
-		cmd_to_safetensors(&o);
-	else
-		cmd_from_safetensors(&o, argc, orig);
+	sub = parse_args(argc, argv, &o);
+	sub->run(&o, argc, orig);
 	free(orig);
 	cli_close_out(stdout, "stdout");
 	return 0;

@@ -178,23 +178,6 @@ cli_version(void)
 	exit(0);
 }
 
-void
-cli_option_rest(int c, char *const argv[], void (*usage)(FILE *))
-{
-	switch (c) {
-	case 'h':
-		usage(stdout);
-		cli_close_out(stdout, "stdout");
-		exit(0);
-	case 'V':
-		cli_version();
-	case ':':
-		usage_error("option '%s' needs an argument", argv[optind - 1]);
-	default:
-		usage_error("unknown option '%s'", argv[optind - 1]);
-	}
-}
-
 FILE *
 cli_open_in(const char *path, const char **name)
 {

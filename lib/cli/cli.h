@@ -30,11 +30,6 @@ void	 usage_error(const char *fmt, ...) __attribute__((noreturn, format(printf, 
 void	 cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "prog (vitpipe) VERSION" to stdout and exit 0. */
 void	 cli_version(void) __attribute__((noreturn));
-/* The cases an option switch shares, for option strings that start with
- * ':' (opterr 0): 'h' prints usage(stdout) and exits 0, 'V' the version,
- * ':' a missing argument and anything else an unknown option (exit 2). */
-void	 cli_option_rest(int c, char *const argv[], void (*usage)(FILE *))
-	    __attribute__((noreturn));
 
 /* Open path for reading ("-" or NULL is stdin); dies on failure. */
 FILE	*cli_open_in(const char *path, const char **name);

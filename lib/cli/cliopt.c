@@ -128,14 +128,22 @@ left(char *buf, size_t n, const struct cli_opt *o)
 	    o->arg && !optional(o) ? " " : "", o->arg ? o->arg : "");
 }
 
-/* Its help text from column col, each '\n' starting a line at col; blanks
- * after a '\n' are dropped, so text wrapped for its column elsewhere
- * (pe_list) comes out aligned. */
+/* Its help text from column col, each '
+' starting a line at col (blanks
+ * after it dropped, so text wrapped for its column elsewhere comes out
+ * aligned), and a line past column 79 broken at its last space that fits
+ * (help made at run time, such as a list of encodings). */
 static void
 right(FILE *fp, int col, const char *help)
 {
 	for (const char *s = help;;) {
-		size_t len = strcspn(s, "\n");
+		size_t len = strcspn(s, "\n"), k = 79 - col;
+
+		if (col + len > 79) {
+			while (k > 0 && s[k] != ' ')
+				k--;
+			len = k > 0 ? k : len;
+		}
 		fprintf(fp, "%.*s\n", (int)len, s);
 		if (s[len] == '\0')
 			break;

@@ -37,8 +37,10 @@ struct cli_opt {
 				   0 for a section title */
 	const char *arg;	/* the argument's name in --help; NULL: no argument;
 				   "[...]": an optional one */
-	const char *help;	/* --help text; each '\n' starts a line indented to
-				   the help column (blanks after it dropped) */
+	const char *help;	/* --help text; each '
+' starts a line at the help
+				   column (blanks after it dropped), and one past
+				   column 79 breaks at a space */
 };
 
 struct cli_cmd {

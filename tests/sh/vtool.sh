@@ -297,4 +297,15 @@ check_exit 2 "info: two inputs" vtool info a.vt b.vt
 check_exit 2 "to-npy: no directory" vtool to-npy
 check_exit 0 "--help" vtool --help
 check_grep "--help lists the subcommands" "from-npy" "$T/out"
+# Each subcommand's --help: its own options, each with its entry in vtool(1).
+check_exit 0 "from-npy --help" vtool from-npy --help
+check_grep "... names --shapes" "^ +--shapes NAME=S.npy" "$T/out"
+! grep -qE -- "^ +--ragged" "$T/out" && ok "... and not to-npy's --ragged" || nok "from-npy --help lists --ragged"
+for c in info head cat to-npy from-npy to-safetensors from-safetensors; do
+	vtool "$c" --help | grep -oE -- '--[a-z0-9-]+' | sort -u | while read -r o; do
+		sed -n '/^\.Sh OPTIONS/,/^\.Sh /p' "$TOP/man/man1/vtool.1" | grep -qE "^\.It.*Fl -${o#--}( |$)" || echo "$c $o"
+	done
+done > "$T/undoc"
+[ ! -s "$T/undoc" ] && ok "every subcommand's --help option has an OPTIONS entry in vtool(1)" ||
+	nok "no OPTIONS entry for $(tr '\n' ' ' < "$T/undoc")"
 finish

@@ -3,7 +3,7 @@
  * OPENBLAS_CORETYPE and OMP_WAIT_POLICY unset, it re-execs itself with
  * OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=30000 and, on AVX-512 CPUs,
  * OpenBLAS's SkylakeX kernels; a value the user set is kept.  The thread count follows OMP_NUM_THREADS
- * unless given.  Also the number parsers.
+ * unless given.  Also the number parsers, and cli_help's line breaks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,57 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "cliopt.h"
 #include "test.h"
+
+/* cli_help breaks a help line longer than the screen (a list made at run
+ * time) at spaces: no line past column 79, every continuation at the help
+ * column, no word lost or split; a '\n' of its own still starts a line. */
+static void
+help_wrap(void)
+{
+	static const char words[] = "none zeros abs sincos rope-axial rope-mixed "
+	    "liere:B comrope-ap:B comrope-ld:B riemann mrope string rope-nd and "
+	    "a few more words to make a third line of it";
+	static const struct cli_opt opts[] = {
+		{ "pe", 'p', "SPEC", words },
+		{ "two", 't', NULL, "first\nsecond" },
+		{ NULL, 0, NULL, NULL }
+	};
+	static const struct cli_cmd cmd = { "[options]", NULL, opts, NULL };
+	char *buf, *p, *q, *joined, indent[32], want[64];
+	size_t len, longest = 0, n;
+	FILE *fp;
+
+	if ((fp = open_memstream(&buf, &len)) == NULL)
+		abort();
+	cli_help(fp, &cmd);
+	if (fclose(fp) != 0 || (joined = malloc(len + 1)) == NULL)
+		abort();
+	if ((p = strstr(buf, "first")) == NULL) {
+		CHECK(0, "--help shows every option's help");
+		return;
+	}
+	for (q = p; q > buf && q[-1] != '\n'; q--)
+		;
+	snprintf(indent, sizeof indent, "\n%*s", (int)(p - q), "");	/* the help column */
+	n = strlen(indent);
+	snprintf(want, sizeof want, "first%ssecond\n", indent);
+	CHECK(strstr(buf, want) != NULL, "--help: a '\\n' of the help starts a line at its column");
+	for (p = buf; (q = strchr(p, '\n')) != NULL; p = q + 1)
+		longest = (size_t)(q - p) > longest ? (size_t)(q - p) : longest;
+	CHECK(longest <= 79, "--help: no line past column 79 (longest %zu)", longest);
+	for (p = buf, q = joined; *p; )	/* the continuations joined again */
+		if (strncmp(p, indent, n) == 0)
+			*q++ = ' ', p += n;
+		else
+			*q++ = *p++;
+	*q = '\0';
+	CHECK(strstr(joined, words) != NULL,
+	    "--help: a long line broken at spaces, continued at the help column");
+	free(joined);
+	free(buf);
+}
 
 int
 main(int argc, char *argv[])
@@ -47,6 +97,7 @@ main(int argc, char *argv[])
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "child with the user's settings");
 		CHECK(cli_int("--n", "12", 0, 20) == 12, "cli_int");
 		CHECK_CLOSE(cli_num("--x", "2.5e-1", 0, 1), 0.25, 1e-12, "cli_num");
+		help_wrap();
 		return test_done();
 	}
 	cli_init(argc, argv);

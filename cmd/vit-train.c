@@ -7,7 +7,8 @@
  * Epochs and the schedule's length.  An epoch is EPOCH_RECORDS records
  * when the stream declares it, else RECORDS, else the whole input.  The
  * run trains --epochs epochs (default: all the input holds); a file
- * operand that runs out is read again from its start, stdin ends the run.
+ * operand that runs out is read again from its start; a stream (stdin, a
+ * FIFO: no regular file) is read once, and its end ends the run.
  * Batches never straddle an epoch boundary, so an epoch of E records is
  * ceil(E / (batch * accum)) optimizer steps, and the cosine schedule spans
  * epochs times that, or --steps when given (which also stops the run).
@@ -144,8 +145,9 @@ struct run {
 	struct state st;
 	struct vit *m;
 	struct vt s;		/* the training stream */
-	FILE	*fp;
+	FILE	*fp;		/* NULL: a stream, on a rank other than 0 */
 	const char *name;
+	int	 stream;	/* the input is read once (dist_stream) */
 	struct batch_reader br;
 	struct batch b;
 	int64_t	 held;		/* records of the batch fetched into b but not
@@ -423,18 +425,26 @@ meta_get(const struct vt *s, const char *path, const char *key, int isint,
 	return 1;
 }
 
-/* Open the input for pass r->st.pass and check it. */
+/* Open the input for pass r->st.pass (a file's next, a stream's only)
+ * and check it.  Rank 0 opens it first, and the others open it only when
+ * it is no stream, which they would take records from. */
 static void
 open_pass(struct run *r)
 {
 	if (r->fp != NULL) {
-		if (r->fp == stdin)
-			die("stdin: cannot read the input again");
 		fclose(r->fp);
 		vt_free(&r->s);
 		batch_free(&r->b);
 	}
-	r->fp = cli_open_in(r->o.input, &r->name);
+	r->fp = NULL;
+	if (r->d.rank == 0)
+		r->fp = cli_open_in(r->o.input, &r->name);
+	r->stream = dist_stream(&r->d, r->fp);
+	if (r->d.rank != 0 && !r->stream)
+		r->fp = cli_open_in(r->o.input, &r->name);
+	else if (r->d.rank != 0)	/* named as cli_open_in would */
+		r->name = r->o.input != NULL && strcmp(r->o.input, "-") != 0 ?
+		    r->o.input : "stdin";
 	vt_init(&r->s);
 	if (dist_read_header(&r->d, &r->s, r->fp, r->name) < 0)
 		die("%s", r->s.err);
@@ -1151,10 +1161,11 @@ main(int argc, char *argv[])
 	rate_mark(&r.rate, r.t_start, r.seen_start);
 	if (r.o.resume) {
 		int64_t inpass = r.st.inpass;
-		if (r.st.pass > 0 && (r.o.input == NULL || strcmp(r.o.input, "-") == 0))
-			die("--resume: the run was reading its input file for the %lld. "
-			    "time: give that file, not stdin", (long long)r.st.pass + 1);
 		open_pass(&r);
+		if (r.st.pass > 0 && r.stream)
+			die("--resume: the run was reading its input file for the %lld. "
+			    "time: give that file, not %s, which is read once",
+			    (long long)r.st.pass + 1, r.name);
 		if (dist_skip(&r.d, &r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);
 		r.st.inpass = inpass;
@@ -1217,9 +1228,9 @@ main(int argc, char *argv[])
 			epoch_end(&r);
 		if (r.nepoch == 0 || r.st.epoch >= r.nepoch)
 			break;
-		if (r.fp == stdin) {
-			say(&r, "stdin: ended after %lld of %lld epochs", (long long)r.st.epoch,
-			    (long long)r.nepoch);
+		if (r.stream) {
+			say(&r, "%s: ended after %lld of %lld epochs", r.name,
+			    (long long)r.st.epoch, (long long)r.nepoch);
 			break;
 		}
 		open_pass(&r);
@@ -1239,7 +1250,7 @@ main(int argc, char *argv[])
 	vt_free(&r.s);
 	vt_free(&r.meta);
 	vit_destroy(r.m);
-	if (r.fp != stdin)
+	if (r.fp != NULL && r.fp != stdin)
 		fclose(r.fp);
 	dist_end(&r.d);
 	return 0;

@@ -58,7 +58,7 @@ enum { TAG_X = 1, TAG_POS, TAG_LABEL, TAG_TARGET };
 
 struct dist_state {
 	int	 mpi;		/* MPI started */
-	int	 root_reads;	/* rank 0 reads stdin and sends the records */
+	int	 root_reads;	/* rank 0 reads a stream and sends the records */
 	int	 first;		/* no batch fetched yet */
 	MPI_Request *sreq;	/* [4 size] dist_scatter's, made at its first call */
 	int	 bcast;		/* the last batch went whole to every rank */
@@ -158,22 +158,28 @@ share_of(const struct dist *d, int k, int64_t max, int64_t m, int *lo, int *n)
 }
 
 int
+dist_stream(struct dist *d, FILE *fp)
+{
+	struct stat sb;
+	int stream = 0;
+
+	if (d->rank == 0)
+		stream = fp == stdin || fstat(fileno(fp), &sb) < 0 ||
+		    !S_ISREG(sb.st_mode);
+	if (d->size > 1)
+		MPI_Bcast(&stream, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	d->st->root_reads = stream && d->size > 1;
+	return stream;
+}
+
+int
 dist_read_header(struct dist *d, struct vt *s, FILE *fp, const char *name)
 {
 	struct dist_state *st = d->st;
-	struct stat sb;
 	char *buf = NULL;
 	size_t len = 0;
 	int rc = 0;
 
-	st->root_reads = d->size > 1 && fp == stdin;
-	if (d->size > 1 && fp != stdin && (fstat(fileno(fp), &sb) < 0 ||
-	    !S_ISREG(sb.st_mode))) {
-		snprintf(s->err, sizeof s->err, "%s: not a regular file: every rank "
-		    "reads a file operand itself; give a pipe as stdin, which rank "
-		    "0 reads", name);
-		return -1;
-	}
 	if (!st->root_reads)
 		return vt_read_header(s, fp, name);
 	if (d->rank == 0) {

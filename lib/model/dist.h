@@ -8,11 +8,12 @@
  * A global batch of m records, planned as max (batch_next's), is cut in
  * N contiguous shares in stream order, rank r's the records [r max / N,
  * (r + 1) max / N) that are there: N ranks at batch B train on exactly
- * the records one process at batch B does.  The input is a file, which
- * every rank reads whole (each reads every record of a batch, to know
- * where the batch ends, and trains on its share), or stdin, which rank 0
- * alone reads, sending each rank its share; the first batch goes whole to
- * every rank, as the model's grid comes from it.
+ * the records one process at batch B does.  The input is a regular file,
+ * which every rank reads whole (each reads every record of a batch, to
+ * know where the batch ends, and trains on its share), or a stream (stdin,
+ * a FIFO, anything else that is no regular file), which rank 0 alone reads,
+ * sending each rank its share; the first batch goes whole to every rank,
+ * as the model's grid comes from it.
  *
  * Alone (no launcher) a process is rank 0 of 1 and makes no MPI call at
  * all: Open MPI's singleton start forks a daemon and takes a third of a
@@ -49,10 +50,18 @@ int	 dist_init(struct dist *d, char *err, size_t errlen);
 /* Stop MPI: every rank, after its last collective call. */
 void	 dist_end(struct dist *d);
 
-/* Read the header of the input fp (name for messages): every rank from
- * its own file, or, when fp is stdin and there are other ranks, rank 0
- * from stdin, sending it to the others, which then get their records
- * from rank 0 too.  0, or -1 with s->err. */
+/* Whether the input is a stream, read once and by rank 0 alone: fp,
+ * opened by rank 0 (the others' is not looked at), is stdin or no regular
+ * file (a FIFO, a character device), which a second reader would take
+ * records from, or find on rank 0's host only.  Every rank calls it
+ * before it opens the input: the others open a regular file, never a
+ * stream. */
+int	 dist_stream(struct dist *d, FILE *fp);
+/* Read the header of the input fp (name for messages), after
+ * dist_stream: every rank from its own file, or, from a stream and with
+ * other ranks, rank 0, sending it to the others (their fp is not looked
+ * at), which then get their records from rank 0 too.  0, or -1 with
+ * s->err. */
 int	 dist_read_header(struct dist *d, struct vt *s, FILE *fp,
 	    const char *name);
 /* batch_skip by every rank that reads the input.  0 or -1. */

@@ -33,6 +33,8 @@ check_exit() {
 # at the end of the standard input it forwards to rank 0: an Open MPI 4.1
 # bug, a few runs in a hundred on a loaded host, that no change of ours can
 # avoid (vit-train(1) BUGS).  Any other failure is the command's at once.
+# Runs given the stream as a file or a FIFO operand, which the ranks open
+# themselves, do not go through that forwarding and need no retry.
 # The last run's stdout and stderr come out, and its exit status.
 ompi_retry() {
 	local rc n=0

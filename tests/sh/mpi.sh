@@ -1,12 +1,14 @@
 # mpi.sh - vit-train on several ranks under Open MPI's mpirun on this
 # host: N ranks at batch B give one process's losses at batch B, step by
-# step (file and stdin, per-record positions, dropout, mixup, accumulation,
-# a micro-batch smaller than the ranks) and its Fashion-MNIST accuracy; a
-# rank killed with SIGKILL ends the job within seconds, the last checkpoint
-# whole, and --resume then gives the uninterrupted run's bytes (another
-# number of ranks: its losses); rank 0 alone speaks; bad uses; vit-train(1)'s
-# mpirun example.  (lib.sh lets mpirun run as root and oversubscribe;
-# runs fed on mpirun's standard input go through its ompi_retry.)
+# step (a file, stdin, a FIFO fast or slowly fed; per-record positions,
+# dropout, mixup, accumulation, a micro-batch smaller than the ranks) and
+# its Fashion-MNIST accuracy; a rank killed with SIGKILL while rank 0 waits
+# on a FIFO ends the job within seconds, the last checkpoint whole, and
+# --resume then gives the uninterrupted run's bytes (another number of
+# ranks: its losses); rank 0 alone speaks; one process reads a FIFO once;
+# bad uses; vit-train(1)'s mpirun examples.  (lib.sh lets mpirun run as
+# root and oversubscribe; the one run fed on mpirun's standard input goes
+# through its ompi_retry.)
 . tests/sh/lib.sh
 command -v mpirun >/dev/null || { nok "mpirun is not installed (make deps)"; finish; }
 # Each mpirun under a time limit: a hang fails, it does not stall the suite.
@@ -15,6 +17,25 @@ key() { $PY tests/sh/vtstream.py "$1" "$2"; }
 gen() { $PY tests/sh/posclass.py "$@"; }
 M="--dim 16 --depth 2 --heads 2 --mlp 32 --threads 1"
 mkdir -p "$T/a" "$T/b"
+# fed FIFO WRITER command...: the command, while the shell command WRITER
+# (evaluated here) writes into FIFO, made anew, from the background; a
+# writer still waiting for a reader after the command (it failed early)
+# is ended.
+fed() {
+	local f=$1 w=$2 rc; shift 2
+	rm -f "$f"; mkfifo "$f"
+	(eval "$w") > "$f" &
+	"$@"; rc=$?
+	kill $! 2>/dev/null
+	return $rc
+}
+# slowly FILE: FILE on stdout in chunks of 4 KiB, 0.05 s apart.
+slowly() {
+	local i=0 n=$((($(wc -c < "$1") + 4095) / 4096))
+	while [ $i -lt $n ]; do
+		dd if="$1" bs=4096 skip=$i count=1 status=none; sleep 0.05; i=$((i + 1))
+	done
+}
 
 # losses A B...: the lines of log A against each other log's, step by
 # step: the same steps and epochs, losses within float rounding (the log's
@@ -39,7 +60,8 @@ print("fine")
 EOF
 }
 
-# Equivalence: 1, 2 and 3 ranks, and 3 fed by a pipe, on Fashion-MNIST
+# Equivalence: 1, 2 and 3 ranks, 3 and 2 reading a FIFO (rank 0 alone),
+# the 2 fed slowly, 3 fed by a pipe on mpirun's stdin, on Fashion-MNIST
 # records with perturbed positions of their own (posgen --perturb), liere,
 # dropout, mixup and smoothing, 2 micro-batches of 7 a step: 120 records
 # end the epoch with a micro-batch of 1, so ranks have none.
@@ -52,8 +74,12 @@ E="$M --pe liere:2 --batch 7 --accum 2 --dropout 0.1 --emb-dropout 0.1 --mixup 0
 check "one process" vit-train $E --log "$T/e1.json" "$T/pp.vt"
 check "2 ranks, the same options" mr 2 vit-train $E --log "$T/e2.json" "$T/pp.vt"
 check "3 ranks" mr 3 vit-train $E --log "$T/e3.json" "$T/pp.vt"
+check "3 ranks, the stream from a FIFO" fed "$T/pp.fifo" "cat '$T/pp.vt'" \
+    mr 3 vit-train $E --log "$T/e3f.json" "$T/pp.fifo"
+check "2 ranks, the stream from a FIFO fed in chunks of 4 KiB, 0.05 s apart" \
+    fed "$T/pp.fifo" "slowly '$T/pp.vt'" mr 2 vit-train $E --log "$T/e2f.json" "$T/pp.fifo"
 check "3 ranks, the stream on stdin" ompi_retry sh -c "cat '$T/pp.vt' | timeout 60 mpirun -np 3 vit-train $E --log '$T/e3s.json'"
-losses "$T/e1.json" "$T/e2.json" "$T/e3.json" "$T/e3s.json" > "$T/eq"
+losses "$T/e1.json" "$T/e2.json" "$T/e3.json" "$T/e3s.json" "$T/e3f.json" "$T/e2f.json" > "$T/eq"
 check_grep "... their losses are one process's, step by step" "^fine" "$T/eq"
 [ "$(grep -c '"img_s":[0-9.]*,"comm_s":[0-9.]*}$' "$T/e3.json")" = 9 ] && ! grep -q comm_s "$T/e1.json" &&
 	ok "... and each step's communication time (comm_s) of ranks logged" || nok "comm_s: $(head -2 "$T/e3.json")"
@@ -83,18 +109,18 @@ print("fine", acc[0])
 EOF
 check_grep "... and the same test top-1, above chance ($(cut -d' ' -f2 "$T/facc" 2>/dev/null))" "^fine" "$T/facc"
 
-# A rank killed (SIGKILL) while rank 0 waits for its stdin (the stream
-# stops after about half its records): mpirun ends the job within seconds,
-# naming the rank; the last checkpoint is whole, and resumed on 2 ranks it
-# ends with the bytes of the run that never stopped.
+# A rank killed (SIGKILL) while rank 0 waits on the FIFO it reads (the
+# stream stops after about half its records): mpirun ends the job within
+# seconds, naming the rank; the last checkpoint is whole, and resumed on 2
+# ranks it ends with the bytes of the run that never stopped.
 gen --records 400 --seed 7 > "$T/s.vt"
 K="$M --pe liere:2 --batch 8 --save-steps 2 --seed 2"
-(cd "$T/a" && ompi_retry sh -c "exec timeout 60 mpirun -np 2 vit-train $K --log k.json -o k.vt < ../s.vt" 2>/dev/null)
-[ "$(key "$T/a/k.vt" STEP)" = 50 ] && ok "2 ranks from stdin: 50 steps" || nok "uninterrupted run: step $(key "$T/a/k.vt" STEP)"
+(cd "$T/a" && fed in "cat ../s.vt" mr 2 vit-train $K --log k.json -o k.vt in 2>/dev/null)
+[ "$(key "$T/a/k.vt" STEP)" = 50 ] && ok "2 ranks from a FIFO: 50 steps" || nok "uninterrupted run: step $(key "$T/a/k.vt" STEP)"
 mkfifo "$T/b/in"
 { head -c $(($(wc -c < "$T/s.vt") / 2)) "$T/s.vt"; exec sleep 60; } > "$T/b/in" &
 feeder=$!
-(cd "$T/b" && exec timeout 60 mpirun -np 2 vit-train $K --log k.json -o k.vt < in 2>err) &
+(cd "$T/b" && exec timeout 60 mpirun -np 2 vit-train $K --log k.json -o k.vt in 2>err) &
 job=$!
 # wait for the last checkpoint the stream allows (step 24), then kill rank 1
 for i in $(seq 300); do
@@ -112,6 +138,7 @@ if [ -n "$rank1" ]; then
 	wait "$job"
 	rc=$?
 	t1=$(date +%s)
+	kill "$feeder" 2>/dev/null
 	[ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $((t1 - t0)) -le 10 ] &&
 		ok "rank 1 killed: the job ends in $((t1 - t0)) s, exit $rc" ||
 		nok "rank 1 killed: exit $rc after $((t1 - t0)) s"
@@ -119,7 +146,7 @@ if [ -n "$rank1" ]; then
 	check "... the checkpoint is whole: vit-eval reads it" vit-eval --resamples 0 --threads 1 "$T/b/k.vt" "$T/s.vt"
 	cp "$T/b/k.vt" "$T/b/k3.vt"
 	cp "$T/b/k.json" "$T/b/k3.json"
-	(cd "$T/b" && ompi_retry sh -c "exec timeout 60 mpirun -np 2 vit-train --resume --threads 1 --log k.json -o k.vt < ../s.vt" 2>/dev/null)
+	(cd "$T/b" && fed in "cat ../s.vt" mr 2 vit-train --resume --threads 1 --log k.json -o k.vt in 2>/dev/null)
 	cmp -s "$T/a/k.vt" "$T/b/k.vt" && ok "... resumed on 2 ranks: bitwise the uninterrupted run" ||
 		nok "killed and resumed on 2 ranks: differs"
 	# On 3 ranks, each reading the file: the same batches, sums in another
@@ -130,25 +157,39 @@ if [ -n "$rank1" ]; then
 	losses "$T/a/k.json" "$T/b/k3.json" > "$T/k3eq"
 	check_grep "... and its losses are the uninterrupted run's" "^fine" "$T/k3eq"
 else
+	kill "$feeder" 2>/dev/null
 	nok "no rank 1 to kill (the run: $(head -c 300 "$T/b/err"))"
 fi
-kill "$feeder" 2>/dev/null
 
-# Bad uses: fewer records than ranks; a pipe as a file operand, which every
-# rank would open on its own.
+# One process reads a FIFO once, as stdin: --epochs 2 over a stream of
+# one epoch ends the run after it, saying so (it does not wait for a
+# writer to open the FIFO again).
+fed "$T/s.fifo" "cat '$T/s.vt'" timeout 20 vit-train $M --batch 8 --epochs 2 --no-out "$T/s.fifo" 2>"$T/err"
+[ $? = 0 ] && grep -q "^vit-train: $T/s.fifo: ended after 1 of 2 epochs$" "$T/err" &&
+	ok "one process: a FIFO operand is read once" || nok "one process, a FIFO and --epochs 2: $(head -c 300 "$T/err")"
+
+# Bad uses: fewer records than ranks; an operand missing: rank 0 alone
+# says so, and mpirun ends the ranks that wait for it.
 mr 2 vit-train $M --batch 1 --no-out "$T/s.vt" 2>"$T/err"
 [ $? = 2 ] && grep -q "^vit-train: --batch 1: fewer records than the 2 ranks$" "$T/err" &&
 	ok "--batch 1 on 2 ranks: a usage error, saying why" || nok "--batch 1 on 2 ranks: $(head -c 300 "$T/err")"
-cat "$T/s.vt" | mr 2 vit-train $M --no-out /dev/stdin 2>"$T/err"
-[ $? = 1 ] && grep -q "^vit-train: /dev/stdin: not a regular file: .* give a pipe as stdin" "$T/err" &&
-	ok "a pipe as the file operand of 2 ranks: an error, saying to give it as stdin" ||
-	nok "a pipe as the file operand: $(head -c 300 "$T/err")"
+mr 2 vit-train $M --no-out "$T/none.vt" 2>"$T/err"
+[ $? = 1 ] && [ "$(grep -c "^vit-train: $T/none.vt: No such file or directory$" "$T/err")" = 1 ] &&
+	ok "a missing operand on 2 ranks: exit 1, said once" || nok "a missing operand on 2 ranks: $(head -c 300 "$T/err")"
 
-# vit-train(1)'s mpirun example, as printed.
+# vit-train(1)'s mpirun examples, as printed: a file every rank reads, and
+# a FIFO rank 0 reads (on a small Fashion-MNIST).
 mkdir -p "$T/ex"
 gen --records 96 --seed 8 > "$T/ex/train.vt"
+small_fmnist "$T/ex/fm" 100 100
 man_blocks man/man1/vit-train.1 "$T/ex/block"
-ex=$(grep -l "^mpirun" "$T/ex"/block*.sh | head -1)
-[ -n "$ex" ] && check "vit-train(1)'s mpirun example runs" sh -ec "cd '$T/ex' && . '$ex'" ||
-	nok "vit-train(1) has no mpirun example"
+n=0
+for ex in $(grep -l "^mpirun" "$T/ex"/block*.sh); do
+	n=$((n + 1))
+	at_small_fmnist "$ex" "$T/ex/fm"
+	check "vit-train(1)'s mpirun example $(basename "$ex" .sh) runs" sh -ec "cd '$T/ex' && . '$ex'"
+done
+[ "$n" = 2 ] && grep -q mkfifo $(grep -l "^mpirun" "$T/ex"/block*.sh) &&
+	ok "vit-train(1) has 2 mpirun examples, one through a FIFO" ||
+	nok "vit-train(1)'s mpirun examples: $n, and a FIFO in none"
 finish

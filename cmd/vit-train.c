@@ -834,8 +834,16 @@ save(struct run *r)
 static FILE *
 open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **name)
 {
-	FILE *fp = cli_open_in(r->o.val, name);
+	struct stat st;
+	FILE *fp;
 
+	/* It is read again at every validation: a pipe would be empty then
+	 * (checked before opening, which would wait for a FIFO's writer). */
+	if ((strcmp(r->o.val, "-") == 0 ? fstat(0, &st) : stat(r->o.val, &st)) == 0 &&
+	    !S_ISREG(st.st_mode))
+		die("--val: %s: not a regular file (it is read at every validation)",
+		    r->o.val);
+	fp = cli_open_in(r->o.val, name);
 	vt_init(vs);
 	if (vt_read_header(vs, fp, *name) < 0 ||
 	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,

@@ -1,9 +1,10 @@
 /*
  * test_cli.c - cli_init sets up the libraries' environment: run with
- * OPENBLAS_CORETYPE and OMP_WAIT_POLICY unset, it re-execs itself with
- * OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=30000 and, on AVX-512 CPUs,
- * OpenBLAS's SkylakeX kernels; a value the user set is kept.  The thread count follows OMP_NUM_THREADS
- * unless given.  Also the number parsers.
+ * OMP_WAIT_POLICY unset, it re-execs itself with OMP_WAIT_POLICY=passive
+ * and GOMP_SPINCOUNT=30000, and leaves OpenBLAS's kernels to OpenBLAS; a
+ * value the user set is kept.  VITPIPE_GEMM forces a matrix backend.  The
+ * thread count follows OMP_NUM_THREADS unless given.  Also the number
+ * parsers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "nn.h"
 #include "test.h"
 
 int
@@ -29,6 +31,7 @@ main(int argc, char *argv[])
 			unsetenv("OMP_WAIT_POLICY");
 			unsetenv("GOMP_SPINCOUNT");
 			unsetenv("OMP_NUM_THREADS");
+			unsetenv("VITPIPE_GEMM");
 			execl("/proc/self/exe", argv[0], "default", (char *)NULL);
 			_exit(99);
 		}
@@ -40,6 +43,7 @@ main(int argc, char *argv[])
 			unsetenv("GOMP_SPINCOUNT");
 			setenv("OPENBLAS_CORETYPE", "Haswell", 1);
 			setenv("OMP_NUM_THREADS", "1", 1);
+			setenv("VITPIPE_GEMM", "onednn", 1);
 			execl("/proc/self/exe", argv[0], "user", (char *)NULL);
 			_exit(99);
 		}
@@ -56,11 +60,8 @@ main(int argc, char *argv[])
 		CHECK(getenv("GOMP_SPINCOUNT") && strcmp(getenv("GOMP_SPINCOUNT"), "30000") == 0,
 		    "GOMP_SPINCOUNT=30000 after cli_init");
 		CHECK(cli_threads(0) == omp_get_num_procs(), "--threads 0: every core");
-		if (__builtin_cpu_supports("avx512f"))
-			CHECK(strcmp(openblas_get_corename(), "SkylakeX") == 0,
-			    "AVX-512 CPU: OpenBLAS runs SkylakeX kernels (%s)", openblas_get_corename());
-		else
-			CHECK(getenv("OPENBLAS_CORETYPE") == NULL, "no AVX-512: OpenBLAS left alone");
+		CHECK(getenv("OPENBLAS_CORETYPE") == NULL,
+		    "OpenBLAS picks its kernels itself (%s)", openblas_get_corename());
 	} else {
 		CHECK(strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0, "the user's OMP_WAIT_POLICY kept");
 		CHECK(getenv("GOMP_SPINCOUNT") == NULL, "a user's policy: no spin count of ours");
@@ -69,6 +70,10 @@ main(int argc, char *argv[])
 		CHECK(cli_threads(2) == 2, "--threads 2 wins over OMP_NUM_THREADS");
 		CHECK(strcmp(openblas_get_corename(), "Haswell") == 0,
 		    "the user's OPENBLAS_CORETYPE kept (%s)", openblas_get_corename());
+		CHECK(gemm_backend_of(GEMM_ONE) == GEMM_ONEDNN &&
+		    gemm_backend_of(GEMM_ROWS) == GEMM_ONEDNN &&
+		    gemm_backend_of(GEMM_CHUNKS) == GEMM_ONEDNN,
+		    "VITPIPE_GEMM=onednn: every product by oneDNN");
 	}
 	return test_done();
 }

@@ -23,7 +23,7 @@ MPIPKG	= ompi-c
 # Debian packages: to build, and what the tests and the demo use besides.
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev \
-	libopenmpi-dev
+	libopenmpi-dev libdnnl-dev
 DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang \
 	gnuplot-nox openmpi-bin
 DEBS_BENCH = python3-torch
@@ -40,7 +40,8 @@ WARN	= -Wall -Wextra -Werror -Wno-unused-parameter -Wvla
 LIBDIRS	= base io data math nn pe model cli
 CFLAGS	+= -std=c11 -D_GNU_SOURCE -DVITPIPE_VERSION='"$(VERSION)"' -fopenmp \
 	$(OPT) -g $(WARN) $(LIBDIRS:%=-Ilib/%)
-LDLIBS	+= -lm
+# oneDNN (libdnnl-dev) has no pkg-config file.
+LDLIBS	+= -ldnnl -lm
 
 ifeq ($(SAN),1)
 BUILD	= build/san
@@ -121,7 +122,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA)
 # Install what is missing (as root), or say what to run.
 deps:
 	@need=""; \
-	pkg-config --exists $(PKGS) $(MPIPKG) 2>/dev/null || need="$(DEBS_BUILD)"; \
+	pkg-config --exists $(PKGS) $(MPIPKG) 2>/dev/null && [ -f /usr/include/oneapi/dnnl/dnnl.h ] || need="$(DEBS_BUILD)"; \
 	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \

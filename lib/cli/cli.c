@@ -15,41 +15,46 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "nn.h"
 #include "pe.h"
 #include "vit.h"
 
 const char *progname = "vitpipe";
 
 /*
- * Two libraries configure themselves from the environment when they load,
- * before main: OpenBLAS picks its kernels (0.3.21 takes AVX-512 CPUs for
- * Haswell and runs sgemm at half speed), libgomp its wait policy (by
- * default idle threads spin 300000 times, milliseconds, which in a
- * pipeline steals the cores from the other stages and from OpenBLAS).  We
+ * libgomp takes its wait policy from the environment when it loads, before
+ * main: by default idle threads spin 300000 times (milliseconds), which in
+ * a pipeline steals the cores from the other stages and from OpenBLAS.  We
  * take passive with a short spin first, 30000 pauses (0.4 ms here): the
  * engine's parallel loops follow one another within that, and a woken
  * thread costs more than the spin (a training step of the reference
  * config 3% faster than with no spin; waits on a pipe or on OpenBLAS are
- * longer and sleep).  The only way to change these from inside is to run
- * again with the variables set.  A user's own setting always wins; when
- * nothing changes, nothing is re-run.
+ * longer and sleep).  The only way to change it from inside is to run
+ * again with the variables set.  A user's own setting wins; when nothing
+ * changes, nothing is re-run.  OpenBLAS picks its kernels itself: 0.3.21
+ * gives every CPU with AVX512VL SkylakeX's sgemm (Cooperlake's, with
+ * AVX512_BF16, is the same code).  VITPIPE_GEMM picks the matrix backend
+ * (nn.h).
  */
 static void
 runtime_env(char *argv[])
 {
 	char exe[PATH_MAX];
+	const char *gemm = getenv("VITPIPE_GEMM");
 	ssize_t n;
-	int changed = 0;
+	int b;
 
-	if (!getenv("OPENBLAS_CORETYPE") && __builtin_cpu_supports("avx512f"))
-		changed |= setenv("OPENBLAS_CORETYPE", "SKYLAKEX", 1) == 0;
-	if (!getenv("OMP_WAIT_POLICY")) {
-		changed |= setenv("OMP_WAIT_POLICY", "passive", 1) == 0;
-		if (!getenv("GOMP_SPINCOUNT"))
-			setenv("GOMP_SPINCOUNT", "30000", 1);
+	if (gemm != NULL) {
+		if ((b = gemm_backend_parse(gemm)) == -1)
+			die("VITPIPE_GEMM: '%s' is not auto, openblas or onednn",
+			    gemm);
+		gemm_force(b);
 	}
-	if (!changed)
+	if (getenv("OMP_WAIT_POLICY") ||
+	    setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
 		return;
+	if (!getenv("GOMP_SPINCOUNT"))
+		setenv("GOMP_SPINCOUNT", "30000", 1);
 	/*
 	 * The kernel names a process (ps, top, pgrep -x, /proc/PID/comm) after
 	 * the file it executes: by its real path we stay "vit-train", where

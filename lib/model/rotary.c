@@ -28,7 +28,6 @@
  * forward filled and nothing reads any more, takes B back in place in
  * dqkr, then dq = dU P^T and dP += q^T dU (basis_out).
  */
-#include <cblas.h>
 #include <string.h>
 
 #include "nn.h"
@@ -112,18 +111,16 @@ basis_out(const struct rot *r, int l, const float *qkv, const float *du,
 			    0.0f, dqkv + k * D + h * hd, st * 3 * D);
 		}
 	int own = r->pe->share == PE_SHARE_NONE || r->pe->share == PE_SHARE_LAYERS;
-	int blas = openblas_get_num_threads();
-	openblas_set_num_threads(1);
+	int blas = gemm_solo_begin();
 	#pragma omp parallel for if (own) schedule(dynamic, 1)
 	for (int h = 0; h < r->H; h++)
 		for (int k = 0; k < 2; k++) {
 			int st = !k && r->qcls ? r->T1 : 1;
-			cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hd, hd,
-			    r->B * r->T1 / st, 1.0f, qkv + k * D + h * hd, st * 3 * D,
-			    du + k * D + h * hd, st * 2 * D, 1.0f,
-			    basis_of(r, r->dP, l, h), hd);
+			gemm_one(1, 0, hd, hd, r->B * r->T1 / st, 1.0f,
+			    qkv + k * D + h * hd, st * 3 * D, du + k * D + h * hd,
+			    st * 2 * D, 1.0f, basis_of(r, r->dP, l, h), hd);
 		}
-	openblas_set_num_threads(blas);
+	gemm_solo_end(blas);
 }
 
 void

@@ -3,13 +3,12 @@
  * optional RiemannFormer locality focusing.
  *
  * Threading choice: the per-(b, h) products are small (T x T x hd), so one
- * OpenMP loop runs over all B*H pairs and each iteration calls sgemm with
- * OpenBLAS limited to one thread (set before the loop, restored after):
- * never a threaded sgemm inside a parallel region.  Partial sums over
+ * OpenMP loop runs over all B*H pairs and each iteration computes its
+ * products alone (gemm_one, between gemm_solo_begin and gemm_solo_end):
+ * never a threaded product inside a parallel region.  Partial sums over
  * records (the sigma gradient) are kept per (b, h) and added in order, so
  * results do not depend on the thread count.
  */
-#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 
@@ -65,8 +64,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
 	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
-	int blas = openblas_get_num_threads();
-	openblas_set_num_threads(1);
+	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
 	for (int bh = 0; bh < B * H; bh++) {
 		int b = bh / H, h = bh % H;
@@ -78,8 +76,8 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		float *pb = P ? P + (size_t)bh * TT : a->scratch +
 		    ((size_t)omp_get_thread_num() * 3 + 2) * T * T;
 		float *ob = out + (size_t)b * Tq * D + h * hd;
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, T, hd,
-		    scale, qb, a->ldqk, kb, a->ldqk, 0.0f, pb, T);
+		gemm_one(0, 1, Tq, T, hd, scale, qb, a->ldqk, kb, a->ldqk, 0.0f,
+		    pb, T);
 		softmax_rows(pb, Tq, T);
 		const float *w = pb;
 		if (logsig != NULL) {
@@ -87,10 +85,9 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 			locality(a, b, expf(logsig[h]), pb, om, om + TT, TT);
 			w = om + TT;
 		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, hd, T,
-		    1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
+		gemm_one(0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
 	}
-	openblas_set_num_threads(blas);
+	gemm_solo_end(blas);
 }
 
 void
@@ -103,8 +100,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
 	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
-	int blas = openblas_get_num_threads();
-	openblas_set_num_threads(1);
+	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
 	for (int bh = 0; bh < B * H; bh++) {
 		int b = bh / H, h = bh % H;
@@ -121,10 +117,10 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			wv = w;
 		}
 		/* dW = dout v^T; dv = W^T dout */
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Tq, T, hd,
-		    1.0f, db, D, v + ov, a->ldv, 0.0f, dw, T);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, Tq,
-		    1.0f, wv, T, db, D, 0.0f, dv + ov, a->ldv);
+		gemm_one(0, 1, Tq, T, hd, 1.0f, db, D, v + ov, a->ldv, 0.0f, dw,
+		    T);
+		gemm_one(1, 0, T, hd, Tq, 1.0f, wv, T, db, D, 0.0f, dv + ov,
+		    a->ldv);
 		if (logsig != NULL) {
 			/* dOmega = dW P; dOmega/dlogsig = Omega dist2 / sigma^2 */
 			const float *d2 = dist_of(a, b);
@@ -148,12 +144,12 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			for (int n = 0; n < T; n++)
 				r[n] = pr[n] * (r[n] - s);
 		}
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, Tq, hd, T,
-		    scale, dw, T, k + oqk, a->ldqk, 0.0f, dq + oqk, a->ldqk);
-		cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, T, hd, Tq,
-		    scale, dw, T, q + oqk, a->ldqk, 0.0f, dk + oqk, a->ldqk);
+		gemm_one(0, 0, Tq, hd, T, scale, dw, T, k + oqk, a->ldqk, 0.0f,
+		    dq + oqk, a->ldqk);
+		gemm_one(1, 0, T, hd, Tq, scale, dw, T, q + oqk, a->ldqk, 0.0f,
+		    dk + oqk, a->ldqk);
 	}
-	openblas_set_num_threads(blas);
+	gemm_solo_end(blas);
 	if (logsig != NULL)
 		for (int b = 0; b < B; b++)
 			for (int h = 0; h < H; h++)

@@ -1,42 +1,152 @@
 /*
- * gemm.c - a large sgemm as one single-threaded OpenBLAS call per OpenMP
- * thread, each on its own block of rows of the result (see nn.h).
+ * gemm.c - the matrix backend: every product of the engine is computed
+ * here, by OpenBLAS or by oneDNN (see nn.h), each thread's share of a
+ * product one single-threaded call of the library that the product's
+ * kind takes on this CPU (gemm_backend_of).
  */
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <string.h>
 
 #include "nn.h"
+
+static const char *const names[] = { "auto", "openblas", "onednn" };
+static enum gemm_backend forced = GEMM_AUTO;
+
+int
+gemm_backend_parse(const char *name)
+{
+	for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+gemm_backend_name(enum gemm_backend b)
+{
+	return names[b];
+}
+
+void
+gemm_force(enum gemm_backend b)
+{
+	forced = b;
+}
+
+/*
+ * The default (auto) backend of each kind of product: the library that
+ * computed it faster, by the kernels oneDNN runs on this CPU (figures in
+ * doc/performance.md; bench_sgemm measures every kind with both).  With
+ * AVX2 (Zen 3) oneDNN's kernels, which read the operands in place, beat
+ * OpenBLAS's on attention's small products and on the chunked ones, not on
+ * the weight gradients' long sums.  With AVX-512 (Zen 4, issue 22) they
+ * beat them on the chunked products' shapes; the other kinds, not measured
+ * there, stay with OpenBLAS.
+ */
+enum gemm_backend
+gemm_backend_of(enum gemm_kind k)
+{
+	static const enum gemm_backend rule[2][3] = {
+		/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS */
+		{ GEMM_ONEDNN, GEMM_OPENBLAS, GEMM_ONEDNN },	/* no AVX-512 */
+		{ GEMM_OPENBLAS, GEMM_OPENBLAS, GEMM_ONEDNN },	/* AVX-512 */
+	};
+	int avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
+	    dnnl_cpu_isa_avx512_core;
+
+	return forced != GEMM_AUTO ? forced : rule[avx512][k];
+}
+
+int
+gemm_solo_begin(void)
+{
+	int blas = openblas_get_num_threads();
+
+	openblas_set_num_threads(1);
+	return blas;
+}
+
+void
+gemm_solo_end(int saved)
+{
+	openblas_set_num_threads(saved);
+}
+
+/* gemm_one by backend b. */
+static void
+product(enum gemm_backend b, int transa, int transb, int M, int N, int K,
+    float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc)
+{
+	if (b == GEMM_OPENBLAS) {
+		cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans,
+		    transb ? CblasTrans : CblasNoTrans, M, N, K, alpha, A, lda,
+		    B, ldb, beta, C, ldc);
+		return;
+	}
+	/* oneDNN threads a call itself (in OpenMP's pool) unless an active
+	 * parallel region encloses it, and a team of one (num_threads(1),
+	 * if (0)) is not active: this thread's own thread count says one.
+	 * Inside a region that setting belongs to the region's task and ends
+	 * with it. */
+	if (omp_get_level() > 0 && omp_get_max_threads() > 1)
+		omp_set_num_threads(1);
+	(void)dnnl_sgemm(transa ? 'T' : 'N', transb ? 'T' : 'N', M, N, K,
+	    alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+void
+gemm_one(int transa, int transb, int M, int N, int K, float alpha,
+    const float *A, int lda, const float *B, int ldb, float beta, float *C,
+    int ldc)
+{
+	product(gemm_backend_of(GEMM_ONE), transa, transb, M, N, K, alpha, A,
+	    lda, B, ldb, beta, C, ldc);
+}
+
+/*
+ * gemm_rows's blocks.  OpenBLAS: one per thread, of whole 48-row panels, at
+ * least 96 rows each.  OpenBLAS computes an edge panel narrower than its
+ * unroll (12 rows on Haswell and Zen, 16 on SkylakeX) with other register
+ * kernels, in another order, so blocks start on a multiple of every
+ * unroll; within that, where a block starts or ends changes no bits.
+ * oneDNN's bits depend on a block's size (its kernels' blocking and edges
+ * follow it), so its blocks are ONEDNN_ROWS rows whatever the thread
+ * count; its AVX2 kernels read these shapes' operands in place (no
+ * packing), so more blocks cost little.  Rows, never columns: a column
+ * block's bits depend on where it starts under any alignment (Zen
+ * kernels), and the same bits on any thread count matter more than
+ * packing the shorter operand once.
+ */
+#define ONEDNN_ROWS	96
 
 void
 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
     const float *A, int lda, const float *B, int ldb, float beta, float *C,
     int ldc)
 {
-	int nthr = omp_get_max_threads();
-	/* Blocks of whole 48-row panels, at least 96 rows each.  OpenBLAS
-	 * computes an edge panel narrower than its unroll (12 rows on Haswell
-	 * and Zen, 16 on SkylakeX) with other register kernels, in another
-	 * order, so blocks start on a multiple of every unroll.  Rows, never
-	 * columns: a column block's bits depend on where it starts under any
-	 * alignment (Zen kernels), and the same bits on any thread count
-	 * matter more than packing the shorter operand once. */
-	int per = (M + nthr - 1) / nthr;
-	per = (per + 47) / 48 * 48;
-	if (per < 96)
-		per = 96;
+	enum gemm_backend b = gemm_backend_of(GEMM_ROWS);
+	int nthr = omp_get_max_threads(), per = ONEDNN_ROWS;
+
+	if (b == GEMM_OPENBLAS) {
+		per = (M + nthr - 1) / nthr;
+		per = (per + 47) / 48 * 48;
+		if (per < 96)
+			per = 96;
+	}
 	int nblk = (M + per - 1) / per;
-	int blas = openblas_get_num_threads();
-	openblas_set_num_threads(1);
-	#pragma omp parallel for num_threads(nblk) schedule(static, 1)
+	int blas = gemm_solo_begin();
+	#pragma omp parallel for num_threads(nblk < nthr ? nblk : nthr) \
+	    schedule(dynamic, 1)
 	for (int i = 0; i < nblk; i++) {
 		int r0 = i * per, m = M - r0 < per ? M - r0 : per;
 		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
-		cblas_sgemm(CblasRowMajor, transa ? CblasTrans : CblasNoTrans,
-		    transb ? CblasTrans : CblasNoTrans, m, N, K, alpha, a, lda,
-		    B, ldb, beta, C + (size_t)r0 * ldc, ldc);
+		product(b, transa, transb, m, N, K, alpha, a, lda, B, ldb, beta,
+		    C + (size_t)r0 * ldc, ldc);
 	}
-	openblas_set_num_threads(blas);
+	gemm_solo_end(blas);
 }
 
 void
@@ -44,9 +154,9 @@ gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
     const float *B, int ldb, const float *bias, float *C, int ldc, int chunk,
     rows_fn *ep, void *arg)
 {
+	enum gemm_backend b = gemm_backend_of(GEMM_CHUNKS);
 	int nchunk = (M + chunk - 1) / chunk;
-	int blas = openblas_get_num_threads();
-	openblas_set_num_threads(1);
+	int blas = gemm_solo_begin();
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < nchunk; i++) {
 		int r0 = i * chunk, m = M - r0 < chunk ? M - r0 : chunk;
@@ -54,11 +164,10 @@ gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
 		if (bias != NULL)
 			for (int r = 0; r < m; r++)
 				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, transb ? CblasTrans :
-		    CblasNoTrans, m, N, K, 1.0f, A + (size_t)r0 * lda, lda, B, ldb,
-		    bias != NULL ? 1.0f : 0.0f, c, ldc);
+		product(b, 0, transb, m, N, K, 1.0f, A + (size_t)r0 * lda, lda, B,
+		    ldb, bias != NULL ? 1.0f : 0.0f, c, ldc);
 		if (ep != NULL)
 			ep(arg, r0, m);
 	}
-	openblas_set_num_threads(blas);
+	gemm_solo_end(blas);
 }

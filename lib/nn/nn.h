@@ -4,14 +4,22 @@
  * (records x tokens).  Backward functions ADD into parameter gradients and
  * WRITE (overwrite) input gradients unless they say otherwise.
  *
- * Threading: one thread pool, OpenMP's.  Every matrix product is a large
- * sgemm cut into one row block of the result per OpenMP thread, each block
- * a single-threaded cblas_sgemm (OpenBLAS set to one thread around the
- * parallel region, restored after: gemm_rows).  Letting OpenBLAS thread the
- * big products from serial code measured 40% slower here: its pool and
- * OpenMP's spin-wait against each other on 2 cores between every layer.
- * The per-(record, head) attention products use the same scheme over
- * (record, head) pairs (attention.c); row-wise work runs in OpenMP loops.
+ * Threading: one thread pool, OpenMP's.  Every large matrix product is cut
+ * into row blocks of the result shared by the OpenMP threads, each block a
+ * single-threaded call of a matrix library (gemm_rows).  Letting
+ * OpenBLAS thread the big products from serial code measured 40% slower
+ * here: its pool and OpenMP's spin-wait against each other on 2 cores
+ * between every layer.  The per-(record, head) attention products use the
+ * same scheme over (record, head) pairs (attention.c); row-wise work runs
+ * in OpenMP loops.
+ *
+ * The matrix backend (gemm.c) is the one place that calls the libraries:
+ * OpenBLAS (its own pthreads pool, held at one thread around the engine's
+ * parallel regions) or oneDNN (built on OpenMP, libgomp's pool: inside a
+ * region each call runs on its caller's thread).  Each kind of product
+ * goes to the library measured faster for it on this kind of CPU
+ * (gemm.c), unless VITPIPE_GEMM (read by cli_init) names one for all
+ * (vitpipe(7)).
  */
 #ifndef NN_H
 #define NN_H
@@ -19,9 +27,38 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum gemm_backend { GEMM_AUTO, GEMM_OPENBLAS, GEMM_ONEDNN };
+/* Kinds of product, each with its backend: one computed by its caller's
+ * thread (gemm_one: attention's per-head products), cut into row blocks
+ * (gemm_rows: weight gradients, bases), in chunks of rows (gemm_chunks:
+ * the layers' forward and input-gradient products). */
+enum gemm_kind { GEMM_ONE, GEMM_ROWS, GEMM_CHUNKS };
+
+/* "auto", "openblas" or "onednn" -> its backend, or -1. */
+int	 gemm_backend_parse(const char *name);
+/* The backend's name, as gemm_backend_parse takes it. */
+const char *gemm_backend_name(enum gemm_backend b);
+/* Every product by backend b from now on (GEMM_AUTO: each by its kind's
+ * on this CPU); not while products run. */
+void	 gemm_force(enum gemm_backend b);
+/* The backend that computes products of kind k. */
+enum gemm_backend gemm_backend_of(enum gemm_kind k);
+
+/* Around a parallel loop whose iterations call gemm_one: keeps OpenBLAS
+ * from starting its own threads inside it (returns what gemm_solo_end
+ * restores). */
+int	 gemm_solo_begin(void);
+void	 gemm_solo_end(int saved);
+/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major),
+ * computed by the calling thread alone: inside a parallel region, between
+ * gemm_solo_begin and gemm_solo_end. */
+void	 gemm_one(int transa, int transb, int M, int N, int K, float alpha,
+	    const float *A, int lda, const float *B, int ldb, float beta,
+	    float *C, int ldc);
+
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), with
  * the rows of C split across the OpenMP threads (see above); the same bits
- * on any thread count. */
+ * on any thread count, with either backend. */
 void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
 	    const float *A, int lda, const float *B, int ldb, float beta,
 	    float *C, int ldc);
@@ -33,9 +70,9 @@ void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
  * ...).  Products with epilogues are cut into fixed chunks of rows that do
  * not depend on the thread count (same bits on any), handed out to the
  * OpenMP threads dynamically (a preempted thread holds up no one), each
- * chunk a single-threaded cblas_sgemm.
+ * chunk a single-threaded call of the backend.
  *
- * Every sgemm call packs the whole weight operand again, so chunks are
+ * Every OpenBLAS call packs the whole weight operand again, so chunks are
  * long; the outputs then sit in L3 rather than L2 for the epilogue, which
  * costs it less than the packing saves (doc/performance.md).
  */

@@ -1,89 +1,323 @@
 /*
- * bench_sgemm.c - OpenBLAS sgemm GFLOP/s on 2048^3 at 1 and all threads,
- * with the kernels OpenBLAS runs (cli_init picks SkylakeX on AVX-512 CPUs;
- * sgemm_haswell.sh runs this again with OpenBLAS's own 0.3.21 choice).
- * Then, on one thread, the reference ViT's block products (4160 rows: the
- * rows one of two threads gets at batch 128) cut into calls of m rows, as
- * gemm_chunks does: each call packs the weight operand again, which is
- * what sets GEMM_CHUNK (nn.h).
+ * bench_sgemm.c - the matrix backends (lib/nn/gemm.c), OpenBLAS and
+ * oneDNN, side by side on the products of a training step of the
+ * reference config R (dim 192, heads 3, mlp 768, batch 128 of 64 patches
+ * + CLS: 8320 rows; the patch embedding 8192 rows of 48), each called as
+ * the engine calls it: the forward and dx products in chunks of GEMM_CHUNK
+ * rows (gemm_chunks), the weight gradients dY^T X cut by rows of the
+ * result (gemm_rows), attention's 384 (record, head) products one per
+ * call in a parallel loop (gemm_one).  Every product runs at 1 and at
+ * --threads threads (default every core) with each backend forced, and at
+ * --threads also as one call threaded by the library itself, which the
+ * engine never makes (for comparison with the libraries' own figures).
+ *
+ * The CPU may be shared: the backends take turns within each round (which
+ * goes first alternates), --rounds rounds (default 7), and the table
+ * gives each figure's median over the rounds and the ratio of the medians;
+ * in parentheses the same ratio of GFLOP per second of this process's CPU
+ * time, which time slices lost to other processes do not lower.
+ *
+ * --chunks instead times the block products of 4160 rows (one of two
+ * threads' share at batch 128) cut into calls of m rows on one thread, as
+ * gemm_chunks cuts them: each call packs the weight operand again, which
+ * is what sets GEMM_CHUNK (nn.h).
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include <cblas.h>
+#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
 #include "cli.h"
+#include "cliopt.h"
+#include "nn.h"
 
-/* GFLOP/s of C[M][N] = A[M][K] op(W) in calls of m rows, best of 5. */
+enum { ROWS = 128 * 65, PATCHES = 128 * 64, ATT = 128 * 3, TOK = 65, HD = 64 };
+enum how { CHUNKS, ROWSPLIT, ATTN };
+enum { MAXROUND = 101 };
+
+static const struct product {
+	const char *name;
+	enum how how;
+	int	 ta, tb, M, N, K;
+} prods[] = {
+	{ "patch  X W^T", CHUNKS, 0, 1, PATCHES, 192, 48 },
+	{ "qkv    X W^T", CHUNKS, 0, 1, ROWS, 576, 192 },
+	{ "proj   X W^T", CHUNKS, 0, 1, ROWS, 192, 192 },
+	{ "fc1    X W^T", CHUNKS, 0, 1, ROWS, 768, 192 },
+	{ "fc2    X W^T", CHUNKS, 0, 1, ROWS, 192, 768 },
+	{ "qkv    dY W", CHUNKS, 0, 0, ROWS, 192, 576 },
+	{ "proj   dY W", CHUNKS, 0, 0, ROWS, 192, 192 },
+	{ "fc1    dY W", CHUNKS, 0, 0, ROWS, 192, 768 },
+	{ "fc2    dY W", CHUNKS, 0, 0, ROWS, 768, 192 },
+	{ "patch  dY^T X", ROWSPLIT, 1, 0, 192, 48, PATCHES },
+	{ "qkv    dY^T X", ROWSPLIT, 1, 0, 576, 192, ROWS },
+	{ "proj   dY^T X", ROWSPLIT, 1, 0, 192, 192, ROWS },
+	{ "fc1    dY^T X", ROWSPLIT, 1, 0, 768, 192, ROWS },
+	{ "fc2    dY^T X", ROWSPLIT, 1, 0, 192, 768, ROWS },
+	{ "att    Q K^T, dO V^T", ATTN, 0, 1, TOK, TOK, HD },
+	{ "att    P V, dS K", ATTN, 0, 0, TOK, HD, TOK },
+	{ "att    P^T dO, dS^T Q", ATTN, 1, 0, TOK, HD, TOK },
+};
+enum { NPROD = sizeof prods / sizeof prods[0] };
+
+/* Operands for every product (the largest: fc1's output, fc2's input),
+ * filled with small values. */
+enum { SZ = ROWS * 768 };
+static float *A, *B, *C;
+
+static float *
+filled(size_t n, int mod)
+{
+	float *p = aligned_alloc(64, sizeof(float) * n);
+	if (p == NULL)
+		die("out of memory");
+	for (size_t i = 0; i < n; i++)
+		p[i] = (float)(i % mod) * 1e-2f;
+	return p;
+}
+
+/* op(X)'s leading dimension for a row-major X of r x c (op: t). */
+#define LD(t, r, c)	((t) ? (r) : (c))
+
+/* One product as the engine calls it with backend b (lib 0), or as one
+ * call threaded by the library itself (lib 1). */
 static void
-chunks(const float *a, const float *w, float *c)
+run(const struct product *p, enum gemm_backend b, int lib, int nthr)
+{
+	int lda = LD(p->ta, p->M, p->K), ldb = LD(p->tb, p->K, p->N);
+
+	if (lib && b == GEMM_OPENBLAS) {
+		openblas_set_num_threads(nthr);
+		cblas_sgemm(CblasRowMajor, p->ta ? CblasTrans : CblasNoTrans,
+		    p->tb ? CblasTrans : CblasNoTrans, p->M, p->N, p->K, 1.0f,
+		    A, lda, B, ldb, 0.0f, C, p->N);
+		return;
+	}
+	if (lib) {
+		(void)dnnl_sgemm(p->ta ? 'T' : 'N', p->tb ? 'T' : 'N', p->M,
+		    p->N, p->K, 1.0f, A, lda, B, ldb, 0.0f, C, p->N);
+		return;
+	}
+	gemm_force(b);
+	switch (p->how) {
+	case CHUNKS:
+		gemm_chunks(p->tb, p->M, p->N, p->K, A, lda, B, ldb, NULL, C,
+		    p->N, GEMM_CHUNK, NULL, NULL);
+		break;
+	case ROWSPLIT:
+		gemm_rows(p->ta, p->tb, p->M, p->N, p->K, 1.0f, A, lda, B, ldb,
+		    0.0f, C, p->N);
+		break;
+	case ATTN: {
+		size_t a = (size_t)p->M * p->K, bb = (size_t)p->K * p->N,
+		    c = (size_t)p->M * p->N;
+		int blas = gemm_solo_begin();
+		#pragma omp parallel for schedule(dynamic, 8)
+		for (int i = 0; i < ATT; i++)
+			gemm_one(p->ta, p->tb, p->M, p->N, p->K, 1.0f, A + i * a,
+			    lda, B + i * bb, ldb, 0.0f, C + i * c, p->N);
+		gemm_solo_end(blas);
+		break;
+	}
+	}
+}
+
+static double
+flops(const struct product *p)
+{
+	return 2.0 * p->M * p->N * p->K * (p->how == ATTN ? ATT : 1);
+}
+
+static double
+cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* GFLOP/s of p, and in *cpu per CPU second: calls for at least 50 ms
+ * after one untimed. */
+static double
+gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
+    double *cpu)
+{
+	int n = 0;
+
+	cli_threads(nthr);
+	run(p, b, lib, nthr);
+	double t0 = now_seconds(), c0 = cpu_seconds(), t;
+	do {
+		run(p, b, lib, nthr);
+		n++;
+	} while ((t = now_seconds() - t0) < 0.05);
+	*cpu = flops(p) * n / (cpu_seconds() - c0) / 1e9;
+	return flops(p) * n / t / 1e9;
+}
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof *v, cmp);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Column k of a product's figures at threads t: the engine's call with
+ * OpenBLAS, oneDNN, then (at --threads) the libraries' own threads; wall
+ * GFLOP/s and per CPU second. */
+enum { NCOL = 4 };
+static double fig[NPROD][2][NCOL][MAXROUND], cfig[NPROD][2][NCOL][MAXROUND];
+
+static void
+products(int nthr, int rounds)
+{
+	int nt = nthr > 1 ? 2 : 1;
+
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < NPROD; i++)
+			for (int ti = 0; ti < nt; ti++)
+				for (int lib = 0; lib < (ti ? 2 : 1); lib++)
+					for (int k = 0; k < 2; k++) {
+						int o = (k + r) % 2;	/* who goes first alternates */
+						if (lib && prods[i].how == ATTN)
+							continue;
+						int c = 2 * lib + o;
+						fig[i][ti][c][r] = gflops(&prods[i],
+						    o ? GEMM_ONEDNN : GEMM_OPENBLAS, lib,
+						    ti ? nthr : 1, &cfig[i][ti][c][r]);
+					}
+	printf("# medians of %d rounds, GFLOP/s; ratio oneDNN / OpenBLAS (per CPU "
+	    "second)\n# %-22s %-14s %3s  %8s %7s %12s  %20s %7s %12s\n", rounds,
+	    "product", "M x N x K", "thr", "OpenBLAS", "oneDNN", "ratio",
+	    "own threads: OpenBLAS", "oneDNN", "ratio");
+	for (int i = 0; i < NPROD; i++) {
+		const struct product *p = &prods[i];
+		char shape[32];
+		snprintf(shape, sizeof shape, "%dx%dx%d", p->M, p->N, p->K);
+		for (int ti = 0; ti < nt; ti++) {
+			double m[NCOL], mc[NCOL];
+			int ncol = ti && p->how != ATTN ? 4 : 2;
+			for (int k = 0; k < ncol; k++) {
+				m[k] = median(fig[i][ti][k], rounds);
+				mc[k] = median(cfig[i][ti][k], rounds);
+			}
+			printf("%-24s %-14s %3d  %8.1f %7.1f %5.2f (%4.2f)",
+			    ti ? "" : p->name, ti ? "" : shape, ti ? nthr : 1, m[0],
+			    m[1], m[1] / m[0], mc[1] / mc[0]);
+			if (ncol == 4)
+				printf("  %20.1f %7.1f %5.2f (%4.2f)", m[2], m[3],
+				    m[3] / m[2], mc[3] / mc[2]);
+			printf("\n");
+		}
+	}
+}
+
+/* GFLOP/s of the block products on 4160 rows in calls of m rows, one
+ * thread, each backend (turns as above, medians). */
+static void
+chunks(int rounds)
 {
 	/* K, N, W transposed: qkv, proj, fc1, fc2; fc2's, fc1's, qkv's dx */
-	static const int shape[][3] = { { 192, 576, 0 }, { 192, 192, 0 },
-	    { 192, 768, 0 }, { 768, 192, 0 }, { 192, 768, 1 }, { 768, 192, 1 },
-	    { 576, 192, 1 } };
+	static const int shape[][3] = { { 192, 576, 1 }, { 192, 192, 1 },
+	    { 192, 768, 1 }, { 768, 192, 1 }, { 192, 768, 0 }, { 768, 192, 0 },
+	    { 576, 192, 0 } };
 	static const int rows[] = { 256, 512, 1024, 2048, 4160 };
-	enum { M = 4160 };
+	enum { M = 4160, NS = sizeof shape / sizeof *shape,
+	    NR = sizeof rows / sizeof *rows };
+	static double g[NS][NR][2][MAXROUND];
 
-	cli_threads(1);
-	printf("block products, %d rows in calls of m rows, 1 thread, GFLOP/s\n"
-	    "    K    N  W^T     m=256   m=512  m=1024  m=2048  m=4160\n", M);
-	for (size_t s = 0; s < sizeof shape / sizeof *shape; s++) {
-		int K = shape[s][0], N = shape[s][1], tw = shape[s][2];
-		printf("%5d %4d %4s", K, N, tw ? "yes" : "no");
-		for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-			double best = 1e30;
-			for (int r = 0; r < 5; r++) {
-				double t0 = now_seconds();
-				for (int r0 = 0; r0 < M; r0 += rows[i]) {
-					int m = M - r0 < rows[i] ? M - r0 : rows[i];
-					cblas_sgemm(CblasRowMajor, CblasNoTrans,
-					    tw ? CblasTrans : CblasNoTrans, m, N, K, 1.0f,
-					    a + (size_t)r0 * K, K, w, tw ? K : N, 0.0f,
-					    c + (size_t)r0 * N, N);
+	for (int r = 0; r < rounds; r++)
+		for (int s = 0; s < NS; s++)
+			for (int i = 0; i < NR; i++)
+				for (int k = 0; k < 2; k++) {
+					int o = (k + r) % 2;
+					struct product p = { "", CHUNKS, 0, shape[s][2], M,
+					    shape[s][1], shape[s][0] };
+					gemm_force(o ? GEMM_ONEDNN : GEMM_OPENBLAS);
+					cli_threads(1);
+					double t0 = now_seconds(), t;
+					int n = 0;
+					do {
+						gemm_chunks(p.tb, M, p.N, p.K, A, p.K, B,
+						    p.tb ? p.K : p.N, NULL, C, p.N, rows[i], NULL,
+						    NULL);
+						n++;
+					} while ((t = now_seconds() - t0) < 0.05);
+					g[s][i][o][r] = flops(&p) * n / t / 1e9;
 				}
-				if (now_seconds() - t0 < best)
-					best = now_seconds() - t0;
-			}
-			printf("  %6.1f", 2.0 * M * N * K / best / 1e9);
+	printf("# block products, %d rows in calls of m rows, 1 thread, GFLOP/s "
+	    "(medians of %d rounds)\n#   K    N  W^T  backend     m=256   m=512  "
+	    "m=1024  m=2048  m=4160\n", M, rounds);
+	for (int s = 0; s < NS; s++)
+		for (int o = 0; o < 2; o++) {
+			printf("%5d %4d %4s  %-8s", shape[s][0], shape[s][1],
+			    shape[s][2] ? "yes" : "no", o ? "oneDNN" : "OpenBLAS");
+			for (int i = 0; i < NR; i++)
+				printf("  %6.1f", median(g[s][i][o], rounds));
+			printf("\n");
 		}
-		printf("\n");
-	}
 }
 
 int
 main(int argc, char *argv[])
 {
-	enum { N = 2048, REPS = 5 };
-	float *a, *b, *c;
+	enum { OPT_ROUNDS = CLI_OPT_LONG, OPT_THREADS, OPT_CHUNKS };
+	static const struct cli_opt opts[] = {
+		{ "rounds", OPT_ROUNDS, "N", "rounds, the backends taking turns "
+		    "in each (7)" },
+		{ "threads", OPT_THREADS, "N", "the larger thread count (0: every "
+		    "core)" },
+		{ "chunks", OPT_CHUNKS, NULL, "the chunk-size table instead, one "
+		    "thread" },
+		{ NULL, 0, NULL, NULL }
+	};
+	static const struct cli_cmd cmd = { "[--rounds N] [--threads N] "
+	    "[--chunks]", "Time OpenBLAS and oneDNN on the reference ViT's "
+	    "products, as the engine calls them.", opts, NULL };
+	int rounds = 7, nthr = 0, ch, part = 0;
 
 	cli_init(argc, argv);
-	a = aligned_alloc(64, sizeof(float) * N * N);
-	b = aligned_alloc(64, sizeof(float) * N * N);
-	c = aligned_alloc(64, sizeof(float) * N * N);
-	if (!a || !b || !c)
-		die("out of memory");
-	for (long i = 0; i < (long)N * N; i++) {
-		a[i] = (float)(i % 7) * 0.1f;
-		b[i] = (float)(i % 5) * 0.1f;
-	}
-	for (int t = 1; t <= omp_get_num_procs(); t *= 2) {
-		double best = 1e30;
-		cli_threads(t);
-		for (int r = 0; r <= REPS; r++) {	/* the first run warms up */
-			double t0 = now_seconds();
-			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, N, N,
-			    1.0f, a, N, b, N, 0.0f, c, N);
-			if (r > 0 && now_seconds() - t0 < best)
-				best = now_seconds() - t0;
+	while ((ch = cli_getopt(argc, argv, &cmd)) != -1)
+		switch (ch) {
+		case OPT_ROUNDS:
+			rounds = (int)cli_int("--rounds", optarg, 1, MAXROUND);
+			break;
+		case OPT_THREADS: nthr = cli_opt_threads(optarg); break;
+		case OPT_CHUNKS: part = 1; break;
 		}
-		printf("sgemm %d^3  kernels %-10s %d thread%s  %6.1f GFLOP/s\n", N,
-		    openblas_get_corename(), t, t > 1 ? "s" : " ", 2.0 * N * N * N / best / 1e9);
-	}
-	chunks(a, b, c);
-	free(a);
-	free(b);
-	free(c);
+	if (optind < argc)
+		usage_error("too many operands");
+	nthr = cli_threads(nthr);
+	A = filled(SZ, 7);
+	B = filled(SZ, 5);
+	C = filled(SZ, 3);
+	const dnnl_version_t *v = dnnl_version();
+	printf("# OpenBLAS's %s kernels, oneDNN %d.%d.%d%s; %d threads\n",
+	    openblas_get_corename(), v->major, v->minor, v->patch,
+	    v->cpu_runtime == DNNL_RUNTIME_OMP ? " on OpenMP" : "", nthr);
+	printf("# VITPIPE_GEMM=%s: per-head products by %s, row blocks by %s, "
+	    "chunks by %s\n", getenv("VITPIPE_GEMM") ? getenv("VITPIPE_GEMM") :
+	    "auto", gemm_backend_name(gemm_backend_of(GEMM_ONE)),
+	    gemm_backend_name(gemm_backend_of(GEMM_ROWS)),
+	    gemm_backend_name(gemm_backend_of(GEMM_CHUNKS)));
+	if (part)
+		chunks(rounds);
+	else
+		products(nthr, rounds);
+	free(A);
+	free(B);
+	free(C);
 	return 0;
 }

@@ -33,6 +33,6 @@ cp "$BUILD/libvitpipe.a" "$T/lib.a" && ar d "$T/lib.a" vit.o &&
 clang -std=c11 -D_GNU_SOURCE -fopenmp=libgomp -O1 -g $INC $(pkg-config --cflags $PKG) \
     -fsanitize=undefined -fno-sanitize-recover=all -c -o "$T/vit.o" "$VIT" &&
 clang -fsanitize=undefined $INC -o "$T/make" "$T/make.c" "$T/vit.o" "$T/lib.a" \
-    $(pkg-config --libs $PKG) -lgomp -lm || nok "building $VIT with clang UBSan"
+    $(pkg-config --libs $PKG) -ldnnl -lgomp -lm || nok "building $VIT with clang UBSan"
 check "models built and freed under clang UBSan ($VIT)" "$T/make"
 finish

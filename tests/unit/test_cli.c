@@ -1,9 +1,10 @@
 /*
  * test_cli.c - cli_init sets up the libraries' environment: run with
- * OPENBLAS_CORETYPE and OMP_WAIT_POLICY unset, it re-execs itself with
- * OMP_WAIT_POLICY=passive, GOMP_SPINCOUNT=30000 and, on AVX-512 CPUs,
- * OpenBLAS's SkylakeX kernels; a value the user set is kept.  The thread count follows OMP_NUM_THREADS
- * unless given.  Also the number parsers, and cli_help's line breaks.
+ * OMP_WAIT_POLICY unset, it re-execs itself with OMP_WAIT_POLICY=passive
+ * and GOMP_SPINCOUNT=30000, and leaves OpenBLAS's kernels to OpenBLAS; a
+ * value the user set is kept.  VITPIPE_GEMM forces a matrix backend.  The
+ * thread count follows OMP_NUM_THREADS unless given.  Also the number
+ * parsers, and cli_help's line breaks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #include "cli.h"
 #include "cliopt.h"
+#include "nn.h"
 #include "test.h"
 
 /* cli_help breaks a help line longer than the screen (a list made at run
@@ -79,6 +81,7 @@ main(int argc, char *argv[])
 			unsetenv("OMP_WAIT_POLICY");
 			unsetenv("GOMP_SPINCOUNT");
 			unsetenv("OMP_NUM_THREADS");
+			unsetenv("VITPIPE_GEMM");
 			execl("/proc/self/exe", argv[0], "default", (char *)NULL);
 			_exit(99);
 		}
@@ -90,6 +93,7 @@ main(int argc, char *argv[])
 			unsetenv("GOMP_SPINCOUNT");
 			setenv("OPENBLAS_CORETYPE", "Haswell", 1);
 			setenv("OMP_NUM_THREADS", "1", 1);
+			setenv("VITPIPE_GEMM", "onednn", 1);
 			execl("/proc/self/exe", argv[0], "user", (char *)NULL);
 			_exit(99);
 		}
@@ -107,11 +111,8 @@ main(int argc, char *argv[])
 		CHECK(getenv("GOMP_SPINCOUNT") && strcmp(getenv("GOMP_SPINCOUNT"), "30000") == 0,
 		    "GOMP_SPINCOUNT=30000 after cli_init");
 		CHECK(cli_threads(0) == omp_get_num_procs(), "--threads 0: every core");
-		if (__builtin_cpu_supports("avx512f"))
-			CHECK(strcmp(openblas_get_corename(), "SkylakeX") == 0,
-			    "AVX-512 CPU: OpenBLAS runs SkylakeX kernels (%s)", openblas_get_corename());
-		else
-			CHECK(getenv("OPENBLAS_CORETYPE") == NULL, "no AVX-512: OpenBLAS left alone");
+		CHECK(getenv("OPENBLAS_CORETYPE") == NULL,
+		    "OpenBLAS picks its kernels itself (%s)", openblas_get_corename());
 	} else {
 		CHECK(strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0, "the user's OMP_WAIT_POLICY kept");
 		CHECK(getenv("GOMP_SPINCOUNT") == NULL, "a user's policy: no spin count of ours");
@@ -120,6 +121,10 @@ main(int argc, char *argv[])
 		CHECK(cli_threads(2) == 2, "--threads 2 wins over OMP_NUM_THREADS");
 		CHECK(strcmp(openblas_get_corename(), "Haswell") == 0,
 		    "the user's OPENBLAS_CORETYPE kept (%s)", openblas_get_corename());
+		CHECK(gemm_backend_of(GEMM_ONE) == GEMM_ONEDNN &&
+		    gemm_backend_of(GEMM_ROWS) == GEMM_ONEDNN &&
+		    gemm_backend_of(GEMM_CHUNKS) == GEMM_ONEDNN,
+		    "VITPIPE_GEMM=onednn: every product by oneDNN");
 	}
 	return test_done();
 }

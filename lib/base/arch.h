@@ -45,13 +45,10 @@ typedef int v8i __attribute__((vector_size(32)));
 #define ARCH_AHEAD_RAYS		16	/* pe_rot.c: rays of blocks */
 #define ARCH_L1_FLOATS		4096	/* 16 KB: half a 32 KB L1 data cache */
 
-/* Prefetch the cache line at p, to read or (rw 1) to write; rw must be
- * a constant where the call is inlined. */
-static inline __attribute__((always_inline)) void
-arch_prefetch(const void *p, int rw)
-{
-	__builtin_prefetch(p, rw, 3);
-}
+/* Prefetch the cache line at p, to read or (rw 1) to write; rw a
+ * constant.  A macro: clang wants __builtin_prefetch's constant before
+ * inlining (make fuzz, make CC=clang), GCC after. */
+#define arch_prefetch(p, rw)	__builtin_prefetch((p), (rw), 3)
 
 /* Prefetch the n floats at p, to read or (rw 1) to write.  As asm: GCC
  * 12 deletes a loop of __builtin_prefetch alone as a loop without

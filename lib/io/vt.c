@@ -867,3 +867,16 @@ vt_parse_dims(const char *str, int64_t *g, int max)
 	}
 	return n ? n : -1;
 }
+
+const char *
+vt_shape_str(const int64_t *dims, int rank, char *buf, size_t len)
+{
+	size_t n = snprintf(buf, len, "[");
+
+	for (int k = 0; k < rank && n < len; k++)
+		n += dims[k] == VT_ANY ? snprintf(buf + n, len - n, "%s*", k ? "," : "") :
+		    snprintf(buf + n, len - n, "%s%lld", k ? "," : "", (long long)dims[k]);
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+	return buf;
+}

@@ -133,5 +133,8 @@ int	 vt_save(struct vt *s, const char *path);
 
 /* Grid dims parsed from "4x7x7" into g[], returning their count or -1. */
 int	 vt_parse_dims(const char *str, int64_t *g, int max);
+/* The shape dims[rank] as "[a,b,c]" ('*' for VT_ANY) into buf[len]
+ * (truncated); buf. */
+const char *vt_shape_str(const int64_t *dims, int rank, char *buf, size_t len);
 
 #endif

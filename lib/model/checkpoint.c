@@ -128,34 +128,21 @@ ckpt_copy_tensor(struct vit *m, struct vt *s, const char *name, char *err,
 	return copy_field(s, name, m->param + w->off, w->n, err, errlen);
 }
 
-/* Tokens of the training grid. */
-static int
-grid_tokens(const struct vit_config *c)
-{
-	int t = 1;
-	for (int a = 0; a < c->axes; a++)
-		t *= c->grid[a];
-	return t;
-}
-
 /* ckpt_load's arguments and model, for build. */
 struct load {
 	int	 maxB, maxT, resume;
 	struct vit *m;
 };
 
-/* Where in L->m the field name is read, and its n floats: a tensor, or
- * when resuming a moment; NULL for a field the model does not read. */
+/* Where in L->m the field name is read: a tensor, or when resuming a
+ * moment; NULL for a field the model does not read. */
 static float *
-destination(const struct load *L, const char *name, size_t *n)
+destination(const struct load *L, const char *name)
 {
 	const struct vit_tensor *w = vit_find_tensor(L->m, name);
 
-	if (w != NULL) {
-		*n = w->n;
+	if (w != NULL)
 		return L->m->param + w->off;
-	}
-	*n = L->m->nparam;
 	if (L->resume && strcmp(name, CKPT_ADAM_M) == 0)
 		return L->m->adam_m;
 	if (L->resume && strcmp(name, CKPT_ADAM_V) == 0)
@@ -163,81 +150,112 @@ destination(const struct load *L, const char *name, size_t *n)
 	return NULL;
 }
 
-/* Whether the record of s, header read, can hold the model of c: its f32
- * fields must carry at least the weight matrices c implies (patch, the
- * blocks', head: a lower bound on the parameters, which vit.h lists), and,
- * in a regular file, the bytes the header declares must be there.  Checked
- * before the model is built, so that a checkpoint of a few bytes whose
- * keys describe a large model costs a few bytes, not the model's memory.
+/* Whether the header of s declares the field name as f32 of shape
+ * dims[rank], exactly.  0, or -1 with why. */
+static int
+declared(struct vt *s, const char *name, int rank, const int64_t *dims,
+    char *why, size_t len)
+{
+	const struct vt_field *f = vt_get(s, name);
+	char have[128], want[128];
+	int same;
+
+	if (f == NULL) {
+		snprintf(why, len, "no field '%s'", name);
+		return -1;
+	}
+	same = f->dtype == VT_F32 && f->rank == rank;
+	for (int k = 0; same && k < rank; k++)
+		same = f->dim[k] == dims[k];
+	if (same)
+		return 0;
+	snprintf(why, len, "field '%s' is %s%s, the model wants f32%s", name,
+	    vt_dtype_name(f->dtype), vt_shape_str(f->dim, f->rank, have, sizeof have),
+	    vt_shape_str(dims, rank, want, sizeof want));
+	return -1;
+}
+
+/* fits's arguments: the record, and where to say why a field does not. */
+struct fit {
+	struct vt *s;
+	char	*why;
+	size_t	 len;
+};
+
+/* vit_layout's visitor: tensor t of the model must have a field of its
+ * own shape. */
+static int
+fits(void *arg, const struct vit_tensor *t)
+{
+	struct fit *F = arg;
+	int64_t dims[VIT_MAXRANK];
+
+	for (int k = 0; k < t->rank; k++)
+		dims[k] = t->shape[k];
+	return declared(F->s, t->name, t->rank, dims, F->why, F->len);
+}
+
+/* Whether the record of s, header read, carries the model of c: a field
+ * of the exact dtype and shape of each of its tensors, laid out as
+ * vit_create will (vit_layout), and with resume the moments [nparam];
+ * and, in a regular file, the bytes the header declares must be there.
+ * Checked before anything is built, so that a checkpoint whose keys
+ * describe a model larger than its fields costs only its own bytes.
  * 0, or -1 with why. */
 static int
-carried(struct vt *s, const struct vit_config *c, char *why, size_t len)
+carried(struct vt *s, const struct vit_config *c, int resume, char *why,
+    size_t len)
 {
-	double D = c->dim, need = 4 * (D * c->P + c->depth * (4 * D * D +
-	    2 * D * c->mlp) + (double)c->classes * D), have = 0, declared = 0;
+	struct fit F = { s, why, len };
+	double bytes = 0;
+	int64_t n[1];
+	size_t np;
 	struct stat st;
 	off_t at;
 
-	for (int i = 0; i < s->nfield; i++) {
-		declared += (double)s->field[i].nbytes;
-		if (s->field[i].dtype == VT_F32)
-			have += (double)s->field[i].nbytes;
-	}
-	if (have < need) {
-		snprintf(why, len, "its keys describe a model of %.0f bytes of weights or "
-		    "more, its fields carry %.0f", need, have);
-		return -1;
-	}
+	for (int i = 0; i < s->nfield; i++)
+		bytes += (double)s->field[i].nbytes;
 	if (fstat(fileno(s->fp), &st) == 0 && S_ISREG(st.st_mode) &&
-	    (at = ftello(s->fp)) >= 0 && declared > (double)(st.st_size - at)) {
+	    (at = ftello(s->fp)) >= 0 && bytes > (double)(st.st_size - at)) {
 		snprintf(why, len, "the header declares %.0f bytes of fields, the file "
-		    "holds %lld after it (truncated?)", declared,
+		    "holds %lld after it (truncated?)", bytes,
 		    (long long)(st.st_size - at));
 		return -1;
 	}
+	if (vit_layout(c, fits, &F, &np, why, len) != 0)
+		return -1;
+	n[0] = (int64_t)np;
+	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why, len) < 0 ||
+	    declared(s, CKPT_ADAM_V, 1, n, why, len) < 0))
+		return -1;
 	return 0;
 }
 
-/* vt_load_with's prepare: the model the keys describe, with its arrays
- * lent to their fields, so the record is read straight into it (no copy
- * of the parameters is ever held), and the other fields read past. */
+/* vt_load_with's prepare: the model the keys describe, once its fields
+ * are known to carry it, with its arrays lent to their fields, so the
+ * record is read straight into it (no copy of the parameters is ever
+ * held), and the other fields read past. */
 static int
 build(struct vt *s, void *arg)
 {
 	struct load *L = arg;
 	struct vit_config c;
-	char why[256];
+	char why[384];
 
 	if (vit_config_load(&c, s, why, sizeof why) < 0 ||
-	    carried(s, &c, why, sizeof why) < 0)
+	    carried(s, &c, L->resume, why, sizeof why) < 0)
 		goto bad;
-	int maxT = L->maxT > 0 ? L->maxT : grid_tokens(&c);
+	int maxT = L->maxT > 0 ? L->maxT : vit_grid_size(c.grid, c.axes);
 	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why, sizeof why) :
 	    vit_create_infer(&c, L->maxB, maxT, why, sizeof why);
 	if (L->m == NULL)
 		goto bad;
 	for (int i = 0; i < s->nfield; i++) {
-		struct vt_field *f = &s->field[i];
-		size_t n;
-		float *dst = destination(L, f->name, &n);
-		if (dst == NULL) {
+		float *dst = destination(L, s->field[i].name);
+		if (dst != NULL)
+			vt_lend(s, i, dst);
+		else
 			vt_skip(s, i);
-			continue;
-		}
-		if (f->dtype != VT_F32 || f->nbytes != n * sizeof *dst) {
-			snprintf(why, sizeof why, "field '%s' is %s[%lld], the model wants f32[%zu]",
-			    f->name, vt_dtype_name(f->dtype), (long long)f->count, n);
-			goto bad;
-		}
-		vt_lend(s, i, dst);
-	}
-	for (int t = 0; t < L->m->ntensor + 2 * L->resume; t++) {
-		const char *name = t < L->m->ntensor ? L->m->tensor[t].name :
-		    t == L->m->ntensor ? CKPT_ADAM_M : CKPT_ADAM_V;
-		if (vt_find(s, name) < 0) {
-			snprintf(why, sizeof why, "no field '%s'", name);
-			goto bad;
-		}
 	}
 	return 0;
 bad:

@@ -34,10 +34,12 @@ int	 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
  * training grid's), the parameters read straight into it: with resume, a
  * model to train on (vit_create) and the moments; else one for forward
  * passes alone (vit_create_infer), and the moments are read past, never
- * held.  Before anything is built, the fields must carry the weights the
- * keys describe, and be in the file: a checkpoint costs the memory of the
- * bytes it carries, plus its batch's activations.  NULL with a message in
- * err. */
+ * held.  Before anything is built, every tensor of the model the keys
+ * describe (and with resume each moment) must have a field of exactly its
+ * dtype and shape, and the fields must be in the file: a checkpoint costs
+ * the memory of the bytes it carries, plus its batch's activations.  NULL
+ * with a message in err (a field that does not fit: its name, its shape
+ * and the model's). */
 struct vit *ckpt_load(const char *path, struct vt *s, int maxB, int maxT,
 	    int resume, char *err, size_t errlen);
 /* Copy the f32 field of s called name into tensor name of m, checking its

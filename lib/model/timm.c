@@ -330,19 +330,6 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 /* Tensors a file may hold: a ViT of 1024 blocks has under 16 500. */
 #define TIMM_MAXTENSORS	(1 << 16)
 
-/* The shape of t as "[a,b,c]" into buf. */
-static const char *
-shape_str(const int64_t *shape, int rank, char *buf, size_t len)
-{
-	size_t n = snprintf(buf, len, "[");
-
-	for (int k = 0; k < rank && n < len; k++)
-		n += snprintf(buf + n, len - n, "%s%lld", k ? "," : "", (long long)shape[k]);
-	if (n < len)
-		snprintf(buf + n, len - n, "]");
-	return buf;
-}
-
 /* Whether t has exactly the shape dims[rank]. */
 static int
 has_shape(const struct st_tensor *t, int rank, const int64_t *dims)
@@ -434,12 +421,12 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 	for (int k = 2; k < patch->rank; k++) {
 		if (patch->shape[k] < 1 || patch->shape[k] > 4096)
 			return fail(err, errlen, "patch_embed.proj.weight: bad shape %s",
-			    shape_str(patch->shape, patch->rank, buf, sizeof buf));
+			    vt_shape_str(patch->shape, patch->rank, buf, sizeof buf));
 		S *= patch->shape[k];
 	}
 	if (patch->shape[1] < 1 || patch->shape[1] > 4096 || S * patch->shape[1] > 1 << 24)
 		return fail(err, errlen, "patch_embed.proj.weight: bad shape %s",
-		    shape_str(patch->shape, patch->rank, buf, sizeof buf));
+		    vt_shape_str(patch->shape, patch->rank, buf, sizeof buf));
 	c->P = (int)(S * patch->shape[1]);
 	for (int i = 0; i < s->ntensor; i++) {
 		const char *rest;
@@ -622,12 +609,12 @@ map_tensor(struct timm_plan *p, struct timm_entry *e)
 		e->fate = TIMM_MISFIT;
 		if (rank < 0)
 			snprintf(e->why, sizeof e->why, "shape %s does not fit %s of the model "
-			    "(pe %s, %d values a patch)", shape_str(t->shape, t->rank, a, sizeof a),
+			    "(pe %s, %d values a patch)", vt_shape_str(t->shape, t->rank, a, sizeof a),
 			    w->name, p->m->c.pe, p->m->c.P);
 		else
 			snprintf(e->why, sizeof e->why, "shape %s, the model's %s wants %s",
-			    shape_str(t->shape, t->rank, a, sizeof a), w->name,
-			    shape_str(dims, rank, b, sizeof b));
+			    vt_shape_str(t->shape, t->rank, a, sizeof a), w->name,
+			    vt_shape_str(dims, rank, b, sizeof b));
 		return;
 	}
 	e->fate = TIMM_MAPPED;

@@ -121,12 +121,17 @@ static void	rotation_grad(struct vit *m);
 /* ---- arena and tensor table ---- */
 
 /* Two passes over the same layout: the first (base NULL) sizes the arena
- * and fills the tensor table, the second points the views into it. */
+ * and fills the tensor table, the second points the views into it.  A
+ * sizing pass with visit hands each tensor to it instead of the table
+ * (vit_layout: a model's tensors before anything is built). */
 struct builder {
 	struct vit *m;
 	float	*base;		/* params, or NULL while sizing */
 	int	 cap;
 	int	 sizing;
+	int	(*visit)(void *arg, const struct vit_tensor *t);
+	void	*arg;
+	int	 rc;		/* visit's first non-zero; -1: no memory */
 };
 
 static float *
@@ -145,25 +150,29 @@ tensor(struct builder *b, const char *name, int decay,
 	va_end(ap);
 	size_t off = m->nparam;
 	m->nparam += (n + 15) & ~(size_t)15;	/* every tensor 64-byte aligned */
-	if (b->sizing) {
-		if (m->ntensor == b->cap) {
-			b->cap = b->cap ? 2 * b->cap : 64;
-			void *p = realloc(m->tensor, sizeof *m->tensor * b->cap);
-			if (p == NULL)
-				return NULL;
-			m->tensor = p;
-		}
-		struct vit_tensor *t = &m->tensor[m->ntensor++];
-		memset(t, 0, sizeof *t);
-		snprintf(t->name, sizeof t->name, "%s", name);
-		t->off = off;
-		t->n = n;
-		t->rank = rank;
-		memcpy(t->shape, shape, sizeof(int) * rank);
-		t->decay = decay;
+	if (!b->sizing)
+		return b->base + off;
+	if (b->rc != 0)
+		return NULL;
+	struct vit_tensor t = { .off = off, .n = n, .rank = rank, .decay = decay };
+	snprintf(t.name, sizeof t.name, "%s", name);
+	memcpy(t.shape, shape, sizeof(int) * rank);
+	if (b->visit != NULL) {
+		b->rc = b->visit(b->arg, &t);
 		return NULL;
 	}
-	return b->base + off;
+	if (m->ntensor == b->cap) {
+		int cap = b->cap ? 2 * b->cap : 64;
+		void *p = realloc(m->tensor, sizeof *m->tensor * cap);
+		if (p == NULL) {
+			b->rc = -1;
+			return NULL;
+		}
+		m->tensor = p;
+		b->cap = cap;
+	}
+	m->tensor[m->ntensor++] = t;
+	return NULL;
 }
 
 int
@@ -192,7 +201,7 @@ layout(struct builder *b)
 		s->posemb = tensor(b, "pos_embed", 0, 2,
 		    1 + vit_grid_size(c->grid, c->axes), D);
 	for (int l = 0; l < c->depth; l++) {
-		struct layer *L = &s->L[l];
+		struct layer none, *L = s->L != NULL ? &s->L[l] : &none;
 #define T(field, decay, name, ...) do {					\
 	snprintf(nm, sizeof nm, "blocks.%d.%s", l, name);		\
 	L->field = tensor(b, nm, decay, __VA_ARGS__);	\
@@ -399,6 +408,35 @@ activations(struct vit *m, char *block)
 	return tot;
 }
 
+/* The position encoding of config c into pe; 0, or -1 with err. */
+static int
+parse_pe(struct pe *pe, const struct vit_config *c, char *err, size_t errlen)
+{
+	if (pe_parse(pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) == -1) {
+		snprintf(err, errlen, "%s", pe->err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+vit_layout(const struct vit_config *c, int (*fn)(void *arg,
+    const struct vit_tensor *t), void *arg, size_t *nparam, char *err,
+    size_t errlen)
+{
+	struct vit_state s = { 0 };
+	struct vit m = { .c = *c, .st = &s };
+	struct builder b = { .m = &m, .sizing = 1, .visit = fn, .arg = arg };
+
+	if (vit_config_check(c, err, errlen) == -1 ||
+	    parse_pe(&s.pe, c, err, errlen) == -1)
+		return -1;
+	layout(&b);
+	*nparam = m.nparam;
+	return b.rc;
+}
+
 static struct vit *
 create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
     int infer, char *err, size_t errlen)
@@ -420,11 +458,8 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	m->maxB = maxB;
 	m->maxT = maxT;
 	s->nthr = omp_get_max_threads();
-	if (pe_parse(&s->pe, c->pe, c->dim / c->heads, c->axes, c->heads,
-	    c->depth, pe_share_name(c->share)) == -1) {
-		snprintf(err, errlen, "%s", s->pe.err);
+	if (parse_pe(&s->pe, c, err, errlen) == -1)
 		goto fail;
-	}
 	s->rotary = s->pe.rotary && !s->pe.identity;
 	if (s->rotary && pe_work_init(&s->pwork, &s->pe,
 	    (c->pos_per_record ? maxB : 1) * (maxT + 1)) == -1) {
@@ -439,7 +474,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 
 	struct builder b = { .m = m, .sizing = 1 };
 	layout(&b);
-	if (m->tensor == NULL)
+	if (b.rc != 0)
 		goto nomem;
 	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
 	m->param = aligned_alloc(64, arena * sizeof(float));

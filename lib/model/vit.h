@@ -135,6 +135,14 @@ int	 vit_config_save(const struct vit_config *c, struct vt *s);
 int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 	    size_t errlen);
 
+/* The parameter tensors of a model of c as vit_create lays them out in
+ * its arena (the same code, run without building anything), in order,
+ * each passed to fn, which returns 0 to go on; *nparam: the arena's
+ * floats, when it returns 0.  0, fn's first non-zero, or -1 with err on
+ * a bad config. */
+int	 vit_layout(const struct vit_config *c,
+	    int (*fn)(void *arg, const struct vit_tensor *t), void *arg,
+	    size_t *nparam, char *err, size_t errlen);
 /* Build a model for batches up to maxB records of up to maxT patch tokens,
  * parameters initialized from seed (truncated normal std 0.02 for weights,
  * zero biases, unit LayerNorm gains, position encodings as lib/pe/pe.h).

@@ -65,6 +65,17 @@ head = ("\n".join(lines) + "\nENDHDR\n").encode()
 open(sys.argv[2], "wb").write(head + b"\n" * (-len(head) % align) + body)
 PY
 rekey() { "$PY" rekey.py "$@"; }
+# rss.py KIB EXIT command...: run it (stdout in out, stderr in err); print
+# its exit status and peak resident memory; fail unless it exits EXIT
+# within KIB.
+cat >rss.py <<'PY'
+import resource, subprocess, sys
+limit, want = int(sys.argv[1]), int(sys.argv[2])
+r = subprocess.run(sys.argv[3:], stdout=open("out", "wb"), stderr=open("err", "wb"), timeout=60)
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print("exit %d, peak %d KiB" % (r.returncode, rss))
+sys.exit(r.returncode != want or rss > limit)
+PY
 
 # --- checkpoints (lib/checkpoint.c) ---
 "$PY" "$TOP/tests/sh/posclass.py" --records 40 --seed 1 >train.vt
@@ -74,10 +85,10 @@ check "train a small model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --th
 rekey m.vt big.vt "VIT_DIM 16384" "VIT_HEADS 16" "VIT_MLP 16384"
 [ "$(wc -c <big.vt)" -lt 65536 ] && ok "the hostile checkpoint is small ($(wc -c <big.vt) bytes)" || nok "big.vt is $(wc -c <big.vt) bytes"
 refused "vit-eval: small checkpoint, large model keys: refused before building" \
-    'big\.vt: its keys describe a model of [0-9]+ bytes of weights or more, its fields carry [0-9]+' \
+    "big\\.vt: field 'patch\\.w' is f32\\[16,4\\], the model wants f32\\[16384,4\\]" \
     vit-eval --threads 1 big.vt train.vt
 cp big.vt resume.vt
-refused "vit-train --resume: the same" 'resume\.vt: its keys describe a model' \
+refused "vit-train --resume: the same" "resume\\.vt: field 'patch\\.w' is f32\\[16,4\\]" \
     vit-train --threads 1 --resume -o resume.vt train.vt
 # Keys of a model 4096 wide and a field declared to carry its weights, but
 # the file ends long before.
@@ -86,6 +97,36 @@ refused "a checkpoint whose fields are not in the file is refused before buildin
     'short\.vt: the header declares [0-9]+ bytes of fields, the file holds [0-9]+ after it' \
     vit-eval --threads 1 short.vt train.vt
 limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
+
+# Every field is checked against the exact shape of its tensor before
+# anything is built.  All of a 192-wide model's weights and moments
+# (1.9 MB), with keys that raise its grid to 256x256, whose position
+# table alone is 50 MB (f32[65537,192]), and to 192x192 for --resume,
+# which builds for a batch of 64 (256x256 is past the attention's limit
+# there) and holds four arenas of 28 MB: a lower bound on the weights
+# lets both through.  Each reader refuses the field by its shapes, at
+# the memory of a small file.
+check "train a model 192 wide" vit-train --dim 192 --depth 1 --heads 1 --mlp 8 \
+	--threads 1 --pe abs --epochs 1 --batch 20 -o wide.vt train.vt
+rekey wide.vt grid.vt "VIT_GRID 256,256"
+rekey wide.vt grid-r.vt "VIT_GRID 192,192"
+pos="field 'pos_embed' is f32\\[17,192\\], the model wants f32\\[(65537|36865),192\\]"
+# rss_refused "what" command...: exit 1 with a message of pos, its peak
+# resident memory under 24 MiB, within the address-space limit.
+rss_refused() {
+	local d=$1; shift
+	if "$PY" rss.py 24576 1 sh -c "ulimit -v $MEM; exec \"\$@\"" sh "$@" >rss &&
+	    grep -Eq -- "^$(basename "$1"): .*$pos" err; then ok "$d: $(cat rss)"
+	else nok "$d: $(cat rss) $(head -c 300 err)"; fi
+}
+rss_refused "vit-eval: a grid its position table does not carry" \
+    vit-eval --threads 1 --batch 1 grid.vt train.vt
+rss_refused "shuffle-eval: the same" shuffle-eval --threads 1 --batch 1 -k 1 grid.vt train.vt
+rss_refused "vit-train --init: the same" vit-train --threads 1 --init grid.vt -o init.vt train.vt
+rss_refused "vtool to-safetensors: the same" vtool to-safetensors grid.vt
+rss_refused "vit-train --resume: the same" vit-train --threads 1 --resume -o grid-r.vt train.vt
+limited 60 vit-eval --threads 1 wide.vt train.vt && ok "the 192-wide model itself loads" ||
+	nok "wide.vt: $(head -c 300 err)"
 
 # A stream of another class count than the model's (2 classes).
 rekey train.vt c100.vt "CLASSES 100"
@@ -134,14 +175,6 @@ limited 60 sh -c 'cat train.vt | shuffle-eval --threads 1 -k 2 --spill-dir . m.v
 
 # --- IDX and CIFAR (lib/dataset_idx.c, dataset_cifar.c): records are read
 # as they are needed; memory does not grow with the file ---
-cat >rss.py <<'PY'
-import resource, subprocess, sys
-limit = int(sys.argv[1])
-r = subprocess.run(sys.argv[2:], stdout=open("out", "wb"), stderr=open("err", "wb"), timeout=60)
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print("exit %d, peak %d KiB" % (r.returncode, rss))
-sys.exit(r.returncode != 0 or rss > limit)
-PY
 # 131 MB of images in a 127 KB gzip file; the first image is not blank.
 "$PY" - <<'PY'
 import gzip, struct
@@ -156,7 +189,7 @@ with open("data_batch_1.bin", "wb") as f:
     for k in range(recs):
         f.write(bytes([k % 10]) + bytes([k % 251]) * 3072)
 PY
-TMPDIR=. "$PY" rss.py 81920 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
+TMPDIR=. "$PY" rss.py 81920 0 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
     ok "gzip IDX of 131 MB: $(cat rss)" || nok "gzip IDX of 131 MB: $(cat rss) $(head -c 300 err)"
 vtpy '
 r = list(vtread(open("out", "rb"))[1])
@@ -165,7 +198,7 @@ p = r[0]["patch"].reshape(16, 16, 16, 16).transpose(0, 2, 1, 3).reshape(256, 256
 assert (p == np.arange(256, dtype="u1")[None, :]).all()
 assert not r[1]["patch"].any()' && ok "its records and sources (PATH:N)" || nok "gzip IDX records"
 ls patchify-idx.* >/dev/null 2>&1 && nok "a temporary is left in TMPDIR" || ok "no temporary left in TMPDIR"
-"$PY" rss.py 71680 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
+"$PY" rss.py 71680 0 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
     ok "CIFAR-10 of 92 MB: $(cat rss)" || nok "CIFAR-10 of 92 MB: $(cat rss) $(head -c 300 err)"
 vtpy '
 r = list(vtread(open("out", "rb"))[1])

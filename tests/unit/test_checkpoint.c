@@ -2,7 +2,9 @@
  * test_checkpoint.c - a model through ckpt_save and ckpt_load: config,
  * every tensor and the AdamW moments come back bit for bit; the skewgen
  * keys are there; generator files must match the model; a model for
- * forward passes reads its parameters alone.
+ * forward passes reads its parameters alone.  Every field must have the
+ * exact dtype and shape of vit_layout's tensor, checked before the model
+ * is built, and vit_layout is vit_create's layout.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,121 @@
 
 #include "checkpoint.h"
 #include "test.h"
+
+/* Write the checkpoint in to out with field name declared as
+ * dtype[rank] dims (its payload the same bytes, or as many as fit). */
+static void
+reshape(struct vt *in, const char *out, const char *name, int dtype, int rank,
+    const int64_t *dims)
+{
+	struct vt o;
+	int ok = 1;
+
+	vt_init(&o);
+	for (int i = 0; i < in->nmeta; i++)
+		ok &= vt_meta_add(&o, in->meta[i].key, in->meta[i].val) == 0;
+	for (int i = 0; i < in->nfield && ok; i++) {
+		struct vt_field *f = &in->field[i];
+		int same = strcmp(f->name, name) != 0;
+		int j = vt_add_field(&o, f->name, same ? f->dtype : dtype,
+		    same ? f->rank : rank, same ? f->dim : dims);
+		if ((ok = j >= 0) && o.field[j].nbytes <= f->nbytes)
+			vt_lend(&o, j, f->data);
+	}
+	CHECK(ok && vt_save(&o, out) == 0, "%s as %s[%d dims] (%s)", name,
+	    vt_dtype_name(dtype), rank, o.err);
+	vt_free(&o);
+}
+
+/* A field of the model's element count but another shape or dtype, or
+ * moments of another size, is refused naming both shapes. */
+static void
+check_exact(const char *path)
+{
+	struct vt raw, s;
+	char err[512] = "", other[64];
+	const int64_t patch[2] = { 12, 16 }, cls[2] = { 1, 16 }, moments[1] = { 7 };
+	const int64_t same[2] = { 16, 12 };
+
+	snprintf(other, sizeof other, "%s.exact", path);
+	CHECK(vt_load(&raw, path) == 0, "load %s (%s)", path, raw.err);
+	reshape(&raw, other, "patch.w", VT_F32, 2, patch);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
+	    strstr(err, "field 'patch.w' is f32[12,16], the model wants f32[16,12]"),
+	    "patch.w transposed, of the same size: %s", err);
+	vt_free(&s);
+	reshape(&raw, other, "cls", VT_F32, 2, cls);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
+	    strstr(err, "field 'cls' is f32[1,16], the model wants f32[16]"),
+	    "cls of another rank: %s", err);
+	vt_free(&s);
+	reshape(&raw, other, "patch.w", VT_I32, 2, same);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
+	    strstr(err, "field 'patch.w' is i32[16,12], the model wants f32[16,12]"),
+	    "patch.w of another dtype: %s", err);
+	vt_free(&s);
+	reshape(&raw, other, CKPT_ADAM_V, VT_F32, 1, moments);
+	CHECK(ckpt_load(other, &s, 2, 0, 1, err, sizeof err) == NULL &&
+	    strstr(err, "field 'adam.v' is f32[7], the model wants f32["),
+	    "resume: moments of another size: %s", err);
+	vt_free(&s);
+	struct vit *n = ckpt_load(other, &s, 2, 0, 0, err, sizeof err);
+	CHECK(n != NULL, "forward-only: the moments are not read (%s)", err);
+	vit_destroy(n);
+	vt_free(&s);
+	vt_free(&raw);
+	unlink(other);
+}
+
+/* The tensors vit_layout passes, to compare with a model's table. */
+struct seen {
+	const struct vit *m;
+	int	 n, bad, stop;
+};
+
+static int
+see(void *arg, const struct vit_tensor *t)
+{
+	struct seen *S = arg;
+	const struct vit_tensor *w = S->n < S->m->ntensor ? &S->m->tensor[S->n] : NULL;
+
+	S->bad += w == NULL || memcmp(w, t, sizeof *t) != 0;
+	return ++S->n == S->stop ? 42 : 0;
+}
+
+/* vit_layout gives vit_create's tensor table, in order, and its arena
+ * size, for models of each kind of tensor; a visitor's non-zero stops it. */
+static void
+check_layout(void)
+{
+	const char *pes[] = { "abs", "liere:4", "sincos", "comrope-ld:4" };
+	char err[256] = "";
+
+	for (int i = 0; i < 4; i++) {
+		struct vit_config c;
+		vit_config_init(&c);
+		c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 24, c.classes = 3, c.P = 5;
+		c.locality = i & 1;
+		c.grid[0] = 3, c.grid[1] = 5;
+		strcpy(c.pe, pes[i]);
+		struct vit *m = vit_create_infer(&c, 1, 15, err, sizeof err);
+		struct seen S = { m, 0, 0, 0 };
+		size_t np = 0;
+		CHECK(m && vit_layout(&c, see, &S, &np, err, sizeof err) == 0 &&
+		    S.n == m->ntensor && S.bad == 0 && np == m->nparam,
+		    "vit_layout, pe %s%s: %d tensors as vit_create's, %zu floats (%s)",
+		    pes[i], c.locality ? ", locality" : "", S.n, np, err);
+		S = (struct seen){ m, 0, 0, 3 };
+		CHECK(m && vit_layout(&c, see, &S, &np, err, sizeof err) == 42 && S.n == 3,
+		    "the visitor's 42 at the third tensor stops it (%d seen)", S.n);
+		vit_destroy(m);
+	}
+	struct vit_config c;
+	vit_config_init(&c);
+	c.heads = 5;
+	CHECK(vit_layout(&c, see, NULL, &(size_t){ 0 }, err, sizeof err) == -1 &&
+	    strstr(err, "not a multiple of heads"), "a bad config: %s", err);
+}
 
 /* A model for forward passes reads the parameters alone, straight into
  * its arena: the moments are read past; fields it does not know are read
@@ -43,7 +160,7 @@ check_forward_only(const struct vit *m, const char *path)
 	vt_meta_set(&raw, "VIT_MLP", "32");
 	CHECK(vt_save(&raw, other) == 0, "VIT_MLP changed");
 	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "field 'blocks.0.mlp.fc1.w' is f32[384], the model wants f32[512]"),
+	    strstr(err, "field 'blocks.0.mlp.fc1.w' is f32[24,16], the model wants f32[32,16]"),
 	    "a field of another size: %s", err);
 	vt_free(&s);
 	vt_free(&raw);
@@ -119,6 +236,8 @@ main(void)
 	    strstr(err, "LAYERS is 2, the model's is 3"), "another depth refused: %s", err);
 	vit_destroy(n);
 	check_forward_only(m, path);
+	check_exact(path);
+	check_layout();
 
 	/* Damaged files. */
 	CHECK(truncate(path, 3000) == 0, "cut the file");

@@ -201,7 +201,10 @@ done
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')
-printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","date":"%s"}\n' \
+# The checkout's commit when the result was written (the code of its model,
+# unless the tree changed while the campaign ran).
+commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","commit":"%s","date":"%s"}\n' \
     "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$vt" "$evals" \
-    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
+    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
 mv "$out.tmp.$$" "$out"

@@ -56,6 +56,11 @@ check_exit 1 "unknown encoding" flops --pe abs,foo
 [ -s "$T/out" ] && nok "no partial output" || ok "no partial output"
 check_exit 1 "block not dividing the head" flops --pe liere:5
 check_grep "says why" "dividing the head dimension" "$T/err"
+# --pe all on heads of 16: liere:64 cannot be built, and only it is left out.
+check_exit 0 "--pe all on a model of head dimension 16" flops --pe all --dim 64 --heads 4
+check_grep "... leaves liere:64 out, saying why" "^flops: --pe all: liere:64 left out: .*dividing the head dimension 16$" "$T/err"
+grep -q '^liere:8 ' "$T/out" && ! grep -q '^liere:64 ' "$T/out" && ok "... and counts the others" || nok "--pe all rows: $(cut -c1-16 "$T/out" | tr '\n' ' ')"
+check_exit 1 "liere:64 named on that model: an error" flops --pe liere:64 --dim 64 --heads 4
 check_exit 1 "heads not dividing dim" flops --dim 100 --heads 3
 check_exit 1 "missing checkpoint" flops --model "$T/none.vt"
 

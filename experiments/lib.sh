@@ -144,22 +144,26 @@ stats() {
 
 # claim STATSFILE "A < B < C": whether each step of the ordering holds
 # here: "holds" where the intervals separate that way, "reversed" where they
-# separate the other way, "not separated" otherwise (and with one run, which
-# has no interval).
+# separate the other way, "not separated" where they overlap, and open
+# where a row has not run or has one run (no interval); then the verdict
+# on the whole ordering.
 claim() {
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
 	awk -F '\t' -v claim="$2" '
 	FILENAME == ARGV[1] { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
 	{ c[++k] = $0 }
-	END { all = "holds"
+	END { nrev = nopen = nsame = 0
 	  for (i = 1; i < k; i++) { a = c[i]; b = c[i + 1]
-		if (!(a in m) || !(b in m)) v = "not measured"
-		else if (lo[a] == "" || lo[b] == "") v = "not separated (one run)"
+		if (!(a in m) || !(b in m)) { v = "not measured"; nopen++ }
+		else if (lo[a] == "" || lo[b] == "") { v = "one run, no interval"; nopen++ }
 		else if (hi[a] < lo[b]) v = "holds"
-		else if (hi[b] < lo[a]) v = "reversed"
-		else v = "not separated"
-		if (v != "holds") all = "does not hold as a whole"
+		else if (hi[b] < lo[a]) { v = "reversed"; nrev++ }
+		else { v = "not separated"; nsame++ }
 		s = s sprintf("%s%s < %s: %s", i > 1 ? "; " : "", a, b, v) }
+	  # A reversal decides; missing runs leave it open; overlapping
+	  # intervals (with every run made) are a plain "does not hold".
+	  all = nrev ? "does not hold: reversed" : nopen ? "not decided yet: runs missing" : \
+	      nsame ? "does not hold: not separated" : "holds"
 	  printf "- `%s`: **%s** (%s)\n", claim, all, s }' "$1" "$PLAN.claim"
 }
 

@@ -6,6 +6,16 @@
 R=$T/results C=$T/cache
 ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
 
+# claim's verdicts, on made-up runs (three each; d one run; e none):
+# separated both ways, overlapping, and open.
+printf '%s\n' a 10 a 11 a 12 b 20 b 21 b 22 c 19 c 20 c 21 d 30 | paste - - >"$T/claim.runs"
+verdict() { (PERCENT=0; PLAN=$T/claim; . experiments/lib.sh; stats <"$T/claim.runs" >"$T/claim.st"; claim "$T/claim.st" "$1") | sed 's/^[^*]*\*\*\([^*]*\)\*\*.*/\1/'; }
+[ "$(verdict 'a < b')" = holds ] && ok "claim: separated intervals hold" || nok "claim a < b: $(verdict 'a < b')"
+[ "$(verdict 'b < a')" = "does not hold: reversed" ] && ok "claim: ... the other way, reversed" || nok "claim b < a: $(verdict 'b < a')"
+[ "$(verdict 'a < c < b')" = "does not hold: not separated" ] && ok "claim: overlapping intervals do not hold" || nok "claim a < c < b: $(verdict 'a < c < b')"
+[ "$(verdict 'a < d')" = "not decided yet: runs missing" ] && ok "claim: one run leaves it open" || nok "claim a < d: $(verdict 'a < d')"
+[ "$(verdict 'a < e')" = "not decided yet: runs missing" ] && ok "claim: ... as does a row not run" || nok "claim a < e: $(verdict 'a < e')"
+
 # Moving Fashion-MNIST: every clip moves its item 2 pixels a frame, in the
 # direction its label says (label = 2 class + direction, 1: leftwards),
 # through FFmpeg and back; the same seed gives the same files.

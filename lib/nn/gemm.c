@@ -45,17 +45,23 @@ gemm_force(enum gemm_backend b)
  * beat them on the chunked products' shapes; the other kinds, not measured
  * there, stay with OpenBLAS.
  */
+static const enum gemm_backend rule[2][3] = {
+	/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS */
+	{ GEMM_ONEDNN, GEMM_OPENBLAS, GEMM_ONEDNN },	/* no AVX-512 */
+	{ GEMM_OPENBLAS, GEMM_OPENBLAS, GEMM_ONEDNN },	/* AVX-512 */
+};
+static int avx512;	/* the CPU's row of rule, read once at load */
+
+__attribute__((constructor)) static void
+read_isa(void)
+{
+	avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
+	    dnnl_cpu_isa_avx512_core;
+}
+
 enum gemm_backend
 gemm_backend_of(enum gemm_kind k)
 {
-	static const enum gemm_backend rule[2][3] = {
-		/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS */
-		{ GEMM_ONEDNN, GEMM_OPENBLAS, GEMM_ONEDNN },	/* no AVX-512 */
-		{ GEMM_OPENBLAS, GEMM_OPENBLAS, GEMM_ONEDNN },	/* AVX-512 */
-	};
-	int avx512 = (dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core) ==
-	    dnnl_cpu_isa_avx512_core;
-
 	return forced != GEMM_AUTO ? forced : rule[avx512][k];
 }
 

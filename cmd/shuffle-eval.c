@@ -29,6 +29,7 @@ struct opts {
 	int	 frames;	/* --axis t: permute whole frames */
 	int	 batch;
 	int	 threads;
+	enum gemm_prec prec;
 	int	 json;
 	int	 header;	/* table: print the column line */
 	long long emit;		/* >= 0: write trial emit's shuffled stream */
@@ -50,8 +51,8 @@ struct shuffler {
 	char	 err[256];
 };
 
-enum { OPT_SEED = CLI_OPT_LONG, OPT_AXIS, OPT_EMIT, OPT_THREADS, OPT_JSON,
-	OPT_NO_HEADER, OPT_FORCE, OPT_SPILL_DIR, OPT_SPILL_MAX };
+enum { OPT_SEED = CLI_OPT_LONG, OPT_AXIS, OPT_EMIT, OPT_THREADS, OPT_PRECISION,
+	OPT_JSON, OPT_NO_HEADER, OPT_FORCE, OPT_SPILL_DIR, OPT_SPILL_MAX };
 
 static const struct cli_opt options[] = {
 	{ "trials", 'k', "K", "shuffled trials (default 5)" },
@@ -61,6 +62,8 @@ static const struct cli_opt options[] = {
 	{ "emit", OPT_EMIT, "K", "write trial K's shuffled stream instead (no MODEL)" },
 	{ "batch", 'b', "N", "records per forward pass (default 64)" },
 	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "precision", OPT_PRECISION, "fp32|bf16",
+	    "the products' precision (fp32; bf16: bf16 operands, fp32 sums)" },
 	{ "json", OPT_JSON, NULL, "one JSON object instead of the table row" },
 	{ "no-header", OPT_NO_HEADER, NULL, "the table row without its column line" },
 	{ "force", OPT_FORCE, NULL, "--emit: write the stream even to a terminal" },
@@ -99,6 +102,10 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_EMIT: o->emit = cli_int("--emit", optarg, 0, INT32_MAX); break;
 		case 'b': o->batch = (int)cli_int("--batch", optarg, 1, 1 << 16); evalopt = 1; break;
 		case OPT_THREADS: o->threads = cli_opt_threads(optarg); evalopt = 1; break;
+		case OPT_PRECISION:
+			o->prec = cli_opt_precision(optarg);
+			evalopt = 1;
+			break;
 		case OPT_JSON: o->json = 1; evalopt = 1; break;
 		case OPT_NO_HEADER: o->header = 0; evalopt = 1; break;
 		case OPT_FORCE: o->force = 1; break;
@@ -414,6 +421,7 @@ main(int argc, char *argv[])
 	cli_threads(o.threads);
 	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
 		die("%s", err);
+	m->prec = o.prec;
 	fp = open_input(&o, m, &ms, &name);
 	vt_init(&s);
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)

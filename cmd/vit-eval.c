@@ -21,6 +21,7 @@
 struct opts {
 	int	 batch;
 	int	 threads;
+	enum gemm_prec prec;
 	int	 json;
 	int	 per_class;
 	int	 confusion;
@@ -39,7 +40,7 @@ struct printer {
 };
 
 enum { OPT_PER_CLASS = CLI_OPT_LONG, OPT_CONFUSION, OPT_PREDICT, OPT_LOGITS,
-	OPT_JSON, OPT_RESAMPLES, OPT_SEED, OPT_THREADS };
+	OPT_JSON, OPT_RESAMPLES, OPT_SEED, OPT_THREADS, OPT_PRECISION };
 
 static const struct cli_opt options[] = {
 	{ "batch", 'b', "N", "records per forward pass (64)" },
@@ -54,6 +55,8 @@ static const struct cli_opt options[] = {
 	{ "resamples", OPT_RESAMPLES, "N", "bootstrap resamples (1000; 0: no intervals)" },
 	{ "seed", OPT_SEED, "N", "bootstrap seed (1)" },
 	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "precision", OPT_PRECISION, "fp32|bf16",
+	    "the products' precision (fp32; bf16: bf16 operands, fp32 sums)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -82,6 +85,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_RESAMPLES: o->resamples = (int)cli_int("--resamples", optarg, 0, 1000000); break;
 		case OPT_SEED: o->seed = cli_opt_seed(optarg); break;
 		case OPT_THREADS: o->threads = cli_opt_threads(optarg); break;
+		case OPT_PRECISION: o->prec = cli_opt_precision(optarg); break;
 		}
 	if (optind >= argc)
 		usage_error("no MODEL");
@@ -301,6 +305,7 @@ main(int argc, char *argv[])
 
 	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
 		die("%s", err);
+	m->prec = o.prec;
 	vt_init(&s);
 	FILE *fp = cli_open_in(o.input, &name);
 	if (vt_read_header(&s, fp, name) < 0)

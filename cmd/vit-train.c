@@ -76,6 +76,8 @@ struct opts {
 	int64_t	 seed;
 	int64_t	 val_every, val_steps, save_every, save_steps;
 	int	 threads;
+	enum gemm_prec prec;
+	int	 prec_given;	/* --precision given: else --resume keeps the run's */
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
 	int	 stream_positions;	/* --positions stream: as the stream has them */
@@ -186,7 +188,8 @@ enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE
 	OPT_DROPOUT, OPT_EMB_DROPOUT, OPT_POSITIONS, OPT_INIT, OPT_LR, OPT_LR_MIN,
 	OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WARMUP, OPT_SMOOTHING, OPT_CLIP,
 	OPT_ACCUM, OPT_MIXUP, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_VAL_EVERY,
-	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_THREADS, OPT_VAL,
+	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_THREADS,
+	OPT_PRECISION, OPT_VAL,
 	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_LOG };
 
 static char pe_help[512];	/* --pe's, with the registered encodings */
@@ -228,6 +231,8 @@ static const struct cli_opt options[] = {
 	{ "steps", OPT_STEPS, "N", "optimizer steps: stop there, schedule length" },
 	{ "seed", OPT_SEED, "N", "seed of every random draw (1)" },
 	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "precision", OPT_PRECISION, "fp32|bf16",
+	    "the products' precision (fp32; bf16: bf16 operands, fp32 sums)" },
 	{ "val", OPT_VAL, "FILE", "held-out stream evaluated every --val-every epochs" },
 	{ "val-every", OPT_VAL_EVERY, "N", "epochs between validations (1)" },
 	{ "val-steps", OPT_VAL_STEPS, "N", "also validate every N optimizer steps (0: never)" },
@@ -317,6 +322,10 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
 		case OPT_SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
 		case OPT_THREADS: o->threads = cli_opt_threads(optarg); break;
+		case OPT_PRECISION:
+			o->prec = cli_opt_precision(optarg);
+			o->prec_given = 1;
+			break;
 		case OPT_VAL: o->val = optarg; break;
 		case OPT_VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
 		case OPT_VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
@@ -343,7 +352,8 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("--resume needs --out MODEL, the checkpoint to continue");
 	if (o->resume && o->fixed != NULL)
 		usage_error("--%s: the checkpoint fixes it; --resume takes --out, --log, "
-		    "--val, --best, --threads and the input only", o->fixed);
+		    "--val, --best, --threads, --precision and the input only",
+		    o->fixed);
 	if (vit_preset(&o->c, o->preset) < 0)
 		usage_error("--preset: '%s' is not tiny, small, base, large or cifar", o->preset);
 	if (o->dim)
@@ -807,6 +817,9 @@ write_model(struct run *r, const char *path, int optimizer)
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
 		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
 	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
+	if (vt_meta_set(&r->meta, "TRAIN_PRECISION", r->o.prec == GEMM_BF16 ?
+	    "bf16" : "fp32") < 0)
+		die("%s", r->meta.err);
 	meta_num(&r->meta, "TRAIN_RANKS", 1, &(int64_t){ r->d.size });
 	if (!isnan(r->train_loss))
 		meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss);
@@ -1120,6 +1133,14 @@ resume(struct run *r)
 		cli_warn("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
 		    (long long)threads);
+	const char *prec = vt_meta(&ck, "TRAIN_PRECISION");
+	if (prec != NULL && !r->o.prec_given)
+		r->o.prec = cli_opt_precision(prec);
+	if (prec != NULL && strcmp(prec, r->o.prec == GEMM_BF16 ? "bf16" :
+	    "fp32") != 0 && r->d.rank == 0)
+		cli_warn("--resume: --precision %s, the run began with %s: "
+		    "the result will not be bitwise the uninterrupted run's",
+		    r->o.prec == GEMM_BF16 ? "bf16" : "fp32", prec);
 	/* the same batches, their sums in another order */
 	if (ranks != r->d.size && r->d.rank == 0)
 		cli_warn("--resume: %d ranks, the run began with %lld: the result "
@@ -1182,6 +1203,7 @@ main(int argc, char *argv[])
 		build_model(&r);
 		fresh_meta(&r, argc, argv);
 	}
+	r.m->prec = r.o.prec;
 	if (dist_same(&r.d, r.m, err, sizeof err) < 0)
 		die("%s", err);
 	r.adam.beta1 = r.o.beta1;

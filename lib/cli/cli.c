@@ -33,7 +33,8 @@ const char *progname = "vitpipe";
  * again with the variables set.  A user's own setting wins; when nothing
  * changes, nothing is re-run.  OpenBLAS picks its kernels itself: 0.3.21
  * gives every CPU with AVX512VL SkylakeX's sgemm (Cooperlake's, with
- * AVX512_BF16, is the same code).  VITPIPE_GEMM picks the matrix backend
+ * AVX512_BF16, is the same code).  VITPIPE_GEMM picks the matrix backend,
+ * VITPIPE_BF16=emulate lets --precision bf16 run without bf16 kernels
  * (nn.h).
  */
 static void
@@ -41,6 +42,7 @@ runtime_env(char *argv[])
 {
 	char exe[PATH_MAX];
 	const char *gemm = getenv("VITPIPE_GEMM");
+	const char *bf16 = getenv("VITPIPE_BF16");
 	ssize_t n;
 	int b;
 
@@ -49,6 +51,11 @@ runtime_env(char *argv[])
 			die("VITPIPE_GEMM: '%s' is not auto, openblas or onednn",
 			    gemm);
 		gemm_force(b);
+	}
+	if (bf16 != NULL && *bf16 != '\0') {
+		if (strcmp(bf16, "emulate") != 0)
+			die("VITPIPE_BF16: '%s' is not emulate", bf16);
+		gemm_bf16_emulate();
 	}
 	if (getenv("OMP_WAIT_POLICY") ||
 	    setenv("OMP_WAIT_POLICY", "passive", 1) != 0)
@@ -279,6 +286,28 @@ int
 cli_opt_threads(const char *arg)
 {
 	return (int)cli_int("--threads", arg, 0, 1024);
+}
+
+enum gemm_prec
+cli_opt_precision(const char *arg)
+{
+	if (strcmp(arg, "fp32") == 0)
+		return GEMM_FP32;
+	if (strcmp(arg, "bf16") != 0)
+		usage_error("--precision: '%s' is not fp32 or bf16", arg);
+	switch (gemm_bf16_mode()) {
+	case GEMM_BF16_NONE:
+		die("--precision bf16: this CPU has no native bf16 "
+		    "(AVX512_BF16 or AMX); VITPIPE_BF16=emulate runs bf16's "
+		    "numbers slowly");
+	case GEMM_BF16_EMULATED:
+		cli_warn("--precision bf16: emulated (VITPIPE_BF16=emulate): "
+		    "bf16's numbers, slower than fp32");
+		break;
+	case GEMM_BF16_NATIVE:
+		break;
+	}
+	return GEMM_BF16;
 }
 
 int

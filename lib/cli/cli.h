@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "nn.h"
+
 #define EXIT_USAGE	2
 
 extern const char *progname;
@@ -49,12 +51,14 @@ double	 cli_num(const char *opt, const char *arg, double lo, double hi);
 /* The options commands share, parsed one way (usage_error on a bad one):
  * --pe SPEC copied into dst[n] (pe_parse checks it against the model);
  * --share, an enum pe_share; --pool, an enum vit_pool; --seed, 0 ..
- * INT64_MAX; --threads, 0 (all cores) .. 1024. */
+ * INT64_MAX; --threads, 0 (all cores) .. 1024; --precision, fp32 or
+ * bf16 (dies where bf16 cannot run: gemm_bf16_mode). */
 void	 cli_opt_pe(const char *arg, char *dst, size_t n);
 int	 cli_opt_share(const char *arg);
 int	 cli_opt_pool(const char *arg);
 uint64_t cli_opt_seed(const char *arg);
 int	 cli_opt_threads(const char *arg);
+enum gemm_prec cli_opt_precision(const char *arg);
 
 /* Use n threads (0: OMP_NUM_THREADS, else the cores) for OpenMP and OpenBLAS;
  * returns n. */

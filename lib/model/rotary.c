@@ -89,9 +89,9 @@ basis_in(const struct rot *r, int l, const float *qkv, float *qkr)
 	int D = r->H * r->hd, hd = r->hd;
 	for (int h = 0; h < r->H; h++)
 		for (int k = 0; k < 2; k++)
-			gemm_rows(0, 0, r->B * r->T1, hd, hd, 1.0f,
-			    qkv + k * D + h * hd, 3 * D, basis_of(r, r->P, l, h), hd,
-			    0.0f, qkr + k * D + h * hd, 2 * D);
+			gemm_rows(GEMM_FP32, 0, 0, r->B * r->T1, hd, hd, 1.0f,
+			    qkv + k * D + h * hd, 3 * D, basis_of(r, r->P, l, h),
+			    hd, 0.0f, qkr + k * D + h * hd, 2 * D);
 }
 
 /* From dU = dL/d(P^T q), dL/d(P^T k) in du's rows: dqkv's q and k columns
@@ -106,9 +106,10 @@ basis_out(const struct rot *r, int l, const float *qkv, const float *du,
 	for (int h = 0; h < r->H; h++)
 		for (int k = 0; k < 2; k++) {
 			int st = !k && r->qcls ? r->T1 : 1;
-			gemm_rows(0, 1, r->B * r->T1 / st, hd, hd, 1.0f,
-			    du + k * D + h * hd, st * 2 * D, basis_of(r, r->P, l, h), hd,
-			    0.0f, dqkv + k * D + h * hd, st * 3 * D);
+			gemm_rows(GEMM_FP32, 0, 1, r->B * r->T1 / st, hd, hd,
+			    1.0f, du + k * D + h * hd, st * 2 * D,
+			    basis_of(r, r->P, l, h), hd, 0.0f,
+			    dqkv + k * D + h * hd, st * 3 * D);
 		}
 	int own = r->pe->share == PE_SHARE_NONE || r->pe->share == PE_SHARE_LAYERS;
 	int blas = gemm_solo_begin();
@@ -116,7 +117,7 @@ basis_out(const struct rot *r, int l, const float *qkv, const float *du,
 	for (int h = 0; h < r->H; h++)
 		for (int k = 0; k < 2; k++) {
 			int st = !k && r->qcls ? r->T1 : 1;
-			gemm_one(1, 0, hd, hd, r->B * r->T1 / st, 1.0f,
+			gemm_one(GEMM_FP32, 1, 0, hd, hd, r->B * r->T1 / st, 1.0f,
 			    qkv + k * D + h * hd, st * 3 * D, du + k * D + h * hd,
 			    st * 2 * D, 1.0f, basis_of(r, r->dP, l, h), hd);
 		}

@@ -774,7 +774,7 @@ attn_shape(const struct vit *m)
 	    .H = m->c.heads,
 	    .hd = D / m->c.heads, .ldqk = s->rotary ? 2 * D : 3 * D, .ldv = 3 * D,
 	    .dist2 = s->dist2, .dist_per_record = s->dist_per_record,
-	    .nthr = s->nthr, .scratch = s->ascr };
+	    .nthr = s->nthr, .scratch = s->ascr, .prec = m->prec };
 }
 
 /* 1 when block l computes only the CLS rows after attention: the last
@@ -922,7 +922,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(s->x, x, sizeof(float) * B * T * c->P);
 		x = s->x;
 	}
-	linear_forward(s->tmp, x, s->patchw, s->patchb, B * T, c->P, D);
+	linear_forward(m->prec, s->tmp, x, s->patchw, s->patchb, B * T, c->P,
+	    D);
 	#pragma omp parallel for
 	for (int b = 0; b < B; b++) {
 		float *h = s->h0 + (size_t)b * T1 * D;
@@ -961,7 +962,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		if (l == 0)	/* later layers': in the residual epilogue */
 			layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g,
 			    L->ln1b, N, D);
-		linear_forward(a->qkv, a->ln1, L->qkvw, L->qkvb, N, D, 3 * D);
+		linear_forward(m->prec, a->qkv, a->ln1, L->qkvw, L->qkvb, N, D,
+		    3 * D);
 		const float *q = a->qkv;
 		if (s->rotary) {
 			rotary_forward(&rt, l, s->R, a->qkr, a->qkv);
@@ -974,13 +976,13 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,
 		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
 		    .lnr = a->ln2r, .g = L->ln2g, .b = L->ln2b };
-		linear_forward_ep(s->tmp, a->att, L->projw, L->projb, Nq, D, D,
-		    rec_chunk(Tq), resid_rows, &r);
+		linear_forward_ep(m->prec, s->tmp, a->att, L->projw, L->projb,
+		    Nq, D, D, rec_chunk(Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
 		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
-		linear_forward_ep(a->fc1, a->ln2, L->fc1w, L->fc1b, Nq, D, M,
-		    rec_chunk(Tq), gelu_rows, &e);
+		linear_forward_ep(m->prec, a->fc1, a->ln2, L->fc1w, L->fc1b,
+		    Nq, D, M, rec_chunk(Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
 		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
@@ -995,8 +997,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			r.ln = s->lnf, r.lnm = s->lnfm, r.lnr = s->lnfr;
 			r.g = s->normg, r.b = s->normb;
 		}
-		linear_forward_ep(s->tmp, a->gel, L->fc2w, L->fc2b, Nq, M, D,
-		    rec_chunk(Tq), resid_rows, &r);
+		linear_forward_ep(m->prec, s->tmp, a->gel, L->fc2w, L->fc2b,
+		    Nq, M, D, rec_chunk(Tq), resid_rows, &r);
 	}
 
 	/* final LayerNorm (of the rows the last block made), pooling, head */
@@ -1015,7 +1017,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			p[i] = acc / T1;
 		}
 	}
-	linear_forward(s->logits, s->pooled, s->headw, s->headb, B, D, C);
+	linear_forward(m->prec, s->logits, s->pooled, s->headw, s->headb, B, D,
+	    C);
 	memcpy(logits, s->logits, sizeof(float) * B * C);
 	if (s->have_target)
 		memcpy(s->target, target, sizeof(float) * B * C);
@@ -1118,8 +1121,10 @@ ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
 	struct lnrows e = { .bias = { dy, s->bpart, No }, .dx = s->dh, .dy = dln,
 	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
 	    .D = D };
-	linear_backward_dx(dln, dy, w, N, D, No, GEMM_CHUNK, ln_back_rows, &e);
-	linear_backward(NULL, GRAD(m, w), NULL, dy, lnout, w, N, D, No);
+	linear_backward_dx(m->prec, dln, dy, w, N, D, No, GEMM_CHUNK,
+	    ln_back_rows, &e);
+	linear_backward(m->prec, NULL, GRAD(m, w), NULL, dy, lnout, w, N, D,
+	    No);
 	add_parts(GRAD(m, b), s->bpart, nc, No, No);
 	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
 	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
@@ -1138,8 +1143,8 @@ vit_backward(struct vit *m)
 	if (!s->have_target)
 		return;
 	xent_backward(s->dlogits, s->prob, s->target, B, C);
-	linear_backward(s->dpooled, GRAD(m, s->headw), GRAD(m, s->headb),
-	    s->dlogits, s->pooled, s->headw, B, D, C);
+	linear_backward(m->prec, s->dpooled, GRAD(m, s->headw), GRAD(m,
+	    s->headb), s->dlogits, s->pooled, s->headw, B, D, C);
 	/* the rows the final LayerNorm saw: B (CLS pooling), or all N */
 	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1, Nf = B * Tf;
 	#pragma omp parallel for
@@ -1176,20 +1181,20 @@ vit_backward(struct vit *m)
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
 		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
-		linear_backward_dx(s->dM, d, L->fc2w, Nq, M, D, GEMM_CHUNK,
-		    gelu_back_rows, &e);
-		linear_backward(NULL, GRAD(m, L->fc2w), NULL, d, a->gel, L->fc2w,
-		    Nq, M, D);
+		linear_backward_dx(m->prec, s->dM, d, L->fc2w, Nq, M, D,
+		    GEMM_CHUNK, gelu_back_rows, &e);
+		linear_backward(m->prec, NULL, GRAD(m, L->fc2w), NULL, d,
+		    a->gel, L->fc2w, Nq, M, D);
 		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq), D, D);
 		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
 		struct bias_rows pb = { d, s->bpart, D };
-		linear_backward_dx(s->tmp, d, L->projw, Nq, D, D, GEMM_CHUNK,
-		    bias_rows, &pb);
-		linear_backward(NULL, GRAD(m, L->projw), NULL, d, a->att, L->projw,
-		    Nq, D, D);
+		linear_backward_dx(m->prec, s->tmp, d, L->projw, Nq, D, D,
+		    GEMM_CHUNK, bias_rows, &pb);
+		linear_backward(m->prec, NULL, GRAD(m, L->projw), NULL, d,
+		    a->att, L->projw, Nq, D, D);
 		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq), D, D);
 		float *dq = s->rotary ? s->dqkr : s->dqkv;
 		const float *q = s->rotary ? a->qkr : a->qkv;
@@ -1240,6 +1245,6 @@ vit_backward(struct vit *m)
 	for (int b = 0; b < B; b++)
 		memcpy(s->tmp + (size_t)b * T * D, s->dh + ((size_t)b * T1 + 1) * D,
 		    sizeof(float) * T * D);
-	linear_backward(s->dx, GRAD(m, s->patchw), GRAD(m, s->patchb), s->tmp,
-	    s->x, s->patchw, B * T, c->P, D);
+	linear_backward(m->prec, s->dx, GRAD(m, s->patchw), GRAD(m, s->patchb),
+	    s->tmp, s->x, s->patchw, B * T, c->P, D);
 }

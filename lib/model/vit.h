@@ -41,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nn.h"
+
 #define VIT_MAXAXES	3	/* position coordinates per token, at most (t, y, x) */
 #define VIT_MAXRANK	4
 #define VIT_MAXNAME	64
@@ -105,6 +107,10 @@ struct vit {
 	 * by which each record draws its dropout masks as in the whole (0:
 	 * the batch is whole). */
 	int	 first_record;
+	/* The precision of the linear layers' and attention's products
+	 * (vit_create: GEMM_FP32; GEMM_BF16 where gemm_bf16_mode allows):
+	 * parameters, gradients, sums and the position encodings stay fp32. */
+	enum gemm_prec prec;
 	/* NULL, or called by vit_backward as soon as the gradient of block l
 	 * is complete (the last block's with the final norm's and the
 	 * head's), l = depth - 1 down to 0: a data-parallel trainer sends it

@@ -76,8 +76,8 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		float *pb = P ? P + (size_t)bh * TT : a->scratch +
 		    ((size_t)omp_get_thread_num() * 3 + 2) * T * T;
 		float *ob = out + (size_t)b * Tq * D + h * hd;
-		gemm_one(0, 1, Tq, T, hd, scale, qb, a->ldqk, kb, a->ldqk, 0.0f,
-		    pb, T);
+		gemm_one(a->prec, 0, 1, Tq, T, hd, scale, qb, a->ldqk, kb,
+		    a->ldqk, 0.0f, pb, T);
 		softmax_rows(pb, Tq, T);
 		const float *w = pb;
 		if (logsig != NULL) {
@@ -85,7 +85,8 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 			locality(a, b, expf(logsig[h]), pb, om, om + TT, TT);
 			w = om + TT;
 		}
-		gemm_one(0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv, 0.0f, ob, D);
+		gemm_one(a->prec, 0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv,
+		    0.0f, ob, D);
 	}
 	gemm_solo_end(blas);
 }
@@ -117,10 +118,10 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			wv = w;
 		}
 		/* dW = dout v^T; dv = W^T dout */
-		gemm_one(0, 1, Tq, T, hd, 1.0f, db, D, v + ov, a->ldv, 0.0f, dw,
-		    T);
-		gemm_one(1, 0, T, hd, Tq, 1.0f, wv, T, db, D, 0.0f, dv + ov,
-		    a->ldv);
+		gemm_one(a->prec, 0, 1, Tq, T, hd, 1.0f, db, D, v + ov, a->ldv,
+		    0.0f, dw, T);
+		gemm_one(a->prec, 1, 0, T, hd, Tq, 1.0f, wv, T, db, D, 0.0f,
+		    dv + ov, a->ldv);
 		if (logsig != NULL) {
 			/* dOmega = dW P; dOmega/dlogsig = Omega dist2 / sigma^2 */
 			const float *d2 = dist_of(a, b);
@@ -144,10 +145,10 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 			for (int n = 0; n < T; n++)
 				r[n] = pr[n] * (r[n] - s);
 		}
-		gemm_one(0, 0, Tq, hd, T, scale, dw, T, k + oqk, a->ldqk, 0.0f,
-		    dq + oqk, a->ldqk);
-		gemm_one(1, 0, T, hd, Tq, scale, dw, T, q + oqk, a->ldqk, 0.0f,
-		    dk + oqk, a->ldqk);
+		gemm_one(a->prec, 0, 0, Tq, hd, T, scale, dw, T, k + oqk,
+		    a->ldqk, 0.0f, dq + oqk, a->ldqk);
+		gemm_one(a->prec, 1, 0, T, hd, Tq, scale, dw, T, q + oqk,
+		    a->ldqk, 0.0f, dk + oqk, a->ldqk);
 	}
 	gemm_solo_end(blas);
 	if (logsig != NULL)

@@ -2,13 +2,17 @@
  * gemm.c - the matrix backend: every product of the engine is computed
  * here, by OpenBLAS or by oneDNN (see nn.h), each thread's share of a
  * product one single-threaded call of the library that the product's
- * kind takes on this CPU (gemm_backend_of).
+ * kind takes on this CPU (gemm_backend_of); bf16 products by bf16.c, on
+ * operands rounded to bf16 once a product (the shared operand once for all
+ * of a product's blocks).
  */
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "bf16.h"
 #include "nn.h"
 
 static const char *const names[] = { "auto", "openblas", "onednn" };
@@ -103,11 +107,32 @@ product(enum gemm_backend b, int transa, int transb, int M, int N, int K,
 	    alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-void
-gemm_one(int transa, int transb, int M, int N, int K, float alpha,
-    const float *A, int lda, const float *B, int ldb, float beta, float *C,
-    int ldc)
+/* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 in slot 0. */
+static const void *
+pack_rows(int transa, const float *A, int lda, int r0, int m, int K)
 {
+	return transa ? bf16_pack(0, A + r0, K, m, lda) :
+	    bf16_pack(0, A + (size_t)r0 * lda, m, K, lda);
+}
+
+/* op(B) (K x N) rounded to bf16 in slot 1. */
+static const void *
+pack_b(int transb, const float *B, int ldb, int K, int N)
+{
+	return transb ? bf16_pack(1, B, N, K, ldb) : bf16_pack(1, B, K, N, ldb);
+}
+
+void
+gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
+    float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc)
+{
+	if (p == GEMM_BF16) {
+		const void *b = pack_b(transb, B, ldb, K, N);
+		bf16_product(transa, transb, M, N, K, alpha,
+		    pack_rows(transa, A, lda, 0, M, K), b, beta, C, ldc);
+		return;
+	}
 	product(gemm_backend_of(GEMM_ONE), transa, transb, M, N, K, alpha, A,
 	    lda, B, ldb, beta, C, ldc);
 }
@@ -129,14 +154,15 @@ gemm_one(int transa, int transb, int M, int N, int K, float alpha,
 #define ONEDNN_ROWS	96
 
 void
-gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
-    const float *A, int lda, const float *B, int ldb, float beta, float *C,
-    int ldc)
+gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
+    float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc)
 {
 	enum gemm_backend b = gemm_backend_of(GEMM_ROWS);
 	int nthr = omp_get_max_threads(), per = ONEDNN_ROWS;
+	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
 
-	if (b == GEMM_OPENBLAS) {
+	if (p == GEMM_FP32 && b == GEMM_OPENBLAS) {
 		per = (M + nthr - 1) / nthr;
 		per = (per + 47) / 48 * 48;
 		if (per < 96)
@@ -149,18 +175,24 @@ gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
 	for (int i = 0; i < nblk; i++) {
 		int r0 = i * per, m = M - r0 < per ? M - r0 : per;
 		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
-		product(b, transa, transb, m, N, K, alpha, a, lda, B, ldb, beta,
-		    C + (size_t)r0 * ldc, ldc);
+		if (b16 != NULL)
+			bf16_product(transa, transb, m, N, K, alpha,
+			    pack_rows(transa, A, lda, r0, m, K), b16, beta,
+			    C + (size_t)r0 * ldc, ldc);
+		else
+			product(b, transa, transb, m, N, K, alpha, a, lda, B,
+			    ldb, beta, C + (size_t)r0 * ldc, ldc);
 	}
 	gemm_solo_end(blas);
 }
 
 void
-gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
-    const float *B, int ldb, const float *bias, float *C, int ldc, int chunk,
-    rows_fn *ep, void *arg)
+gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
+    const float *A, int lda, const float *B, int ldb, const float *bias,
+    float *C, int ldc, int chunk, rows_fn *ep, void *arg)
 {
 	enum gemm_backend b = gemm_backend_of(GEMM_CHUNKS);
+	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
 	int nchunk = (M + chunk - 1) / chunk;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for schedule(dynamic, 1)
@@ -170,8 +202,13 @@ gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
 		if (bias != NULL)
 			for (int r = 0; r < m; r++)
 				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
-		product(b, 0, transb, m, N, K, 1.0f, A + (size_t)r0 * lda, lda, B,
-		    ldb, bias != NULL ? 1.0f : 0.0f, c, ldc);
+		float beta = bias != NULL ? 1.0f : 0.0f;
+		if (b16 != NULL)
+			bf16_product(0, transb, m, N, K, 1.0f,
+			    pack_rows(0, A, lda, r0, m, K), b16, beta, c, ldc);
+		else
+			product(b, 0, transb, m, N, K, 1.0f, A + (size_t)r0 * lda,
+			    lda, B, ldb, beta, c, ldc);
 		if (ep != NULL)
 			ep(arg, r0, m);
 	}

@@ -29,38 +29,40 @@ colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 }
 
 void
-linear_forward_ep(float *y /* [N][No] */, const float *x /* [N][Ni] */,
-    const float *w /* [No][Ni] */, const float *b /* [No] or NULL */,
-    int N, int Ni, int No, int chunk, rows_fn *ep, void *arg)
-{
-	gemm_chunks(1, N, No, Ni, x, Ni, w, Ni, b, y, No, chunk, ep, arg);
-}
-
-void
-linear_forward(float *y /* [N][No] */, const float *x /* [N][Ni] */,
-    const float *w /* [No][Ni] */, const float *b /* [No] or NULL */,
-    int N, int Ni, int No)
-{
-	linear_forward_ep(y, x, w, b, N, Ni, No, GEMM_CHUNK, NULL, NULL);
-}
-
-void
-linear_backward_dx(float *dx /* [N][Ni] */, const float *dy /* [N][No] */,
-    const float *w /* [No][Ni] */, int N, int Ni, int No, int chunk,
+linear_forward_ep(enum gemm_prec p, float *y /* [N][No] */,
+    const float *x /* [N][Ni] */, const float *w /* [No][Ni] */,
+    const float *b /* [No] or NULL */, int N, int Ni, int No, int chunk,
     rows_fn *ep, void *arg)
 {
-	gemm_chunks(0, N, Ni, No, dy, No, w, Ni, NULL, dx, Ni, chunk, ep, arg);
+	gemm_chunks(p, 1, N, No, Ni, x, Ni, w, Ni, b, y, No, chunk, ep, arg);
 }
 
 void
-linear_backward(float *dx /* [N][Ni] or NULL */, float *dw /* [No][Ni] */,
-    float *db /* [No] or NULL */, const float *dy /* [N][No] */,
+linear_forward(enum gemm_prec p, float *y /* [N][No] */,
     const float *x /* [N][Ni] */, const float *w /* [No][Ni] */,
-    int N, int Ni, int No)
+    const float *b /* [No] or NULL */, int N, int Ni, int No)
+{
+	linear_forward_ep(p, y, x, w, b, N, Ni, No, GEMM_CHUNK, NULL, NULL);
+}
+
+void
+linear_backward_dx(enum gemm_prec p, float *dx /* [N][Ni] */,
+    const float *dy /* [N][No] */, const float *w /* [No][Ni] */, int N,
+    int Ni, int No, int chunk, rows_fn *ep, void *arg)
+{
+	gemm_chunks(p, 0, N, Ni, No, dy, No, w, Ni, NULL, dx, Ni, chunk, ep,
+	    arg);
+}
+
+void
+linear_backward(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
+    float *dw /* [No][Ni] */, float *db /* [No] or NULL */,
+    const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
+    const float *w /* [No][Ni] */, int N, int Ni, int No)
 {
 	if (dx != NULL)
-		linear_backward_dx(dx, dy, w, N, Ni, No, GEMM_CHUNK, NULL, NULL);
-	gemm_rows(1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
+		linear_backward_dx(p, dx, dy, w, N, Ni, No, GEMM_CHUNK, NULL, NULL);
+	gemm_rows(p, 1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
 	if (db != NULL)
 		colsum_add(db, dy, N, No);
 }

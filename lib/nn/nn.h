@@ -33,6 +33,14 @@ enum gemm_backend { GEMM_AUTO, GEMM_OPENBLAS, GEMM_ONEDNN };
  * (gemm_rows: weight gradients, bases), in chunks of rows (gemm_chunks:
  * the layers' forward and input-gradient products). */
 enum gemm_kind { GEMM_ONE, GEMM_ROWS, GEMM_CHUNKS };
+/* A product's precision: fp32, or bf16 operands (rounded to nearest even)
+ * with fp32 accumulation and an fp32 result (PyTorch autocast's matmul). */
+enum gemm_prec { GEMM_FP32, GEMM_BF16 };
+/* How this process computes bf16 products: not at all (the CPU has no
+ * native bf16), natively (oneDNN's bf16 kernels: AVX512_BF16 or AMX), or
+ * emulated (operands rounded to bf16, then multiplied in fp32: the same
+ * numbers, slower than fp32; only when asked, with VITPIPE_BF16=emulate). */
+enum gemm_bf16 { GEMM_BF16_NONE, GEMM_BF16_NATIVE, GEMM_BF16_EMULATED };
 
 /* "auto", "openblas" or "onednn" -> its backend, or -1. */
 int	 gemm_backend_parse(const char *name);
@@ -41,27 +49,35 @@ const char *gemm_backend_name(enum gemm_backend b);
 /* Every product by backend b from now on (GEMM_AUTO: each by its kind's
  * on this CPU); not while products run. */
 void	 gemm_force(enum gemm_backend b);
-/* The backend that computes products of kind k. */
+/* The backend that computes fp32 products of kind k (bf16 products are
+ * oneDNN's). */
 enum gemm_backend gemm_backend_of(enum gemm_kind k);
+/* How bf16 products run here (probes oneDNN once). */
+enum gemm_bf16 gemm_bf16_mode(void);
+/* Emulate bf16 products where the CPU has no native bf16 (VITPIPE_BF16=
+ * emulate, read by cli_init); not while products run. */
+void	 gemm_bf16_emulate(void);
+/* f rounded to bf16 (to nearest, ties to even; NaN stays NaN), as a float. */
+float	 gemm_bf16_round(float f);
 
 /* Around a parallel loop whose iterations call gemm_one: keeps OpenBLAS
  * from starting its own threads inside it (returns what gemm_solo_end
  * restores). */
 int	 gemm_solo_begin(void);
 void	 gemm_solo_end(int saved);
-/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major),
- * computed by the calling thread alone: inside a parallel region, between
- * gemm_solo_begin and gemm_solo_end. */
-void	 gemm_one(int transa, int transb, int M, int N, int K, float alpha,
-	    const float *A, int lda, const float *B, int ldb, float beta,
-	    float *C, int ldc);
+/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
+ * precision p, computed by the calling thread alone: inside a parallel
+ * region, between gemm_solo_begin and gemm_solo_end. */
+void	 gemm_one(enum gemm_prec p, int transa, int transb, int M, int N,
+	    int K, float alpha, const float *A, int lda, const float *B,
+	    int ldb, float beta, float *C, int ldc);
 
-/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), with
- * the rows of C split across the OpenMP threads (see above); the same bits
- * on any thread count, with either backend. */
-void	 gemm_rows(int transa, int transb, int M, int N, int K, float alpha,
-	    const float *A, int lda, const float *B, int ldb, float beta,
-	    float *C, int ldc);
+/* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
+ * precision p, with the rows of C split across the OpenMP threads (see
+ * above); the same bits on any thread count, with either backend. */
+void	 gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N,
+	    int K, float alpha, const float *A, int lda, const float *B,
+	    int ldb, float beta, float *C, int ldc);
 
 /*
  * A row epilogue: ep(arg, r0, n) runs on rows [r0, r0 + n) of a product
@@ -80,10 +96,11 @@ typedef void rows_fn(void *arg, int r0, int n);
 #define GEMM_CHUNK	2048	/* rows per chunk */
 
 /* C[M][N] = A[M][K] op(B) (+ bias[N] on every row when bias is not NULL),
- * in chunks of chunk rows, ep (may be NULL) on each as above. */
-void	 gemm_chunks(int transb, int M, int N, int K, const float *A, int lda,
-	    const float *B, int ldb, const float *bias, float *C, int ldc,
-	    int chunk, rows_fn *ep, void *arg);
+ * in precision p (the bias added in fp32), in chunks of chunk rows, ep
+ * (may be NULL) on each as above. */
+void	 gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
+	    const float *A, int lda, const float *B, int ldb, const float *bias,
+	    float *C, int ldc, int chunk, rows_fn *ep, void *arg);
 
 /* Width of the column strips that sums over rows run in parallel (each
  * strip's rows in order: the same bits for any thread count): at most
@@ -97,19 +114,23 @@ col_strip(int D)
 	return ((D + n - 1) / n + 15) & ~15;
 }
 
+/* The products of a linear layer in precision p (gemm_prec); biases and
+ * sums stay fp32. */
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
-void	 linear_forward(float *y, const float *x, const float *w, const float *b,
-	    int N, int Ni, int No);
+void	 linear_forward(enum gemm_prec p, float *y, const float *x,
+	    const float *w, const float *b, int N, int Ni, int No);
 /* linear_forward in chunks of chunk rows with the row epilogue ep. */
-void	 linear_forward_ep(float *y, const float *x, const float *w,
-	    const float *b, int N, int Ni, int No, int chunk, rows_fn *ep,
-	    void *arg);
+void	 linear_forward_ep(enum gemm_prec p, float *y, const float *x,
+	    const float *w, const float *b, int N, int Ni, int No, int chunk,
+	    rows_fn *ep, void *arg);
 /* dx[N][Ni] = dy w (dx may be NULL); dw[No][Ni] += dy^T x; db[No] += sum dy. */
-void	 linear_backward(float *dx, float *dw, float *db, const float *dy,
-	    const float *x, const float *w, int N, int Ni, int No);
+void	 linear_backward(enum gemm_prec p, float *dx, float *dw, float *db,
+	    const float *dy, const float *x, const float *w, int N, int Ni,
+	    int No);
 /* dx[N][Ni] = dy w in chunks of chunk rows with the row epilogue ep. */
-void	 linear_backward_dx(float *dx, const float *dy, const float *w, int N,
-	    int Ni, int No, int chunk, rows_fn *ep, void *arg);
+void	 linear_backward_dx(enum gemm_prec p, float *dx, const float *dy,
+	    const float *w, int N, int Ni, int No, int chunk, rows_fn *ep,
+	    void *arg);
 /* acc[D] += the sum of x[N][D]'s rows, in row order per column (the same
  * bits for any thread count). */
 void	 colsum_add(float *acc, const float *x, int N, int D);
@@ -171,6 +192,7 @@ struct attn {
 	int	 dist_per_record;
 	int	 nthr;		/* OpenMP threads, each with its scratch */
 	float	*scratch;	/* [nthr][3][T][T] */
+	enum gemm_prec prec;	/* of its products (scores, weighted sums) */
 };
 /* P[B][H][Tq][T] kept for backward (NULL: not kept); out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,

@@ -105,11 +105,11 @@ run(const struct product *p, enum gemm_backend b, int lib, int nthr)
 	gemm_force(b);
 	switch (p->how) {
 	case CHUNKS:
-		gemm_chunks(p->tb, p->M, p->N, p->K, A, lda, B, ldb, NULL, C,
+		gemm_chunks(GEMM_FP32, p->tb, p->M, p->N, p->K, A, lda, B, ldb, NULL, C,
 		    p->N, GEMM_CHUNK, NULL, NULL);
 		break;
 	case ROWSPLIT:
-		gemm_rows(p->ta, p->tb, p->M, p->N, p->K, 1.0f, A, lda, B, ldb,
+		gemm_rows(GEMM_FP32, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A, lda, B, ldb,
 		    0.0f, C, p->N);
 		break;
 	case ATTN: {
@@ -118,7 +118,7 @@ run(const struct product *p, enum gemm_backend b, int lib, int nthr)
 		int blas = gemm_solo_begin();
 		#pragma omp parallel for schedule(dynamic, 8)
 		for (int i = 0; i < ATT; i++)
-			gemm_one(p->ta, p->tb, p->M, p->N, p->K, 1.0f, A + i * a,
+			gemm_one(GEMM_FP32, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A + i * a,
 			    lda, B + i * bb, ldb, 0.0f, C + i * c, p->N);
 		gemm_solo_end(blas);
 		break;
@@ -250,7 +250,7 @@ chunks(int rounds)
 					double t0 = now_seconds(), t;
 					int n = 0;
 					do {
-						gemm_chunks(p.tb, M, p.N, p.K, A, p.K, B,
+						gemm_chunks(GEMM_FP32, p.tb, M, p.N, p.K, A, p.K, B,
 						    p.tb ? p.K : p.N, NULL, C, p.N, rows[i], NULL,
 						    NULL);
 						n++;

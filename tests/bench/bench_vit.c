@@ -4,13 +4,18 @@
  * dim 192, depth 6, heads 3, mlp 768, 100 classes, batch 128; one step =
  * forward + backward + an AdamW update over the arena.  Prints images/s,
  * achieved GFLOP/s (matrix products counted by vit_flops, x3 for a
- * training step), the fraction of this machine's sgemm peak measured here
- * with a large product, and peak RSS.
+ * training step), the fraction of the peak of the model's own products
+ * measured in the same run and precision (model_peak), and peak RSS.
+ * --precision bf16 runs the products in bf16 (lib/nn/bf16.c; where the
+ * CPU has no bf16, only under VITPIPE_BF16=emulate).
  *
  * Without --pe it runs every encoding of the issue's bar, each in its own
  * process (so peak RSS is per encoding), and next to each the PyTorch
  * baseline tests/bench/vit_torch.py (under $TOP, default .) twice: with
  * its own threading and with vitpipe's; then the speed-ups over both.
+ * With --precision bf16, vitpipe in fp32 too and PyTorch under bf16
+ * autocast: the speed-ups of bf16 over vitpipe's fp32 and over PyTorch's
+ * bf16.
  * The CPU may be shared: it prints the load average and the kernel's CPU
  * pressure so the figures can be judged, and besides the mean step the
  * best one (the least disturbed by other users), on which the speed-ups
@@ -24,8 +29,8 @@
  * per record.  --eval times forward passes with targets (as vit-eval) of
  * the forward-only model vit-eval builds (vit_create_infer), and its peak
  * RSS.  Peak RSS is the model's and its steps': the high-water mark is
- * reset after the opening sgemm and read before the closing one, whose
- * operands would otherwise count (48 MB at 2048^3).
+ * reset after the opening peak's products and read before the closing
+ * ones, whose operands would otherwise count (54 MB).
  */
 #include <cblas.h>
 #include <getopt.h>
@@ -86,25 +91,37 @@ rss_peak_mb(void)
 	return kb / 1024;
 }
 
-/* sgemm GFLOP/s on 2048^3, the best of a second of runs. */
+/*
+ * The denominator of the fraction of peak: GFLOP/s of the model's own
+ * forward products (qkv, proj, fc1, fc2 over B = 128 records of 65 rows:
+ * 8320 x 576 x 192, x 192 x 192, x 768 x 192, x 192 x 768) in precision p,
+ * as the engine computes them (gemm_chunks); the best of 1.5 s of rounds
+ * of all four.
+ */
 static double
-sgemm_peak(void)
+model_peak(enum gemm_prec p)
 {
-	int n = 2048;
-	float *a = aligned_alloc(64, sizeof(float) * n * n);
-	float *b = aligned_alloc(64, sizeof(float) * n * n);
-	float *c = aligned_alloc(64, sizeof(float) * n * n);
-	for (size_t i = 0; i < (size_t)n * n; i++) {
+	enum { M = 128 * 65, D = 192, H = 768 };
+	static const int shape[4][2] = { { 3 * D, D }, { D, D }, { H, D },
+	    { D, H } };	/* N, K */
+	float *a = aligned_alloc(64, sizeof(float) * M * H);
+	float *b = aligned_alloc(64, sizeof(float) * H * 3 * D);
+	float *c = aligned_alloc(64, sizeof(float) * M * H);
+	double flops = 0;
+	for (size_t i = 0; i < (size_t)M * H; i++)
 		a[i] = (float)(i % 7) * 1e-3f;
+	for (size_t i = 0; i < (size_t)H * 3 * D; i++)
 		b[i] = (float)(i % 5) * 1e-3f;
-	}
+	for (int k = 0; k < 4; k++)
+		flops += 2.0 * M * shape[k][0] * shape[k][1];
 	double best = 0, t0 = now_seconds();
 	while (now_seconds() - t0 < 1.5) {
 		double t = now_seconds();
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n,
-		    1.0f, a, n, b, n, 0.0f, c, n);
-		t = now_seconds() - t;
-		best = fmax(best, 2.0 * n * n * n / t / 1e9);
+		for (int k = 0; k < 4; k++)
+			gemm_chunks(p, 1, M, shape[k][0], shape[k][1], a,
+			    shape[k][1], b, shape[k][1], NULL, c, shape[k][0],
+			    GEMM_CHUNK, NULL, NULL);
+		best = fmax(best, flops / (now_seconds() - t) / 1e9);
 	}
 	free(a);
 	free(b);
@@ -227,35 +244,43 @@ static const struct {
 };
 
 /* Every encoding of the bar, each with the PyTorch baseline beside it in
- * both environments; all run rounds times over, the encodings in turn,
+ * both environments (under bf16 autocast with bf16, and vitpipe's fp32
+ * beside its bf16); all run rounds times over, the encodings in turn,
  * keeping each one's best figures (the CPU is shared: a single run of one
  * encoding can fall in a busy minute of the other user's and the ratios
  * with it). */
 static int
-run_all(int steps, int threads, int torch, int rounds)
+run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec)
 {
 	static const char *pes[] = { "abs", "liere:8", "liere:64", "rope-mixed",
 	    "comrope-ld:8", "none", "rope-axial", "comrope-ap:8", "riemann" };
 	enum { NPE = sizeof pes / sizeof pes[0], NTORCH = 5 };	/* the torch model knows 5 */
+	enum { FP32 = 1 + NENV, NRUN };	/* [0] ours, [1 + e] PyTorch, ours fp32 */
 	const char *top = getenv("TOP") ? getenv("TOP") : ".";
-	/* [0] ours, [1 + e] PyTorch in torch_env[e]: mean wall, best step, cpu */
-	double wall[1 + NENV][NPE] = {{0}}, best[1 + NENV][NPE] = {{0}};
-	double cpu[1 + NENV][NPE] = {{0}};
+	int bf16 = prec == GEMM_BF16;
+	/* mean wall, best step, cpu of each run */
+	double wall[NRUN][NPE] = {{0}}, best[NRUN][NPE] = {{0}};
+	double cpu[NRUN][NPE] = {{0}};
 	char cmd[1024];
 
 	show_load();
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < NPE; i++)
-			for (int k = 0; k <= (torch && i < NTORCH ? NENV : 0); k++) {
+			for (int k = 0; k < NRUN; k++) {
 				double w, b, c;
-				if (k == 0)
+				if ((k == FP32 && !bf16) || (k > 0 && k < FP32 &&
+				    !(torch && i < NTORCH)))
+					continue;
+				if (k == 0 || k == FP32)
 					snprintf(cmd, sizeof cmd, "/proc/%d/exe --pe %s --steps %d "
-					    "--threads %d", (int)getpid(), pes[i], steps, threads);
+					    "--threads %d --precision %s", (int)getpid(), pes[i],
+					    steps, threads, k == 0 && bf16 ? "bf16" : "fp32");
 				else
 					snprintf(cmd, sizeof cmd, "%s/usr/bin/python3 %s/tests/bench/"
-					    "vit_torch.py --pe %s --threads %d", torch_env[k - 1].prefix,
-					    top, pes[i], threads);
-				w = run_line(cmd, k ? "torch " : "vit ", &b, &c);
+					    "vit_torch.py --pe %s --threads %d%s",
+					    torch_env[k - 1].prefix, top, pes[i], threads,
+					    bf16 ? " --autocast" : "");
+				w = run_line(cmd, k > 0 && k < FP32 ? "torch " : "vit ", &b, &c);
 				wall[k][i] = fmax(wall[k][i], w);
 				best[k][i] = fmax(best[k][i], b);
 				cpu[k][i] = fmax(cpu[k][i], c);
@@ -265,10 +290,16 @@ run_all(int steps, int threads, int torch, int rounds)
 	for (int e = 0; e < NENV; e++)
 		for (int i = 0; i < NPE; i++)
 			if (best[1 + e][i] > 0)
-				printf("speed-up %-14s %.2fx %s at the best step, %.2fx "
+				printf("speed-up %-14s %.2fx %s%s at the best step, %.2fx "
 				    "mean wall, %.2fx cpu-time\n", pes[i],
 				    best[0][i] / best[1 + e][i], torch_env[e].name,
-				    wall[0][i] / wall[1 + e][i], cpu[0][i] / cpu[1 + e][i]);
+				    bf16 ? " (both bf16)" : "", wall[0][i] / wall[1 + e][i],
+				    cpu[0][i] / cpu[1 + e][i]);
+	for (int i = 0; i < NPE && bf16; i++)
+		printf("speed-up %-14s %.2fx bf16 over vitpipe's fp32 at the best "
+		    "step, %.2fx mean wall, %.2fx cpu-time\n", pes[i],
+		    best[0][i] / best[FP32][i], wall[0][i] / wall[FP32][i],
+		    cpu[0][i] / cpu[FP32][i]);
 	if (wall[0][0] > 0)
 		printf("liere:64 / abs throughput: %.2f at the best step, %.2f mean "
 		    "wall, %.2f cpu-time\n", best[0][2] / best[0][0],
@@ -280,13 +311,17 @@ int
 main(int argc, char *argv[])
 {
 	enum { OPT_PE = CLI_OPT_LONG, OPT_STEPS, OPT_THREADS, OPT_PEAK,
-	    OPT_NO_TORCH, OPT_ROUNDS, OPT_ACCUM, OPT_PER_RECORD, OPT_EVAL };
+	    OPT_NO_TORCH, OPT_ROUNDS, OPT_ACCUM, OPT_PER_RECORD, OPT_EVAL,
+	    OPT_PRECISION };
 	static const struct cli_opt opts[] = {
 		{ "pe", OPT_PE, "SPEC", "one encoding, in this process (without: "
 		    "every encoding\nof the bar, each beside PyTorch)" },
 		{ "steps", OPT_STEPS, "N", "timed steps (5)" },
 		{ "threads", OPT_THREADS, "N", "threads (2)" },
-		{ "peak", OPT_PEAK, NULL, "only the sgemm peak" },
+		{ "peak", OPT_PEAK, NULL, "only the peak of the model's "
+		    "products" },
+		{ "precision", OPT_PRECISION, "fp32|bf16", "the products' "
+		    "precision (fp32)" },
 		{ "no-torch", OPT_NO_TORCH, NULL, "without the PyTorch baseline" },
 		{ "rounds", OPT_ROUNDS, "N", "rounds over the encodings (3)" },
 		{ "accum", OPT_ACCUM, "N", "with --pe: micro-batches a step (1)" },
@@ -303,6 +338,7 @@ main(int argc, char *argv[])
 	const char *pe = NULL;
 	int steps = 5, threads = 2, peak_only = 0, torch = 1, rounds = 3, accum = 1;
 	int perrec = 0, eval = 0;
+	enum gemm_prec prec = GEMM_FP32;
 	int ch;
 
 	/* cli_init re-execs with OMP_WAIT_POLICY=passive and GOMP_SPINCOUNT
@@ -320,19 +356,22 @@ main(int argc, char *argv[])
 		case OPT_ACCUM: accum = (int)cli_int("--accum", optarg, 1, 64); break;
 		case OPT_PER_RECORD: perrec = 1; break;
 		case OPT_EVAL: eval = 1; break;
+		case OPT_PRECISION: prec = cli_opt_precision(optarg); break;
 		}
 	if (optind < argc)
 		usage_error("too many operands");
 	if (pe == NULL && !peak_only)
-		return run_all(steps, threads, torch, rounds);
+		return run_all(steps, threads, torch, rounds, prec);
 	cli_threads(threads);
 	if (peak_only) {
-		printf("sgemm peak %.1f GFLOP/s (2048^3, %d threads)\n",
-		    sgemm_peak(), threads);
+		printf("peak %.1f GFLOP/s (the model's forward products, %s, %d "
+		    "threads)\n", model_peak(prec), prec == GEMM_BF16 ? "bf16" :
+		    "fp32", threads);
 		return 0;
 	}
 
-	double peak = sgemm_peak();	/* first: profilers can skip it (perf -D) */
+	/* first: profilers can skip it (perf -D) */
+	double peak = model_peak(prec);
 	rss_reset();
 	struct vit_config c;
 	vit_config_init(&c);
@@ -359,6 +398,7 @@ main(int argc, char *argv[])
 		vit_destroy(m);
 		m = n;
 	}
+	m->prec = prec;
 
 	float *x = malloc(sizeof(float) * B * T * c.P);
 	float *pos = malloc(sizeof(float) * B * T * 2);
@@ -412,17 +452,18 @@ main(int argc, char *argv[])
 	double dc = (cpu_seconds() - c0) / steps / accum / threads;
 	best /= accum;
 	double rss = rss_peak_mb();
-	peak = fmax(peak, sgemm_peak());	/* the machine's best, before or after */
+	peak = fmax(peak, model_peak(prec));	/* the best, before or after */
 	/* at the best step; a training step is about 3 forwards */
 	double gf = (eval ? 1 : 3) * vit_flops(&c, B, T) / best / 1e9;
 	double load[3];
 	getloadavg(load, 3);
 	double rot = eval ? 0 : rotation_ms(m, pos, perrec ? B * T : T);
 	printf("%s %-14s %8.1f img/s  %7.0f ms/step  best %.1f img/s  "
-	    "%6.1f GFLOP/s  %.2f of sgemm peak %.0f  peak RSS %.0f MB  "
-	    "cpu-time %.1f img/s  (loss %.3f, %d threads, accum %d%s, load %.2f)\n",
-	    eval ? "eval " : "vit  ", pe, B / dt, dt * 1000, B / best, gf, gf / peak, peak,
-	    rss, B / dc, loss, threads, accum,
+	    "%6.1f GFLOP/s  %.2f of peak %.0f  peak RSS %.0f MB  "
+	    "cpu-time %.1f img/s  (loss %.3f, %s, %d threads, accum %d%s, "
+	    "load %.2f)\n", eval ? "eval " : "vit  ", pe, B / dt, dt * 1000,
+	    B / best, gf, gf / peak, peak, rss, B / dc, loss,
+	    prec == GEMM_BF16 ? "bf16" : "fp32", threads, accum,
 	    perrec ? ", positions per record" : "", load[0]);
 	if (rot > 0)
 		printf("      %-14s rotations (lib/pe/pe.h, forward + backward): %.0f ms "

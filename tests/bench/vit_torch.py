@@ -1,10 +1,12 @@
 """vit_torch.py - PyTorch baseline for bench_vit: the same ViT (tests/ref/
 vit_ref.py), the same reference config and a torch.optim.AdamW step,
-on 2 threads.  Prints one line like bench_vit's, ending with the
+on 2 threads; with --autocast, under torch.autocast('cpu', bfloat16) (the
+forward and loss; backward follows it).  Prints one line like bench_vit's, ending with the
 environment variables that set PyTorch's threading and BLAS kernels
 (bench_vit runs it with PyTorch's defaults and with vitpipe's).
 
 usage: /usr/bin/python3 tests/bench/vit_torch.py [--pe SPEC] [--steps N]
+           [--threads N] [--autocast]
 """
 import argparse
 import os
@@ -23,6 +25,7 @@ def main():
     ap.add_argument("--pe", default="abs")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--autocast", action="store_true")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -37,7 +40,8 @@ def main():
 
     def step():
         opt.zero_grad()
-        _, loss = m(x, pos, target)
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast):
+            _, loss = m(x, pos, target)
         loss.backward()
         opt.step()
 
@@ -57,7 +61,8 @@ def main():
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"torch {a.pe:14s} {B / dt:8.1f} img/s  {dt * 1000:7.0f} ms/step"
           f"  best {B / best:.1f} img/s  peak RSS {rss:.0f} MB  cpu-time {B / dc:.1f} img/s"
-          f"  (PyTorch {torch.__version__}, {a.threads} threads, {env()})")
+          f"  (PyTorch {torch.__version__}, {'bf16 autocast' if a.autocast else 'fp32'},"
+          f" {a.threads} threads, {env()})")
 
 
 def env():

@@ -12,3 +12,13 @@ for b in bench_vit bench_sgemm; do
 	check_exit 2 "$b: an unknown option is a usage error" "$p" --no-such-option
 	check_grep "$b: the usage error points to --help" "--help" "$T/err"
 done
+# --precision: the figures say which, the peak is measured in it; a CPU
+# without bf16 refuses it unless emulation is asked for.
+p="$BUILD/bench/bench_vit"
+if grep -qw avx512_bf16 /proc/cpuinfo; then e=; else
+	check_exit 1 "bench_vit --precision bf16 without bf16: refused" "$p" --pe abs --eval --steps 1 --precision bf16
+	e=emulate
+fi
+check "bench_vit --pe abs --eval --precision bf16 runs" env VITPIPE_BF16=$e "$p" --pe abs --eval --steps 1 --precision bf16
+check_grep "... its line says bf16 and its fraction of the bf16 peak" "of peak [0-9]+ .*bf16" "$T/out"
+finish

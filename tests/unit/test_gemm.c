@@ -10,53 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gemmref.h"
 #include "nn.h"
-#include "rng.h"
-#include "test.h"
 
 static const enum gemm_backend backends[] = { GEMM_OPENBLAS, GEMM_ONEDNN };
-
-static float *
-randn(struct rng *r, size_t n)
-{
-	float *p = malloc(sizeof(float) * n);
-	for (size_t i = 0; i < n; i++)
-		p[i] = (float)rng_normal(r);
-	return p;
-}
-
-/* op(X)[i][j] of a row-major X with leading dimension ld. */
-static double
-at(const float *x, int t, int ld, int i, int j)
-{
-	return t ? x[(size_t)j * ld + i] : x[(size_t)i * ld + j];
-}
-
-/* The largest error of c against alpha op(A) op(B) + beta c0 in units of
- * its rounding bound: K + 2 float roundings of the sum of the terms'
- * magnitudes. */
-static double
-err_units(int ta, int tb, int M, int N, int K, float alpha, const float *a,
-    int lda, const float *b, int ldb, float beta, const float *c0,
-    const float *c, int ldc)
-{
-	double worst = 0;
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++) {
-			double s = 0, mag = 0;
-			for (int k = 0; k < K; k++) {
-				double p = at(a, ta, lda, i, k) * at(b, tb, ldb, k, j);
-				s += p;
-				mag += fabs(p);
-			}
-			double c0v = c0[(size_t)i * ldc + j];
-			double want = alpha * s + beta * c0v;
-			double bound = (K + 2) * 0x1p-24 * (fabs(alpha) * mag +
-			    fabs(beta * c0v)) + 1e-30;
-			worst = maxn(worst, fabs(c[(size_t)i * ldc + j] - want) / bound);
-		}
-	return worst;
-}
 
 /* Every backend, every transpose, odd shapes with padded leading
  * dimensions: within rounding of the double product, the two backends
@@ -86,14 +43,14 @@ test_products(void)
 				memcpy(c[k], c0, sizeof(float) * nc);
 				memcpy(c1, c0, sizeof(float) * nc);
 				omp_set_num_threads(2);
-				gemm_rows(ta, tb, M, N, K, 0.75f, a, lda, b, ldb, 0.5f,
-				    c[k], ldc);
+				gemm_rows(GEMM_FP32, ta, tb, M, N, K, 0.75f, a, lda, b,
+				    ldb, 0.5f, c[k], ldc);
 				omp_set_num_threads(1);
-				gemm_rows(ta, tb, M, N, K, 0.75f, a, lda, b, ldb, 0.5f,
-				    c1, ldc);
+				gemm_rows(GEMM_FP32, ta, tb, M, N, K, 0.75f, a, lda, b,
+				    ldb, 0.5f, c1, ldc);
 				same &= memcmp(c[k], c1, sizeof(float) * nc) == 0;
 				worst = maxn(worst, err_units(ta, tb, M, N, K, 0.75f, a,
-				    lda, b, ldb, 0.5f, c0, c[k], ldc));
+				    lda, b, ldb, 0.5f, c0, c[k], ldc, NULL));
 			}
 			for (size_t i = 0; i < nc; i++)
 				diff = maxn(diff, fabs(c[0][i] - c[1][i]));
@@ -128,13 +85,13 @@ test_chunks(void)
 		for (int tb = 0; tb < 2; tb++) {
 			gemm_force(backends[k]);
 			omp_set_num_threads(2);
-			gemm_chunks(tb, M, N, K, a, K, w, tb ? K : N, bias, c1, N, CH,
-			    NULL, NULL);
+			gemm_chunks(GEMM_FP32, tb, M, N, K, a, K, w, tb ? K : N, bias,
+			    c1, N, CH, NULL, NULL);
 			omp_set_num_threads(1);
-			gemm_chunks(tb, M, N, K, a, K, w, tb ? K : N, bias, c2, N, CH,
-			    NULL, NULL);
+			gemm_chunks(GEMM_FP32, tb, M, N, K, a, K, w, tb ? K : N, bias,
+			    c2, N, CH, NULL, NULL);
 			double e = err_units(0, tb, M, N, K, 1, a, K, w, tb ? K : N, 1,
-			    c0, c1, N);
+			    c0, c1, N, NULL);
 			CHECK(e <= 1 && memcmp(c1, c2, sizeof(float) * M * N) == 0,
 			    "gemm_chunks by %s, W%s, bias: within rounding (%.2f), same "
 			    "bits on 1 and 2 threads", gemm_backend_name(backends[k]),
@@ -165,10 +122,10 @@ test_one_block(void)
 	float *c1 = calloc(M * N, sizeof(float)), *c2 = calloc(M * N, sizeof(float));
 	gemm_force(GEMM_ONEDNN);
 	omp_set_num_threads(2);
-	gemm_rows(1, 0, M, N, K, 1, a, M, b, N, 0, c1, N);
+	gemm_rows(GEMM_FP32, 1, 0, M, N, K, 1, a, M, b, N, 0, c1, N);
 	CHECK(omp_get_max_threads() == 2, "oneDNN: the caller keeps its 2 threads");
 	omp_set_num_threads(1);
-	gemm_rows(1, 0, M, N, K, 1, a, M, b, N, 0, c2, N);
+	gemm_rows(GEMM_FP32, 1, 0, M, N, K, 1, a, M, b, N, 0, c2, N);
 	CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0,
 	    "oneDNN, one block of %d x %d over %d: the same bits on 1 and 2 "
 	    "threads", M, N, K);

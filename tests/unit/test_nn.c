@@ -77,7 +77,7 @@ static void
 lin_fwd(struct layer *L)
 {
 	struct lin *c = L->ctx;
-	linear_forward(L->y, c->x, c->w, c->b, c->N, c->I, c->O);
+	linear_forward(GEMM_FP32, L->y, c->x, c->w, c->b, c->N, c->I, c->O);
 }
 
 static void
@@ -88,7 +88,7 @@ test_linear(void)
 	float *dx = malloc(sizeof(float) * 35), *dw = calloc(15, sizeof(float));
 	float *db = calloc(3, sizeof(float));
 	loss(&L);
-	linear_backward(dx, dw, db, L.r, c.x, c.w, c.N, c.I, c.O);
+	linear_backward(GEMM_FP32, dx, dw, db, L.r, c.x, c.w, c.N, c.I, c.O);
 	fd(&L, c.x, dx, 35, "linear dx");
 	fd(&L, c.w, dw, 15, "linear dw");
 	fd(&L, c.b, db, 3, "linear db");
@@ -107,7 +107,7 @@ test_gemm_rows(void)
 		float *c1 = calloc((size_t)M * N, sizeof(float)), *c2 = calloc((size_t)M * N, sizeof(float));
 		double err = 0;
 		omp_set_num_threads(2);
-		gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c1, N);	/* A^T B */
+		gemm_rows(GEMM_FP32, 1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c1, N);	/* A^T B */
 		for (int i = 0; i < M; i++)
 			for (int j = 0; j < N; j++) {
 				double t = 0;
@@ -117,7 +117,7 @@ test_gemm_rows(void)
 			}
 		CHECK(err < 1e-4, "gemm_rows %d x %d: transposed A matches a double product (%.1e)", M, N, err);
 		omp_set_num_threads(1);
-		gemm_rows(1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c2, N);
+		gemm_rows(GEMM_FP32, 1, 0, M, N, K, 1.0f, a, M, b, N, 0.0f, c2, N);
 		CHECK(memcmp(c1, c2, sizeof(float) * M * N) == 0, "gemm_rows %d x %d: same bits on 1 and 2 threads", M, N);
 		free(a); free(b); free(c1); free(c2);
 	}

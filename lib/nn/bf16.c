@@ -1,0 +1,298 @@
+/*
+ * bf16.c - bf16 products (--precision bf16): operands rounded to bf16 here,
+ * products by oneDNN's matmul primitive with fp32 accumulation and an fp32
+ * result, as PyTorch's autocast computes a bf16 matmul.  oneDNN 2.6 has
+ * bf16 matmul kernels only with AVX512_BF16 or AMX (and none at all below
+ * AVX-512), so elsewhere bf16 products are refused, unless emulation is
+ * asked for: then the rounded operands are multiplied by oneDNN's fp32
+ * matmul, which gives the same numbers up to the order of the fp32 sums
+ * (a product of two bf16 values is exact in fp32), more slowly than fp32.
+ *
+ * A primitive is made for one shape; each thread keeps the ones it used
+ * last (its own: a primitive's scratchpad, stream and memory objects are
+ * then never shared), made the first time a shape comes and reused every
+ * step after.  Inside a parallel region a call runs on its thread alone
+ * (as dnnl_sgemm in gemm.c), so the bits do not depend on the thread
+ * count.
+ */
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bf16.h"
+#include "nn.h"
+
+static enum gemm_bf16 mode;
+static int probed, emulate;
+static dnnl_engine_t engine;
+
+/* Unrecoverable: oneDNN refused a shape it takes, or memory ran out. */
+static void
+fail(const char *what)
+{
+	fprintf(stderr, "vitpipe: bf16 product: %s\n", what);
+	exit(1);
+}
+
+/* Has the CPU bf16 instructions, and oneDNN a bf16 matmul for them?  (On
+ * AVX-512 without AVX512_BF16 oneDNN 2.6 makes one that emulates bf16:
+ * that is refused.) */
+static int
+native(void)
+{
+	dnnl_memory_desc_t a, b, c;
+	dnnl_dims_t d = { 16, 16 }, s = { 16, 1 };
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_desc_t pd;
+
+	if ((dnnl_get_effective_cpu_isa() & dnnl_cpu_isa_avx512_core_bf16) !=
+	    dnnl_cpu_isa_avx512_core_bf16)
+		return 0;
+	dnnl_memory_desc_init_by_strides(&a, 2, d, dnnl_bf16, s);
+	dnnl_memory_desc_init_by_strides(&b, 2, d, dnnl_bf16, s);
+	dnnl_memory_desc_init_by_strides(&c, 2, d, dnnl_f32, s);
+	if (dnnl_matmul_desc_init(&md, &a, &b, NULL, &c) != dnnl_success ||
+	    dnnl_primitive_desc_create(&pd, &md, NULL, engine, NULL) !=
+	    dnnl_success)
+		return 0;
+	dnnl_primitive_desc_destroy(pd);
+	return 1;
+}
+
+enum gemm_bf16
+gemm_bf16_mode(void)
+{
+	#pragma omp critical(bf16_probe)
+	if (!probed) {
+		if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+			fail("no oneDNN CPU engine");
+		mode = native() ? GEMM_BF16_NATIVE : emulate ?
+		    GEMM_BF16_EMULATED : GEMM_BF16_NONE;
+		probed = 1;
+	}
+	return mode;
+}
+
+void
+gemm_bf16_emulate(void)
+{
+	emulate = 1;
+	if (probed && mode == GEMM_BF16_NONE)
+		mode = GEMM_BF16_EMULATED;
+}
+
+/* f's bits rounded to bf16's (to nearest, ties to even) in the top 16;
+ * a NaN stays a NaN (quiet). */
+static inline uint32_t
+rounded(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return (u & 0x7fffffffu) > 0x7f800000u ? u | 0x400000u :
+	    u + 0x7fffu + ((u >> 16) & 1);
+}
+
+float
+gemm_bf16_round(float f)
+{
+	uint32_t u = rounded(f) & 0xffff0000u;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* A primitive for one shape, and the memory objects it runs on. */
+struct mm {
+	int	 ta, tb, M, N, K, ldc;
+	float	 alpha, beta;
+	dnnl_primitive_t prim;
+	dnnl_memory_t a, b, c, pad;
+	size_t	 padsz;
+};
+
+#define MM_KEEP	32	/* shapes a thread keeps: a model uses about 20 */
+
+/* A thread's primitives (the oldest replaced first), stream and buffers. */
+struct thr {
+	struct mm mm[MM_KEEP];
+	int	 n, next;
+	dnnl_stream_t stream;
+	void	*buf[3];	/* operands A and B, scratchpad */
+	size_t	 cap[3];
+};
+static _Thread_local struct thr *me;
+
+static struct thr *
+thread_state(void)
+{
+	if (me == NULL) {
+		if ((me = calloc(1, sizeof *me)) == NULL)
+			fail("out of memory");
+		gemm_bf16_mode();
+		if (dnnl_stream_create(&me->stream, engine,
+		    dnnl_stream_default_flags) != dnnl_success)
+			fail("no oneDNN stream");
+	}
+	return me;
+}
+
+/* The thread's buffer i, at least n bytes (grown, never shrunk). */
+static void *
+buffer(struct thr *t, int i, size_t n)
+{
+	if (n > t->cap[i]) {
+		free(t->buf[i]);
+		t->buf[i] = aligned_alloc(64, (n + 63) / 64 * 64);
+		if (t->buf[i] == NULL)
+			fail("out of memory");
+		t->cap[i] = n;
+	}
+	return t->buf[i];
+}
+
+const void *
+bf16_pack(int slot, const float *A, int rows, int cols, int ld)
+{
+	enum gemm_bf16 how = gemm_bf16_mode();
+	int nat = how == GEMM_BF16_NATIVE;
+	size_t n = (size_t)rows * cols;
+	void *dst;
+
+	if (how == GEMM_BF16_NONE)
+		fail("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+		    "VITPIPE_BF16=emulate emulates it");
+	dst = buffer(thread_state(), slot, n * (nat ? 2 : 4));
+
+	for (int r = 0; r < rows; r++) {
+		const float *s = A + (size_t)r * ld;
+		if (nat) {
+			uint16_t *d = (uint16_t *)dst + (size_t)r * cols;
+			#pragma omp simd
+			for (int c = 0; c < cols; c++)
+				d[c] = (uint16_t)(rounded(s[c]) >> 16);
+		} else {
+			uint32_t *d = (uint32_t *)dst + (size_t)r * cols;
+			#pragma omp simd
+			for (int c = 0; c < cols; c++)
+				d[c] = rounded(s[c]) & 0xffff0000u;
+		}
+	}
+	return dst;
+}
+
+/* A primitive for this shape: C = alpha A B (oneDNN's output scale) + beta C
+ * (its sum post-op), operands in bf16_pack's layout (transposes as
+ * strides), its scratchpad the caller's. */
+static void
+make(struct mm *m, dnnl_data_type_t dt)
+{
+	dnnl_memory_desc_t ma, mb, mc;
+	dnnl_dims_t da = { m->M, m->K }, db = { m->K, m->N };
+	dnnl_dims_t dc = { m->M, m->N };
+	dnnl_dims_t sa = { m->ta ? 1 : m->K, m->ta ? m->M : 1 };
+	dnnl_dims_t sb = { m->tb ? 1 : m->N, m->tb ? m->K : 1 };
+	dnnl_dims_t sc = { m->ldc, 1 };
+	dnnl_matmul_desc_t md;
+	dnnl_primitive_attr_t attr;
+	dnnl_post_ops_t po = NULL;
+	dnnl_primitive_desc_t pd;
+	int ok;
+
+	dnnl_memory_desc_init_by_strides(&ma, 2, da, dt, sa);
+	dnnl_memory_desc_init_by_strides(&mb, 2, db, dt, sb);
+	dnnl_memory_desc_init_by_strides(&mc, 2, dc, dnnl_f32, sc);
+	ok = dnnl_matmul_desc_init(&md, &ma, &mb, NULL, &mc) == dnnl_success &&
+	    dnnl_primitive_attr_create(&attr) == dnnl_success;
+	if (!ok)
+		fail("oneDNN refused a matmul");
+	dnnl_primitive_attr_set_scratchpad_mode(attr,
+	    dnnl_scratchpad_mode_user);
+	if (m->alpha != 1.0f)
+		dnnl_primitive_attr_set_output_scales(attr, 1, 0, &m->alpha);
+	if (m->beta != 0.0f) {
+		dnnl_post_ops_create(&po);
+		dnnl_post_ops_append_sum(po, m->beta);
+		dnnl_primitive_attr_set_post_ops(attr, po);
+		dnnl_post_ops_destroy(po);
+	}
+	ok = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) ==
+	    dnnl_success;
+	dnnl_primitive_attr_destroy(attr);
+	if (!ok)
+		fail("oneDNN has no matmul for this shape");
+	const dnnl_memory_desc_t *mp = dnnl_primitive_desc_query_md(pd,
+	    dnnl_query_scratchpad_md, 0);
+	m->padsz = dnnl_memory_desc_get_size(mp);
+	ok = dnnl_primitive_create(&m->prim, pd) == dnnl_success &&
+	    dnnl_memory_create(&m->a, &ma, engine, DNNL_MEMORY_NONE) ==
+	    dnnl_success &&
+	    dnnl_memory_create(&m->b, &mb, engine, DNNL_MEMORY_NONE) ==
+	    dnnl_success &&
+	    dnnl_memory_create(&m->c, &mc, engine, DNNL_MEMORY_NONE) ==
+	    dnnl_success &&
+	    dnnl_memory_create(&m->pad, mp, engine, DNNL_MEMORY_NONE) ==
+	    dnnl_success;
+	dnnl_primitive_desc_destroy(pd);
+	if (!ok)
+		fail("oneDNN could not make a matmul");
+}
+
+static void
+unmake(struct mm *m)
+{
+	dnnl_primitive_destroy(m->prim);
+	dnnl_memory_destroy(m->a);
+	dnnl_memory_destroy(m->b);
+	dnnl_memory_destroy(m->c);
+	dnnl_memory_destroy(m->pad);
+}
+
+/* The thread's primitive for this shape, made if it has none. */
+static struct mm *
+primitive(struct thr *t, int ta, int tb, int M, int N, int K, int ldc,
+    float alpha, float beta)
+{
+	for (int i = 0; i < t->n; i++) {
+		struct mm *m = &t->mm[i];
+		if (m->ta == ta && m->tb == tb && m->M == M && m->N == N &&
+		    m->K == K && m->ldc == ldc && m->alpha == alpha &&
+		    m->beta == beta)
+			return m;
+	}
+	struct mm *m = &t->mm[t->next];
+	if (t->n == MM_KEEP)
+		unmake(m);
+	else
+		t->n++;
+	t->next = (t->next + 1) % MM_KEEP;
+	*m = (struct mm){ ta, tb, M, N, K, ldc, alpha, beta, NULL, NULL,
+	    NULL, NULL, NULL, 0 };
+	make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32);
+	return m;
+}
+
+void
+bf16_product(int transa, int transb, int M, int N, int K, float alpha,
+    const void *A, const void *B, float beta, float *C, int ldc)
+{
+	struct thr *t = thread_state();
+	struct mm *m = primitive(t, transa, transb, M, N, K, ldc, alpha, beta);
+	dnnl_exec_arg_t args[4] = {
+		{ DNNL_ARG_SRC, m->a }, { DNNL_ARG_WEIGHTS, m->b },
+		{ DNNL_ARG_DST, m->c }, { DNNL_ARG_SCRATCHPAD, m->pad },
+	};
+
+	dnnl_memory_set_data_handle(m->a, (void *)A);
+	dnnl_memory_set_data_handle(m->b, (void *)B);
+	dnnl_memory_set_data_handle(m->c, C);
+	dnnl_memory_set_data_handle(m->pad, buffer(t, 2, m->padsz));
+	/* as gemm.c's dnnl_sgemm: one thread inside a parallel region */
+	if (omp_get_level() > 0 && omp_get_max_threads() > 1)
+		omp_set_num_threads(1);
+	if (dnnl_primitive_execute(m->prim, t->stream, 4, args) !=
+	    dnnl_success)
+		fail("oneDNN could not run a matmul");
+	dnnl_stream_wait(t->stream);
+}

@@ -1,0 +1,23 @@
+/*
+ * bf16.h - bf16 products for gemm.c: operands rounded to bf16 by
+ * bf16_pack, multiplied with fp32 accumulation into an fp32 result by
+ * oneDNN's matmul primitive (bf16 kernels where the CPU has them; fp32
+ * kernels on the rounded values when emulated).  nn.h's gemm_bf16_*
+ * functions are the public side.
+ */
+#ifndef BF16_H
+#define BF16_H
+
+/* A[rows][cols] (leading dimension ld) rounded to bf16 into the calling
+ * thread's operand buffer slot (0 or 1, reused by the thread's next pack
+ * of that slot); returns it, rows x cols, contiguous. */
+const void *bf16_pack(int slot, const float *A, int rows, int cols, int ld);
+
+/* C[M][N] = alpha op(A) op(B) + beta C (C row-major, leading dimension
+ * ldc) for A and B from bf16_pack (A stored K x M when transa, B N x K
+ * when transb), computed by the calling thread alone. */
+void	 bf16_product(int transa, int transb, int M, int N, int K,
+	    float alpha, const void *A, const void *B, float beta, float *C,
+	    int ldc);
+
+#endif

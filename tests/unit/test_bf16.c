@@ -1,0 +1,264 @@
+/*
+ * test_bf16.c - bf16 products (lib/nn/bf16.c, --precision bf16): rounding
+ * to bf16 is to nearest with ties to even, against a reference on random
+ * and edge values; the CPU's bf16 is found where it has one and only then
+ * (emulation only when asked); a bf16 product of each kind is the fp32
+ * product of the rounded operands within fp32 rounding, is not the fp32
+ * product of the unrounded ones, and gives the same bits on 1 and 2
+ * threads; for every encoding a model's logits and gradient in bf16 are
+ * its fp32 ones within bf16's tolerance.  Where the CPU has no bf16 the
+ * products run emulated (the same numbers, fp32 kernels).
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemmref.h"
+#include "nn.h"
+#include "pe.h"
+#include "vit.h"
+
+static float
+of_bits(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static uint32_t
+bits(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+/* The reference: of the two bf16 values around f (its bits truncated, and
+ * one bf16 ulp further from zero), the nearer, ties to the even one; past
+ * the largest bf16 the one further is infinity, at 2^128 for the
+ * distance. */
+static float
+ref_round(float f)
+{
+	if (isnan(f) || isinf(f))
+		return f;
+	uint32_t lo = bits(f) & 0xffff0000u, hi = lo + 0x10000u;
+	double vh = isinf(of_bits(hi)) ? copysign(0x1p128, f) : of_bits(hi);
+	double dl = fabs((double)f - of_bits(lo)), dh = fabs(vh - f);
+	if (dl < dh || (dl == dh && !(lo & 0x10000u)))
+		return of_bits(lo);
+	return of_bits(hi);
+}
+
+static void
+test_round(void)
+{
+	struct rng r;
+	int bad = 0;
+	rng_seed(&r, 3, 0);
+	for (int i = 0; i < 200000; i++) {
+		/* random bits, and values on and next to the ties */
+		uint32_t u = (uint32_t)rng_u64(&r);
+		if (i % 2)
+			u = (u & 0xffff0000u) | 0x8000u | (i % 4 == 1 ? 0 : 1);
+		float f = of_bits(u), g = gemm_bf16_round(f), want = ref_round(f);
+		if (isnan(f) ? !isnan(g) : bits(g) != bits(want))
+			bad++;
+	}
+	CHECK(bad == 0, "bf16 rounding: to nearest, ties to even, on 200000 "
+	    "values, half of them ties or next to one (%d wrong)", bad);
+	CHECK(gemm_bf16_round(1.0f + 0x1p-8f) == 1.0f &&
+	    gemm_bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f &&
+	    gemm_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f,
+	    "bf16 rounding: 1 + 2^-8 -> 1, 1 + 3 2^-8 -> 1 + 2^-6 (ties to "
+	    "even), past the tie -> up");
+	CHECK(isinf(gemm_bf16_round(3.4e38f)) && isnan(gemm_bf16_round(NAN)) &&
+	    signbit(gemm_bf16_round(-0.0f)) && isinf(gemm_bf16_round(-INFINITY)),
+	    "bf16 rounding: past bf16's largest -> inf; NaN stays NaN; -0, "
+	    "-inf kept");
+}
+
+static void
+test_mode(void)
+{
+	__builtin_cpu_init();
+	int has = __builtin_cpu_supports("avx512bf16");
+	enum gemm_bf16 m = gemm_bf16_mode();
+	CHECK(has ? m == GEMM_BF16_NATIVE : m == GEMM_BF16_NONE,
+	    "bf16 found native exactly where the CPU has AVX512_BF16 (%s; "
+	    "mode %d)", has ? "it has" : "it has not", (int)m);
+	gemm_bf16_emulate();
+	CHECK(gemm_bf16_mode() == (has ? GEMM_BF16_NATIVE : GEMM_BF16_EMULATED),
+	    "emulation asked for: %s", has ? "native bf16 still used" :
+	    "bf16 products emulated");
+}
+
+/* kind 0: gemm_one (in a team of one), 1: gemm_rows, 2: gemm_chunks with
+ * a bias (transa 0, alpha 1, beta 1 on the bias rows). */
+static void
+run(int kind, enum gemm_prec p, int ta, int tb, int M, int N, int K,
+    const float *a, int lda, const float *b, int ldb, const float *bias,
+    float *c, int ldc)
+{
+	if (kind == 0) {
+		int blas = gemm_solo_begin();
+		#pragma omp parallel num_threads(1)
+		gemm_one(p, ta, tb, M, N, K, 0.75f, a, lda, b, ldb, 0.5f, c, ldc);
+		gemm_solo_end(blas);
+	} else if (kind == 1)
+		gemm_rows(p, ta, tb, M, N, K, 0.75f, a, lda, b, ldb, 0.5f, c, ldc);
+	else
+		gemm_chunks(p, tb, M, N, K, a, lda, b, ldb, bias, c, ldc, 64, NULL,
+		    NULL);
+}
+
+static void
+test_products(void)
+{
+	static const char *kinds[] = { "gemm_one", "gemm_rows", "gemm_chunks" };
+	static const int shapes[][3] = { { 65, 65, 64 }, { 200, 37, 101 },
+	    { 333, 70, 40 } };
+	struct rng r;
+	rng_seed(&r, 11, 0);
+	for (int kind = 0; kind < 3; kind++)
+		for (int s = 0; s < 3; s++)
+			for (int t = 0; t < (kind == 2 ? 2 : 4); t++) {
+				int ta = t >> 1, tb = t & 1;
+				int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+				int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 1,
+				    ldc = N + 2;
+				float *a = randn(&r, (size_t)(ta ? K : M) * lda);
+				float *b = randn(&r, (size_t)(tb ? N : K) * ldb);
+				float *bias = randn(&r, N);
+				size_t nc = (size_t)M * ldc;
+				float *c0 = randn(&r, nc), *c1 = malloc(sizeof(float) * nc);
+				float *c2 = malloc(sizeof(float) * nc);
+				float *cf = malloc(sizeof(float) * nc);
+				if (kind == 2)
+					for (int i = 0; i < M; i++)
+						memcpy(c0 + (size_t)i * ldc, bias, sizeof(float) * N);
+				memcpy(c1, c0, sizeof(float) * nc);
+				memcpy(c2, c0, sizeof(float) * nc);
+				memcpy(cf, c0, sizeof(float) * nc);
+				omp_set_num_threads(2);
+				run(kind, GEMM_BF16, ta, tb, M, N, K, a, lda, b, ldb, bias,
+				    c1, ldc);
+				run(kind, GEMM_FP32, ta, tb, M, N, K, a, lda, b, ldb, bias,
+				    cf, ldc);
+				omp_set_num_threads(1);
+				run(kind, GEMM_BF16, ta, tb, M, N, K, a, lda, b, ldb, bias,
+				    c2, ldc);
+				float al = kind == 2 ? 1 : 0.75f, be = kind == 2 ? 1 : 0.5f;
+				double e = err_units(ta, tb, M, N, K, al, a, lda, b, ldb, be,
+				    c0, c1, ldc, gemm_bf16_round);
+				double d = 0;
+				for (size_t i = 0; i < nc; i++)
+					d = maxn(d, fabs(c1[i] - cf[i]));
+				CHECK(e <= 1 && d > 1e-3 && memcmp(c1, c2, sizeof(float) *
+				    nc) == 0, "bf16 %s %dx%dx%d %s%s: the fp32 product of "
+				    "the rounded operands (%.2f of the bound), %.1e from "
+				    "fp32's, the same bits on 1 and 2 threads", kinds[kind],
+				    M, N, K, ta ? "A^T" : "A", tb ? " B^T" : " B", e, d);
+				free(a);
+				free(b);
+				free(bias);
+				free(c0);
+				free(c1);
+				free(c2);
+				free(cf);
+			}
+	omp_set_num_threads(2);
+}
+
+/* A model of every encoding: its logits and gradient in bf16 against fp32
+ * from the same parameters, relative to the largest (logits) and to the
+ * norm (gradient).  bf16 keeps 8 bits: products of depth 2 land within a
+ * few 2^-8 (measured: at most 0.01). */
+static void
+model(const char *pe, int axes)
+{
+	enum { B = 4, C = 7 };
+	struct vit_config c;
+	char err[256];
+	vit_config_init(&c);
+	c.dim = 128;
+	c.depth = 2;
+	c.heads = 2;
+	c.mlp = 96;
+	c.classes = C;
+	c.P = 12;
+	c.axes = axes;
+	for (int k = 0; k < axes; k++)
+		c.grid[k] = 3;
+	snprintf(c.pe, sizeof c.pe, "%s", pe);
+	int T = axes == 3 ? 27 : 9;
+	struct vit *m = vit_create(&c, B, T, 5, err, sizeof err);
+	if (m == NULL) {
+		CHECK(0, "%s %dD: %s", pe, axes, err);
+		return;
+	}
+	struct rng r;
+	rng_seed(&r, 21, 0);
+	float *x = randn(&r, (size_t)B * T * c.P);
+	float *pos = malloc(sizeof(float) * B * T * axes);
+	float target[B * C] = { 0 }, lf[B * C], lb[B * C];
+	for (int b = 0; b < B; b++) {
+		target[b * C + b] = 1;
+		for (int t = 0; t < T; t++)
+			for (int k = 0, rem = t; k < axes; k++, rem /= 3)
+				pos[((size_t)b * T + t) * axes + axes - 1 - k] = rem % 3;
+	}
+	float *g = malloc(sizeof(float) * m->nparam);
+	double lmax = 0, ld = 0, gn = 0, gd = 0;
+	for (int k = 0; k < 2; k++) {
+		m->prec = k ? GEMM_BF16 : GEMM_FP32;
+		vit_zero_grad(m);
+		vit_forward(m, x, pos, B, T, target, k ? lb : lf, 1, 1);
+		vit_backward(m);
+		vit_grad_complete(m);
+		if (k == 0)
+			memcpy(g, m->grad, sizeof(float) * m->nparam);
+	}
+	for (int i = 0; i < B * C; i++) {
+		lmax = maxn(lmax, fabs(lf[i]));
+		ld = maxn(ld, fabs(lb[i] - lf[i]));
+	}
+	for (size_t i = 0; i < m->nparam; i++) {
+		gn += (double)g[i] * g[i];
+		gd += ((double)m->grad[i] - g[i]) * ((double)m->grad[i] - g[i]);
+	}
+	double el = ld / lmax, eg = sqrt(gd / gn);
+	CHECK(el < 0.02 && eg < 0.02 && el > 0 && eg > 0, "%s %dD: bf16 logits "
+	    "within %.4f of fp32's largest, the gradient within %.4f of its "
+	    "norm (bf16 took effect; tolerance 0.02)", pe, axes, el, eg);
+	vit_destroy(m);
+	free(x);
+	free(pos);
+	free(g);
+}
+
+static void
+test_models(void)
+{
+	char list[1024];
+	pe_examples(list, sizeof list);
+	for (char *p = strtok(list, ","); p != NULL; p = strtok(NULL, ","))
+		model(p, 2);
+	model("liere:8", 3);
+	model("rope-mixed", 3);
+}
+
+int
+main(void)
+{
+	omp_set_num_threads(2);
+	test_round();
+	test_mode();
+	test_products();
+	test_models();
+	return test_done();
+}

@@ -1055,7 +1055,7 @@ train_step(struct run *r)
 	/* the mean over the step's records on every rank, summed */
 	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, err, sizeof err) < 0)
 		die("%s", err);
-	double norm = sqrt(grad_sumsq(r->m->grad, (int64_t)r->m->nparam));
+	double norm = sqrt(vit_grad_sumsq(r->m));
 	if (!isfinite(norm))
 		nonfinite(r, "the gradient norm", norm);
 	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->clip);

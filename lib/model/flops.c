@@ -103,7 +103,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_HEAD] = D * C + C;
 	f->macs[FLOPS_HEAD] = D * C;
 
-	f->params[FLOPS_PE_ANGLES] = (double)pe.nparam;
+	f->params[FLOPS_PE_ANGLES] = (double)(pe.nparam - pe_tied_copies(&pe));
 	if (!pe.identity && count == FLOPS_PAPER) {
 		/* fvcore counts a product broadcast over the heads once: rotations
 		 * shared by the heads, and those without parameters (rope-axial's),

@@ -13,6 +13,7 @@
 #include <omp.h>
 #include <sys/mman.h>
 
+#include "adamw.h"
 #include "nn.h"
 #include "pe.h"
 #include "rng.h"
@@ -620,6 +621,22 @@ vit_zero_grad(struct vit *m)
 	if (m->grad != NULL)
 		memset(m->grad, 0, m->nparam * sizeof(float));
 	m->st->dR_pending = 0;
+}
+
+double
+vit_grad_sumsq(const struct vit *m)
+{
+	const struct vit_state *s = m->st;
+	double sum = grad_sumsq(m->grad, (int64_t)m->nparam);
+	int64_t off, n = pe_tied(&s->pe, &off);
+
+	if (n == 0 || s->pe_params == NULL)
+		return sum;
+	const float *g = m->grad + (s->pe_params - m->param);
+	for (int k = 0; k < s->pe.nset; k++)
+		if (pe_tie_first(&s->pe, k) != k)
+			sum -= grad_sumsq(g + k * s->pe.set_params + off, n);
+	return sum;
 }
 
 const float *

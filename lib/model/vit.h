@@ -211,6 +211,9 @@ void	 vit_defer_rotation_grad(struct vit *m, int on);
 void	 vit_grad_complete(struct vit *m);
 /* Zero m->grad, a deferred rotation gradient included. */
 void	 vit_zero_grad(struct vit *m);
+/* The squared norm of m->grad with each tied parameter once (its copies,
+ * pe_tied, left out): the norm PyTorch's clip_grad_norm_ takes. */
+double	 vit_grad_sumsq(const struct vit *m);
 /* dL/dx [B][T][P] of the last vit_backward. */
 const float *vit_dx(const struct vit *m);
 

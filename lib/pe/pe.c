@@ -277,6 +277,16 @@ pe_tie_first(const struct pe *pe, int set)
 	}
 }
 
+int64_t
+pe_tied_copies(const struct pe *pe)
+{
+	int64_t off, n = pe_tied(pe, &off), copies = 0;
+
+	for (int s = 0; s < pe->nset && n > 0; s++)
+		copies += pe_tie_first(pe, s) != s ? n : 0;
+	return copies;
+}
+
 /* Group of pair j: the pairs are cut into axes contiguous groups. */
 static int
 pair_group(const struct pe *pe, int pair, int *start, int *size)

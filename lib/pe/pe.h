@@ -143,6 +143,9 @@ int	 pe_set(const struct pe *pe, int layer, int head);
 int64_t	 pe_tied(const struct pe *pe, int64_t *off);
 /* The first set of set's group of tied parameters (set itself when none). */
 int	 pe_tie_first(const struct pe *pe, int set);
+/* The floats of nparam that are copies of tied ones (0: none): nparam less
+ * this is what the encoding learns. */
+int64_t	 pe_tied_copies(const struct pe *pe);
 /* Group of pair j (0 .. axes-1): the head_dim/2 pairs cut into axes
  * contiguous groups, sizes as equal as they can be. */
 int	 pe_pair_group(const struct pe *pe, int pair);

@@ -92,6 +92,25 @@ test_liere_params(void)
 	CHECK(f.pe_params == f.params_total - g.params_total, "pe_params is the difference");
 }
 
+/* comrope-ld:8,tied: a layer's heads share one set of multipliers (2 axes
+ * x 8 blocks of 8 on heads of 64), counted once: 2 copies of 16 a layer
+ * fewer than untied, on ViT-B's 12 heads and 12 layers 12 x 11 x 16. */
+static void
+test_tied_params(void)
+{
+	struct vit_config c = cifar100("base", "comrope-ld:8,tied");
+	struct vit_config u = cifar100("base", "comrope-ld:8");
+	struct flops f, g;
+	char err[256];
+
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0 &&
+	    flops_model(&u, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0,
+	    "comrope-ld:8 tied and untied count");
+	CHECK(g.pe_params - f.pe_params == 12 * 11 * 16, "tied multipliers "
+	    "counted once: %.0f fewer parameters than untied (want %d)",
+	    g.pe_params - f.pe_params, 12 * 11 * 16);
+}
+
 /* D 8, H 2 (head 4), L 1, M 16, C 3, P 12, T 4 (N 5 rows with CLS), 2 axes,
  * liere:4 (one 4x4 block per head, 6 free entries per axis), mean pooling
  * (every row runs through the block), counted by hand from the rules in
@@ -286,6 +305,7 @@ main(void)
 	test_table5();
 	test_table2();
 	test_liere_params();
+	test_tied_params();
 	test_by_hand();
 	test_sharing_and_specs();
 	test_engine_params();

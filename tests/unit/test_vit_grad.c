@@ -119,6 +119,20 @@ check(const struct vit_config *c, int training, int shared, const char *label)
 	double fd = (lp - lm) / 2e-2;
 	CHECK(fabs(fd - an) <= 2e-2 * fmax(fabs(fd), 1e-2),
 	    "%s: dL/dx analytic %.6g, differences %.6g", label, an, fd);
+	/* the norm --clip takes counts each tied parameter once */
+	const struct vit_tensor *pt = vit_find_tensor(m, "pe.params");
+	double want = 0, all = 0;
+	for (size_t i = 0; i < m->nparam; i++) {
+		size_t first;
+		double g2 = (double)m->grad[i] * m->grad[i];
+		all += g2;
+		if (pt == NULL || i < pt->off || i >= pt->off + pt->n ||
+		    !gc_copy(m, i - pt->off, &first))
+			want += g2;
+	}
+	CHECK(fabs(vit_grad_sumsq(m) - want) <= 1e-9 * want, "%s: the gradient's "
+	    "squared norm %.9g, each tied parameter once (%.9g; with the copies "
+	    "%.9g)", label, vit_grad_sumsq(m), want, all);
 	free(dir);
 	free(xs);
 	vit_destroy(m);

@@ -81,6 +81,7 @@ struct opts {
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
 	int	 stream_positions;	/* --positions stream: as the stream has them */
+	int	 positions_given;	/* --positions given (not with --init's map) */
 	const char *fixed;	/* an option --resume cannot take */
 };
 
@@ -305,6 +306,7 @@ parse(int argc, char *argv[], struct opts *o)
 			if (strcmp(optarg, "native") != 0 && strcmp(optarg, "stream") != 0)
 				usage_error("--positions %s: want native or stream", optarg);
 			o->stream_positions = strcmp(optarg, "stream") == 0;
+			o->positions_given = 1;
 			break;
 		case OPT_LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
 		case OPT_LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
@@ -608,6 +610,9 @@ init_model(struct run *r)
 	const char *had = vt_meta(&ck, "POSITIONS");
 	if (had == NULL)	/* an import: this stream's positions, as a new model's */
 		positions(r, &c);
+	else if (r->o.positions_given)
+		die("--positions: %s maps its positions already (POSITIONS %s): "
+		    "it was trained on them", r->o.init, had);
 	else
 		snprintf(r->positions, sizeof r->positions, "%s", had);
 	int T = vit_grid_size(c.grid, c.axes);

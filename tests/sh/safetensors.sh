@@ -94,6 +94,9 @@ check "vit-train --init fine-tunes the imported model" \
     vit-train --init p2.vt --epochs 2 -b 16 --lr 1e-3 --out ft.vt two-train.vt
 vit-eval --json ft.vt two-test.vt > after.json
 check_exit 2 "vit-train --init takes no model options" vit-train --init p2.vt --dim 8 --out x.vt two-train.vt
+check_exit 1 "vit-train --init of a trained model refuses --positions (its map is fixed)" \
+    vit-train --init ft.vt --positions stream --out x.vt two-train.vt
+check_grep "... naming the map" "^vit-train: --positions: ft.vt maps its positions already \(POSITIONS " "$T/err"
 check_exit 1 "vit-train --init: classes that differ from the stream's" vit-train --init p10.vt --out x.vt two-train.vt
 check_grep "... says how to get a new head" "from-safetensors --classes" "$T/err"
 check_exit 2 "vit-eval --logits is for --predict" vit-eval --logits ft.vt two-test.vt

@@ -21,6 +21,10 @@
  * threads' share at batch 128) cut into calls of m rows on one thread, as
  * gemm_chunks cuts them: each call packs the weight operand again, which
  * is what sets GEMM_CHUNK (nn.h).
+ *
+ * --precision bf16 instead times every product in fp32 (the default
+ * backends) and in bf16 (lib/nn/bf16.c) as the engine calls them: the
+ * table's columns are then fp32 and bf16, their ratio bf16's speed-up.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -83,11 +87,18 @@ filled(size_t n, int mod)
 /* op(X)'s leading dimension for a row-major X of r x c (op: t). */
 #define LD(t, r, c)	((t) ? (r) : (c))
 
+/* bf16 against fp32 (--precision bf16) instead of oneDNN against
+ * OpenBLAS. */
+static int bf16;
+
 /* One product as the engine calls it with backend b (lib 0), or as one
- * call threaded by the library itself (lib 1). */
+ * call threaded by the library itself (lib 1); with bf16, column b 0 in
+ * fp32 with the default backends, b 1 in bf16. */
 static void
 run(const struct product *p, enum gemm_backend b, int lib, int nthr)
 {
+	enum gemm_prec pr = bf16 && b == GEMM_ONEDNN ? GEMM_BF16 : GEMM_FP32;
+
 	int lda = LD(p->ta, p->M, p->K), ldb = LD(p->tb, p->K, p->N);
 
 	if (lib && b == GEMM_OPENBLAS) {
@@ -102,14 +113,14 @@ run(const struct product *p, enum gemm_backend b, int lib, int nthr)
 		    p->N, p->K, 1.0f, A, lda, B, ldb, 0.0f, C, p->N);
 		return;
 	}
-	gemm_force(b);
+	gemm_force(bf16 ? GEMM_AUTO : b);
 	switch (p->how) {
 	case CHUNKS:
-		gemm_chunks(GEMM_FP32, p->tb, p->M, p->N, p->K, A, lda, B, ldb, NULL, C,
+		gemm_chunks(pr, p->tb, p->M, p->N, p->K, A, lda, B, ldb, NULL, C,
 		    p->N, GEMM_CHUNK, NULL, NULL);
 		break;
 	case ROWSPLIT:
-		gemm_rows(GEMM_FP32, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A, lda, B, ldb,
+		gemm_rows(pr, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A, lda, B, ldb,
 		    0.0f, C, p->N);
 		break;
 	case ATTN: {
@@ -118,7 +129,7 @@ run(const struct product *p, enum gemm_backend b, int lib, int nthr)
 		int blas = gemm_solo_begin();
 		#pragma omp parallel for schedule(dynamic, 8)
 		for (int i = 0; i < ATT; i++)
-			gemm_one(GEMM_FP32, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A + i * a,
+			gemm_one(pr, p->ta, p->tb, p->M, p->N, p->K, 1.0f, A + i * a,
 			    lda, B + i * bb, ldb, 0.0f, C + i * c, p->N);
 		gemm_solo_end(blas);
 		break;
@@ -191,24 +202,26 @@ products(int nthr, int rounds)
 				for (int lib = 0; lib < (ti ? 2 : 1); lib++)
 					for (int k = 0; k < 2; k++) {
 						int o = (k + r) % 2;	/* who goes first alternates */
-						if (lib && prods[i].how == ATTN)
+						if (lib && (prods[i].how == ATTN || bf16))
 							continue;
 						int c = 2 * lib + o;
 						fig[i][ti][c][r] = gflops(&prods[i],
 						    o ? GEMM_ONEDNN : GEMM_OPENBLAS, lib,
 						    ti ? nthr : 1, &cfig[i][ti][c][r]);
 					}
-	printf("# medians of %d rounds, GFLOP/s; ratio oneDNN / OpenBLAS (per CPU "
+	printf("# medians of %d rounds, GFLOP/s; ratio %s (per CPU "
 	    "second)\n# %-22s %-14s %3s  %8s %7s %12s  %20s %7s %12s\n", rounds,
-	    "product", "M x N x K", "thr", "OpenBLAS", "oneDNN", "ratio",
-	    "own threads: OpenBLAS", "oneDNN", "ratio");
+	    bf16 ? "bf16 / fp32" : "oneDNN / OpenBLAS", "product", "M x N x K",
+	    "thr", bf16 ? "fp32" : "OpenBLAS", bf16 ? "bf16" : "oneDNN", "ratio",
+	    bf16 ? "" : "own threads: OpenBLAS", bf16 ? "" : "oneDNN",
+	    bf16 ? "" : "ratio");
 	for (int i = 0; i < NPROD; i++) {
 		const struct product *p = &prods[i];
 		char shape[32];
 		snprintf(shape, sizeof shape, "%dx%dx%d", p->M, p->N, p->K);
 		for (int ti = 0; ti < nt; ti++) {
 			double m[NCOL], mc[NCOL];
-			int ncol = ti && p->how != ATTN ? 4 : 2;
+			int ncol = ti && p->how != ATTN && !bf16 ? 4 : 2;
 			for (int k = 0; k < ncol; k++) {
 				m[k] = median(fig[i][ti][k], rounds);
 				mc[k] = median(cfig[i][ti][k], rounds);
@@ -273,7 +286,8 @@ chunks(int rounds)
 int
 main(int argc, char *argv[])
 {
-	enum { OPT_ROUNDS = CLI_OPT_LONG, OPT_THREADS, OPT_CHUNKS };
+	enum { OPT_ROUNDS = CLI_OPT_LONG, OPT_THREADS, OPT_CHUNKS,
+	    OPT_PRECISION };
 	static const struct cli_opt opts[] = {
 		{ "rounds", OPT_ROUNDS, "N", "rounds, the backends taking turns "
 		    "in each (7)" },
@@ -281,10 +295,12 @@ main(int argc, char *argv[])
 		    "core)" },
 		{ "chunks", OPT_CHUNKS, NULL, "the chunk-size table instead, one "
 		    "thread" },
+		{ "precision", OPT_PRECISION, "fp32|bf16", "bf16: each product in "
+		    "bf16 against fp32 (fp32:\nthe backends against each other)" },
 		{ NULL, 0, NULL, NULL }
 	};
 	static const struct cli_cmd cmd = { "[--rounds N] [--threads N] "
-	    "[--chunks]", "Time OpenBLAS and oneDNN on the reference ViT's "
+	    "[--chunks | --precision P]", "Time OpenBLAS and oneDNN on the reference ViT's "
 	    "products, as the engine calls them.", opts, NULL };
 	int rounds = 7, nthr = 0, ch, part = 0;
 
@@ -296,9 +312,14 @@ main(int argc, char *argv[])
 			break;
 		case OPT_THREADS: nthr = cli_opt_threads(optarg); break;
 		case OPT_CHUNKS: part = 1; break;
+		case OPT_PRECISION:
+			bf16 = cli_opt_precision(optarg) == GEMM_BF16;
+			break;
 		}
 	if (optind < argc)
 		usage_error("too many operands");
+	if (part && bf16)
+		usage_error("--chunks times fp32 products only");
 	nthr = cli_threads(nthr);
 	A = filled(SZ, 7);
 	B = filled(SZ, 5);

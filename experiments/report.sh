@@ -5,7 +5,7 @@
 # script's text and the scripts' tables.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 out="$RES/EXPERIMENTS.md"
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {

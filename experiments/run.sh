@@ -6,7 +6,7 @@
 #   sh experiments/run.sh --scale full --seeds 1 t1_encodings   one part
 set -eu
 dir=$(dirname "$0")
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 opts= names=
 while [ $# -gt 0 ]; do
 	case $1 in

@@ -4,7 +4,7 @@
 # campaign go on where it stopped, and Moving Fashion-MNIST's clips.
 . tests/sh/lib.sh
 R=$T/results C=$T/cache
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 
 # claim's verdicts, on made-up runs (three each; d one run; e none):
 # separated both ways, overlapping, and open.
@@ -62,7 +62,7 @@ for p in t1_encodings-curves-2d t1_encodings-curves-3d block_size resolution dat
 done
 head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the PNG is a PNG" || nok "resolution.png is no PNG"
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
-[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 12 ] && ok "... 11 experiments and how they were run" ||
+[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 13 ] && ok "... 12 experiments and how they were run" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
 check_grep "Table 1 lists rope-axial with a number in both arms" '^\| rope-axial \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
 k1=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 evals=top1,shuffle)
@@ -77,6 +77,7 @@ EOF2
 check_grep "Table 5: Base and Large as the paper" "^Within 0.5% of the paper: base/abs .*large/liere:64\.$" "$R/quick/t5_flops.md"
 check_grep "3D shuffles whole frames too" '"shufflet_drop":' "$R/quick/t3_shuffle.jsonl"
 check_grep "resolution: top-1 at 44 pixels" '"res_44":0\.' "$R/quick/resolution.jsonl"
+check_grep "precision: bf16 trained beside fp32" '^\| liere:8 \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \|$' "$R/quick/precision.md"
 
 # The cache: run again, nothing to do; one changed option, one new run.
 sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null

@@ -1,12 +1,14 @@
 """vit_torch.py - PyTorch baseline for bench_vit: the same ViT (tests/ref/
 vit_ref.py), the same reference config and a torch.optim.AdamW step,
 on 2 threads; with --autocast, under torch.autocast('cpu', bfloat16) (the
-forward and loss; backward follows it).  Prints one line like bench_vit's, ending with the
+forward and loss; backward follows it); with --eval, forward passes alone
+under torch.no_grad (as vit-eval); --model vitb: ViT-B/16 at 224 x 224,
+batches of 32.  Prints one line like bench_vit's, ending with the
 environment variables that set PyTorch's threading and BLAS kernels
 (bench_vit runs it with PyTorch's defaults and with vitpipe's).
 
 usage: /usr/bin/python3 tests/bench/vit_torch.py [--pe SPEC] [--steps N]
-           [--threads N] [--autocast]
+           [--threads N] [--autocast] [--eval] [--model r|vitb]
 """
 import argparse
 import os
@@ -26,19 +28,30 @@ def main():
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--autocast", action="store_true")
+    ap.add_argument("--eval", action="store_true")
+    ap.add_argument("--model", choices=("r", "vitb"), default="r")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    B, T, P, n = 128, 64, 48, 8
-    m = ViT(192, 6, 3, 768, 100, P, 2, [n, n], pe=a.pe)
+    if a.model == "r":
+        B, P, n, size, C = 128, 48, 8, (192, 6, 3, 768), 100
+    else:
+        B, P, n, size, C = 32, 768, 14, (768, 12, 12, 3072), 1000
+    T = n * n
+    m = ViT(*size, C, P, 2, [n, n], pe=a.pe)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, weight_decay=0.05)
     x = torch.randn(B, T, P)
     ys, xs = torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")
     pos = torch.stack([ys, xs], -1).view(T, 2).float() / n
-    target = torch.nn.functional.one_hot(torch.randint(0, 100, (B,)),
-                                         100).float()
+    target = torch.nn.functional.one_hot(torch.randint(0, C, (B,)),
+                                         C).float()
 
-    def step():
+    def forward():
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16,
+                                             enabled=a.autocast):
+            m(x, pos, target)
+
+    def train():
         opt.zero_grad()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.autocast):
             _, loss = m(x, pos, target)
@@ -49,6 +62,9 @@ def main():
         r = resource.getrusage(resource.RUSAGE_SELF)
         return r.ru_utime + r.ru_stime
 
+    step = forward if a.eval else train
+    if a.eval:
+        m.eval()
     step()
     t0, c0 = time.perf_counter(), cpu()
     best = float("inf")   # the least disturbed step on a shared CPU
@@ -62,6 +78,7 @@ def main():
     print(f"torch {a.pe:14s} {B / dt:8.1f} img/s  {dt * 1000:7.0f} ms/step"
           f"  best {B / best:.1f} img/s  peak RSS {rss:.0f} MB  cpu-time {B / dc:.1f} img/s"
           f"  (PyTorch {torch.__version__}, {'bf16 autocast' if a.autocast else 'fp32'},"
+          f" {'eval, ' if a.eval else ''}{a.model},"
           f" {a.threads} threads, {env()})")
 
 

@@ -108,11 +108,13 @@ payload_bytes(int rank, const int64_t *shape, size_t size, int64_t limit, int64_
 	return c * (int64_t)size;
 }
 
-/* Make room for nbytes at f->data, 64-byte aligned; contents are not kept. */
+/* Make room for nbytes at f->data, 64-byte aligned, keeping its first
+ * keep bytes. */
 static int
-reserve(struct vt *s, struct vt_field *f, size_t nbytes)
+reserve(struct vt *s, struct vt_field *f, size_t nbytes, size_t keep)
 {
 	size_t want = nbytes + pad(nbytes, 64);
+	void *p;
 
 	if (want == 0)
 		want = 64;
@@ -121,11 +123,42 @@ reserve(struct vt *s, struct vt_field *f, size_t nbytes)
 	if (f->lent)
 		return fail(s, "field '%s': %zu bytes do not fit the %zu lent", f->name,
 		    nbytes, f->cap);
-	free(f->data);
-	f->cap = 0;
-	if ((f->data = aligned_alloc(64, want)) == NULL)
+	if ((p = aligned_alloc(64, want)) == NULL)
 		return fail(s, "field '%s': out of memory for %zu bytes", f->name, nbytes);
+	if (keep > 0)
+		memcpy(p, f->data, keep);
+	free(f->data);
+	f->data = p;
 	f->cap = want;
+	return 0;
+}
+
+/*
+ * Read f's payload into its buffer, which grows as the bytes arrive (to
+ * twice what has come, from 1 MiB) up to the size the header declares: a
+ * record that declares more than the input holds takes memory in
+ * proportion to the input, and ends as truncated.  0, or -1 short with
+ * *got the bytes read.
+ */
+static int
+read_payload(struct vt *s, struct vt_field *f, size_t *got)
+{
+	size_t n = f->nbytes;
+
+	*got = 0;
+	while (*got < n || n == 0) {
+		size_t to = *got < (1 << 19) ? 1 << 20 : 2 * *got;
+		if (to > n)
+			to = n;
+		if (reserve(s, f, to, *got) == -1)
+			return -2;
+		size_t r = fread((char *)f->data + *got, 1, to - *got, s->fp);
+		*got += r;
+		if (*got < to)
+			return -1;
+		if (n == 0)
+			break;
+	}
 	return 0;
 }
 
@@ -147,7 +180,9 @@ grow(struct vt *s, void *arr, int *cap, int n, size_t size)
 	return 0;
 }
 
-static int shape_field(struct vt *, int, const int64_t *, long long);
+static int shape_field(struct vt *, int, const int64_t *, long long, int);
+static int add_field(struct vt *, const char *, int, int, const int64_t *,
+    int);
 static size_t fixed_bytes(const struct vt *);
 
 static int
@@ -163,6 +198,15 @@ valid_name(const char *p, size_t max)
 
 int
 vt_add_field(struct vt *s, const char *name, int dtype, int rank, const int64_t *dim)
+{
+	return add_field(s, name, dtype, rank, dim, 1);
+}
+
+/* vt_add_field; its buffer made now (alloc 1: a stream to write) or by the
+ * first record read that needs it (0: a header read). */
+static int
+add_field(struct vt *s, const char *name, int dtype, int rank,
+    const int64_t *dim, int alloc)
 {
 	struct vt_field *f;
 	int dyn = 0;
@@ -197,7 +241,7 @@ vt_add_field(struct vt *s, const char *name, int dtype, int rank, const int64_t 
 		f->dim[k] = f->shape[k] = dim[k];
 	s->nfield++;
 	s->ndyn += dyn;
-	if (dyn == 0 && shape_field(s, s->nfield - 1, dim, 0) == -1) {
+	if (dyn == 0 && shape_field(s, s->nfield - 1, dim, 0, alloc) == -1) {
 		s->nfield--;
 		return -1;
 	}
@@ -247,9 +291,11 @@ other_bytes(const struct vt *s, int i)
 
 /* Set field i's shape; rec names the record in messages (0: the header).
  * The limit s->maxbytes is on the whole record (vitpipe(5)), so what the
- * other fields take is subtracted from what this one may have. */
+ * other fields take is subtracted from what this one may have.  alloc 0:
+ * the buffer is left to the read of the payload (read_payload). */
 static int
-shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
+shape_field(struct vt *s, int i, const int64_t *shape, long long rec,
+    int alloc)
 {
 	struct vt_field *f = &s->field[i];
 	int64_t bytes, count, others = other_bytes(s, i);
@@ -266,7 +312,7 @@ shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
 	if (bytes < 0)
 		return fail(s, "%sfield '%s': record too large (limit %lld bytes a record)",
 		    where, f->name, (long long)s->maxbytes);
-	if (reserve(s, f, bytes) == -1)
+	if (alloc && reserve(s, f, bytes, 0) == -1)
 		return -1;
 	for (int k = 0; k < f->rank; k++)
 		f->shape[k] = shape[k];
@@ -278,7 +324,7 @@ shape_field(struct vt *s, int i, const int64_t *shape, long long rec)
 int
 vt_set_shape(struct vt *s, int i, const int64_t *shape)
 {
-	return shape_field(s, i, shape, (long long)s->recno + 1);
+	return shape_field(s, i, shape, (long long)s->recno + 1, 1);
 }
 
 void
@@ -486,7 +532,7 @@ parse_field(struct vt *s, char *args, int lineno)
 			return fail(s, "header line %d: field '%.40s': bad dim '%.20s'", lineno,
 			    name, tok);
 	}
-	return vt_add_field(s, name, dtype, rank, dim) < 0 ? -1 : 0;
+	return add_field(s, name, dtype, rank, dim, 0) < 0 ? -1 : 0;
 }
 
 int
@@ -679,7 +725,7 @@ vt_read_record(struct vt *s)
 						    "is %lld", rec, f->name, k, (long long)shape[k]);
 				}
 			}
-			if (has && vt_set_shape(s, i, shape) == -1)
+			if (has && shape_field(s, i, shape, rec, 0) == -1)
 				return -1;
 		}
 	}
@@ -687,8 +733,17 @@ vt_read_record(struct vt *s)
 		struct vt_field *f = &s->field[i];
 		size_t got;
 
-		if ((f->skip ? read_past(s->fp, f->nbytes, &got) :
-		    read_exact(s->fp, f->data, f->nbytes, &got)) == -1)
+		int rc;
+
+		if (f->lent && f->nbytes > f->cap)
+			return fail(s, "record %lld: field '%s': %zu bytes do not fit "
+			    "the %zu lent", rec, f->name, f->nbytes, f->cap);
+		rc = f->skip ? read_past(s->fp, f->nbytes, &got) : f->lent ?
+		    read_exact(s->fp, f->data, f->nbytes, &got) :
+		    read_payload(s, f, &got);
+		if (rc == -2)
+			return -1;
+		if (rc == -1)
 			return fail(s, "record %lld: field '%s' truncated (%zu of %zu bytes)",
 			    rec, f->name, got, f->nbytes);
 		if (skip_pad(s, pad(f->nbytes, s->align), "field") == -1)

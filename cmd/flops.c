@@ -182,8 +182,8 @@ load_model(struct opts *o)
 }
 
 /* The encodings of every --pe, split at commas; a piece with '=' or a bare
- * option word (reflect) belongs to the spec before it.  Returns the count;
- * *buf holds the strings. */
+ * option word (reflect, tied) belongs to the spec before it.  Returns the
+ * count; *buf holds the strings. */
 static int
 split_pes(const struct opts *o, const char **list, char **buf)
 {
@@ -202,7 +202,8 @@ split_pes(const struct opts *o, const char **list, char **buf)
 	if (o->npes == 0)
 		strcpy(p, o->c.pe);
 	for (p = strtok_r(*buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		if (n > 0 && (strchr(p, '=') || strcmp(p, "reflect") == 0)) {
+		if (n > 0 && (strchr(p, '=') || strcmp(p, "reflect") == 0 ||
+		    strcmp(p, "tied") == 0)) {
 			p[-1] = ',';	/* glue the option back onto its spec */
 			continue;
 		}

@@ -84,6 +84,12 @@ assert j["encodings"][0]["params"] == n, (j["encodings"][0]["params"], n)
 ' "$T/ck.vt" "$T/ck.json"
 check "--model with other encodings" flops --model "$T/ck.vt" --pe abs,liere:8 --tokens 100
 check_exit 1 "not a checkpoint" flops --model "$T/pc.vt"
+check "comrope-ld:8,tied beside comrope-ld:8" flops --preset base --pe comrope-ld:8,tied,comrope-ld:8 --json
+$PY -c 'import json, sys
+e = json.load(open(sys.argv[1]))["encodings"]
+assert [x["pe"] for x in e] == ["comrope-ld:8,tied", "comrope-ld:8"], e
+assert e[1]["pe_params"] - e[0]["pe_params"] == 12 * 11 * 16, (e[0]["pe_params"], e[1]["pe_params"])
+' "$T/out" && ok "... the tied multipliers counted once a layer (12 x 11 x 16 fewer)" || nok "tied counts: $(head -c 300 "$T/out")"
 /usr/bin/python3 -c 'import numpy as np; np.save("'"$T"'/w.npy", np.zeros((1, 3), "f4"))'
 vtool from-npy --meta VIT_DIM=64 w="$T/w.npy" >"$T/w.vt"
 check_exit 1 "a container without the model keys" flops --model "$T/w.vt"

@@ -147,16 +147,31 @@ out="$RES/runs/$KEY.json"
 mkdir -p "$CACHE/models" "$RES/runs" "$RES/logs"
 ckpt="$CACHE/models/$TK.vt"
 now() { date +%s.%N; }
-# train: the model, once however many runs want it at the same time.
+# train: the model, once however many runs want it at the same time.  A
+# training that was interrupted (a campaign's session ended) goes on from
+# its last checkpoint: vit-train --resume reads the same stream again past
+# what it had consumed and ends with the bytes of a run that never
+# stopped.  $TK.t0 holds when this part began and the seconds spent before
+# it; the time up to the checkpoint counts, what came after it is redone.
 train() {
 	[ -s "$ckpt" ] && return 0
-	echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
-	rm -f "$CACHE/models/$TK.log"
+	m="$CACHE/models/$TK"
+	if [ -s "$ckpt.part" ] && [ -s "$m.log" ]; then
+		echo "run1.sh: resuming $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
+		[ -s "$m.t0" ] || echo "$(stat -c %W "$m.log") 0" > "$m.t0"	# its start
+		spent=$(awk -v c="$(stat -c %Y "$ckpt.part")" '{ printf "%.1f\n", $2 + c - $1 }' "$m.t0")
+		args="--resume --threads 1"
+	else
+		echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
+		rm -f "$ckpt.part" "$m.log"
+		spent=0 args=$VTARGS
+	fi
 	t0=$(now)
-	eval "$TRAIN" | vit-train $VTARGS --val "$VAL" -o "$ckpt.part" \
-	    --log "$CACHE/models/$TK.log" 2>"$CACHE/models/$TK.err" ||
-		{ echo "run1.sh: vit-train failed: $(tail -n 3 "$CACHE/models/$TK.err")" >&2; return 1; }
-	echo "$t0 $(now)" | awk '{ printf "%.1f\n", $2 - $1 }' > "$CACHE/models/$TK.time"
+	echo "$t0 $spent" > "$m.t0"
+	eval "$TRAIN" | vit-train $args --val "$VAL" -o "$ckpt.part" \
+	    --log "$m.log" 2>"$m.err" ||
+		{ echo "run1.sh: vit-train failed: $(tail -n 3 "$m.err")" >&2; return 1; }
+	echo "$t0 $(now) $spent" | awk '{ printf "%.1f\n", $2 - $1 + $3 }' > "$m.time"
 	mv "$ckpt.part" "$ckpt"
 }
 export FM CACHE TOP

@@ -86,6 +86,17 @@ k1=$(SCALE=quick sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1)
 k2=$(SCALE=quick sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1 "vt=--share heads")
 k3=$(SCALE=full sh experiments/run1.sh --key task=fm2d pe=liere:8 seed=1)
 [ "$k1" != "$k2" ] && [ "$k1" != "$k3" ] && [ "$k2" != "$k3" ] && ok "an option or the scale changes the key" || nok "keys $k1 $k2 $k3"
+# A training cut short (its checkpoint left as .part, the session that ran
+# it ended) goes on from the checkpoint: vit-train --resume, the same model.
+w="task=fm2d pe=abs seed=1"
+k=$(SCALE=quick sh experiments/run1.sh --key $w)
+tk=$(SCALE=quick sh experiments/run1.sh --train-key $w)
+cp "$C/models/$tk.vt" "$T/whole.vt" && mv "$C/models/$tk.vt" "$C/models/$tk.vt.part" && rm -f "$R/quick/runs/$k.json"
+SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/resume.err"
+check_grep "an interrupted training resumes from its checkpoint" "^run1.sh: resuming fm2d abs" "$T/resume.err"
+cmp -s "$T/whole.vt" "$C/models/$tk.vt" && [ -s "$R/quick/runs/$k.json" ] &&
+	ok "... to the same model, and its result" || nok "resumed: $(head -c 300 "$T/resume.err")"
+grep -q '"train_s":[0-9]' "$R/quick/runs/$k.json" && ok "... with its training time" || nok "resumed: no train_s"
 rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"

@@ -146,19 +146,16 @@ read_payload(struct vt *s, struct vt_field *f, size_t *got)
 	size_t n = f->nbytes;
 
 	*got = 0;
-	while (*got < n || n == 0) {
+	do {
 		size_t to = *got < (1 << 19) ? 1 << 20 : 2 * *got;
 		if (to > n)
 			to = n;
 		if (reserve(s, f, to, *got) == -1)
 			return -2;
-		size_t r = fread((char *)f->data + *got, 1, to - *got, s->fp);
-		*got += r;
+		*got += fread((char *)f->data + *got, 1, to - *got, s->fp);
 		if (*got < to)
 			return -1;
-		if (n == 0)
-			break;
-	}
+	} while (*got < n);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
  */
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,17 +63,23 @@ native(void)
 	return 1;
 }
 
+/* The engine and how bf16 runs, found once (every pack asks). */
+static void
+probe(void)
+{
+	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
+		fail("no oneDNN CPU engine");
+	mode = native() ? GEMM_BF16_NATIVE : emulate ? GEMM_BF16_EMULATED :
+	    GEMM_BF16_NONE;
+	probed = 1;
+}
+
 enum gemm_bf16
 gemm_bf16_mode(void)
 {
-	#pragma omp critical(bf16_probe)
-	if (!probed) {
-		if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-			fail("no oneDNN CPU engine");
-		mode = native() ? GEMM_BF16_NATIVE : emulate ?
-		    GEMM_BF16_EMULATED : GEMM_BF16_NONE;
-		probed = 1;
-	}
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, probe);
 	return mode;
 }
 

@@ -1160,8 +1160,8 @@ vit_backward(struct vit *m)
 	if (!s->have_target)
 		return;
 	xent_backward(s->dlogits, s->prob, s->target, B, C);
-	linear_backward(m->prec, s->dpooled, GRAD(m, s->headw), GRAD(m,
-	    s->headb), s->dlogits, s->pooled, s->headw, B, D, C);
+	linear_backward(m->prec, s->dpooled, GRAD(m, s->headw),
+	    GRAD(m, s->headb), s->dlogits, s->pooled, s->headw, B, D, C);
 	/* the rows the final LayerNorm saw: B (CLS pooling), or all N */
 	int Tf = cls_rows(m, c->depth - 1) ? 1 : T1, Nf = B * Tf;
 	#pragma omp parallel for

@@ -9,7 +9,6 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "bf16.h"

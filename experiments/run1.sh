@@ -152,14 +152,15 @@ now() { date +%s.%N; }
 # its last checkpoint: vit-train --resume reads the same stream again past
 # what it had consumed and ends with the bytes of a run that never
 # stopped.  $TK.t0 holds when this part began and the seconds spent before
-# it; the time up to the checkpoint counts, what came after it is redone.
+# it; the time up to the checkpoint counts (none if this part wrote none),
+# what came after it is redone.
 train() {
 	[ -s "$ckpt" ] && return 0
 	m="$CACHE/models/$TK"
 	if [ -s "$ckpt.part" ] && [ -s "$m.log" ]; then
 		echo "run1.sh: resuming $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
 		[ -s "$m.t0" ] || echo "$(stat -c %W "$m.log") 0" > "$m.t0"	# its start
-		spent=$(awk -v c="$(stat -c %Y "$ckpt.part")" '{ printf "%.1f\n", $2 + c - $1 }' "$m.t0")
+		spent=$(awk -v c="$(stat -c %Y "$ckpt.part")" '{ d = c - $1; printf "%.1f\n", $2 + (d > 0 ? d : 0) }' "$m.t0")
 		args="--resume --threads 1"
 	else
 		echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2

@@ -97,6 +97,14 @@ check_grep "an interrupted training resumes from its checkpoint" "^run1.sh: resu
 cmp -s "$T/whole.vt" "$C/models/$tk.vt" && [ -s "$R/quick/runs/$k.json" ] &&
 	ok "... to the same model, and its result" || nok "resumed: $(head -c 300 "$T/resume.err")"
 grep -q '"train_s":[0-9]' "$R/quick/runs/$k.json" && ok "... with its training time" || nok "resumed: no train_s"
+# Cut short again before its next checkpoint: that part's time is lost,
+# what was spent before it still counts (never less).
+echo "$(($(date +%s) + 1000)) 5" > "$C/models/$tk.t0"
+mv "$C/models/$tk.vt" "$C/models/$tk.vt.part" && rm -f "$R/quick/runs/$k.json"
+SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/resume.err"
+s=$(sed -n 's/.*"train_s":\([-0-9.]*\).*/\1/p' "$R/quick/runs/$k.json")
+awk -v s="$s" 'BEGIN { exit !(s >= 5) }' && ok "... a part without a checkpoint adds nothing to it" ||
+	nok "resumed twice: train_s $s"
 rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"

@@ -21,6 +21,8 @@ TOP=$(cd "$EXPDIR/.." && pwd)
 export PATH TOP EXPDIR
 LC_ALL=C
 export LC_ALL
+# Every experiment, in the order of EXPERIMENTS.md.
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 
 usage() {
 	cat <<EOF
@@ -104,7 +106,12 @@ run_plan() {
 		exit 0
 	fi
 	[ "$todo" -eq 0 ] && return 0
-	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$PLAN.todo"
+	run_lines "$PLAN.todo"
+}
+
+# run_lines FILE: run1.sh for each line of words in FILE, --jobs at a time.
+run_lines() {
+	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
 }
 
 # results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one;

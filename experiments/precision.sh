@@ -3,11 +3,10 @@
 # the README's recipe (the fairness experiment's runs, whose fp32 models
 # this shares), for the encodings of issue 22's bar: bf16 must reach
 # fp32's test top-1 within fp32's interval over seeds.  On a CPU without
-# AVX512_BF16 the bf16 runs are emulated (VITPIPE_BF16=emulate): the same
-# numbers, not the speed.
+# AVX512_BF16 run1.sh emulates the bf16 runs (VITPIPE_BF16=emulate): the
+# same numbers, not the speed.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
-grep -qw avx512_bf16 /proc/cpuinfo || { VITPIPE_BF16=emulate; export VITPIPE_BF16; }
 ROWS="abs rope-mixed liere:8 comrope-ld:8"
 for s in $SEEDS; do
 	for r in $ROWS; do
@@ -27,8 +26,8 @@ fp32 and in bf16 (`vit-train --precision bf16`: bf16 operands, fp32 sums;
 evaluated in fp32, the checkpoints being fp32).
 
 EOF2
-	if [ -n "${VITPIPE_BF16:-}" ]; then
-		echo "This CPU has no AVX512_BF16: bf16 was emulated, its numbers, not its speed."
+	if ! grep -qw avx512_bf16 /proc/cpuinfo; then
+		echo "This CPU has no AVX512_BF16: bf16 was emulated (run1.sh sets VITPIPE_BF16=emulate), its numbers, not its speed."
 	else
 		echo "bf16 ran on this CPU's bf16 kernels."
 	fi

@@ -5,7 +5,6 @@
 # script's text and the scripts' tables.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 out="$RES/EXPERIMENTS.md"
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {
@@ -46,8 +45,11 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
 - **Running.** Every run is one thread, and runs go two at a time
   (\`--jobs 2\`). A run's wall time is in its JSON line. Results are
   cached by a hash of each run's commands: an interrupted campaign goes
-  on where it stopped, and one experiment or one seed can be run alone:
-  \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`.
+  on where it stopped (a training cut short, from its last epoch's
+  checkpoint), and one experiment or one seed can be run alone:
+  \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`. run.sh
+  puts the runs of all the experiments it is given in one pool, so no
+  core waits at the end of one experiment for the next.
   \`sh experiments/run.sh --scale quick\` runs every script on tiny data
   (the tests do). Besides the results, the only figures here are the
   papers' own, quoted in each script beside their table.

@@ -4,9 +4,11 @@
 #
 #   sh experiments/run.sh --scale quick                 every pipeline, tiny
 #   sh experiments/run.sh --scale full --seeds 1 t1_encodings   one part
-set -eu
-dir=$(dirname "$0")
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
+#
+# The runs of all the named experiments still to do make one pool, run
+# --jobs at a time, so that no core waits at the end of one experiment
+# for the next one's first run; then each experiment writes its table.
+. "$(dirname "$0")/lib.sh"
 opts= names=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -18,8 +20,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 for e in ${names:-$ALL}; do
-	[ -f "$dir/$e.sh" ] || { echo "run.sh: no experiment $e (one of: $ALL)" >&2; exit 2; }
-	sh "$dir/$e.sh" $opts
+	[ -f "$EXPDIR/$e.sh" ] || { echo "run.sh: no experiment $e (one of: $ALL)" >&2; exit 2; }
 done
-case " $opts " in *" --dry-run "*) exit 0 ;; esac
-sh "$dir/report.sh" $opts
+parse_options $opts
+for e in ${names:-$ALL}; do
+	sh "$EXPDIR/$e.sh" $opts --dry-run
+done | awk '!seen[$0]++' > "$PLAN.todo"
+[ "$DRY" = 1 ] && { cat "$PLAN.todo"; exit 0; }
+echo "run.sh: $(wc -l < "$PLAN.todo") runs to do, $JOBS at a time" >&2
+run_lines "$PLAN.todo"
+for e in ${names:-$ALL}; do
+	sh "$EXPDIR/$e.sh" $opts
+done
+sh "$EXPDIR/report.sh" $opts

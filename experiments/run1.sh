@@ -176,6 +176,11 @@ train() {
 	mv "$ckpt.part" "$ckpt"
 }
 export FM CACHE TOP
+# bf16 on a CPU without its instructions: emulated, the same numbers
+# (precision.sh says so in its table).
+case " $vt " in *" --precision bf16 "*)
+	grep -qw avx512_bf16 /proc/cpuinfo || { VITPIPE_BF16=emulate; export VITPIPE_BF16; } ;;
+esac
 exec 9> "$CACHE/models/$TK.lock"
 flock 9
 train || exit 1

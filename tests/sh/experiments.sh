@@ -49,6 +49,9 @@ start=$(date +%s)
 sh experiments/run.sh --scale quick --results "$R" --cache "$C" > "$T/run.out" 2> "$T/run.err" &&
 	ok "run.sh --scale quick: every experiment" || nok "run.sh --scale quick: $(grep -v '^run1.sh: training' "$T/run.err" | tail -5)"
 echo "# quick scale: $(($(date +%s) - start)) s"
+grep -q '^run.sh: [1-9][0-9]* runs to do, 2 at a time' "$T/run.err" &&
+    ! sed -n '/^run.sh: [0-9]* runs to do/,$p' "$T/run.err" | grep -q 'in the plan, [1-9]' &&
+	ok "... all their runs in one pool, before any table" || nok "run.sh: not one pool: $(grep 'to do' "$T/run.err" | head -5)"
 for e in $ALL; do
 	[ -s "$R/quick/$e.md" ] && [ -s "$R/quick/$e.jsonl" ] && ok "$e: its section and JSON lines" ||
 		nok "$e: no $e.md or $e.jsonl"

@@ -49,6 +49,8 @@ static const struct cli_opt options[] = {
 	    "default: the file names)" },
 	{ "size", 's', "WxH", "pixels (800 by 300 a panel), or characters for dumb\n"
 	    "(the terminal's width, or 80, by 20 a panel)" },
+	{ "smooth", 'm', "N", "draw the loss as the mean of each step's last N\n"
+	    "logged losses (default 1: as logged)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -368,10 +370,46 @@ put_quoted(FILE *fp, const char *s)
 	fputc('\'', fp);
 }
 
-/* The gnuplot script: terminal, datablocks, then one panel per curve kind
- * that any run has, every run in the same line type in each. */
+/*
+ * c's values replaced by their trailing means over n points (fewer at the
+ * start): a noisy per-step loss read as a trend.  A point that is not
+ * finite (a diverged run) starts the window again after it.
+ */
 static void
-write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int npanel)
+curve_smooth(struct curve *c, long n)
+{
+	double sum = 0, *raw;
+	size_t first = 0;
+
+	if (n <= 1 || c->n == 0)
+		return;
+	if ((raw = malloc(c->n * sizeof *raw)) == NULL)
+		die_errno("memory");
+	memcpy(raw, c->y, c->n * sizeof *raw);
+	for (size_t k = 0; k < c->n; k++) {
+		if (!isfinite(raw[k])) {
+			first = k + 1, sum = 0;
+			continue;
+		}
+		sum += raw[k];
+		if (k - first == (size_t)n)
+			sum -= raw[first++];
+		c->y[k] = sum / (double)(k - first + 1);
+	}
+	free(raw);
+}
+
+/*
+ * The gnuplot script: terminal, datablocks, then one panel per curve kind
+ * that any run has, every run in the same line type in each: the eight
+ * colours of gnuplot's line types, then again dashed, so that many runs
+ * stay apart.  Pictures put the legend right of the panel, off the curves
+ * (a dozen names in one column), and one left margin in every panel, so
+ * that their steps line up.
+ */
+static void
+write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int npanel,
+    long smooth)
 {
 	fprintf(fp, "set terminal %s size %ld,%ld noenhanced%s\n",
 	    fmt == FMT_PNG ? "pngcairo" : fmt_names[fmt], w, h,
@@ -383,8 +421,11 @@ write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int n
 				fprintf(fp, "%.17g %.9g\n", run[i].c[c].x[k], run[i].c[c].y[k]);
 			fputs("EOD\n", fp);
 		}
-	fprintf(fp, "set multiplot layout %d,1\nset xlabel 'step'\nset key top right\n%s",
-	    npanel, fmt == FMT_DUMB ? "" : "set grid\n");
+	fprintf(fp, "set multiplot layout %d,1\nset xlabel 'step'\n", npanel);
+	if (fmt == FMT_DUMB)
+		fputs("set key top right\n", fp);
+	else
+		fputs("set grid\nset key outside right top font ',9'\nset lmargin 10\n", fp);
 	for (int c = 0; c < NCURVE; c++) {
 		const char *sep = "plot ";
 
@@ -394,10 +435,12 @@ write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int n
 			if (*sep == 'p') {
 				fputs("set title ", fp);
 				put_quoted(fp, curve_titles[c]);
+				if (c == C_LOSS && smooth > 1)
+					fprintf(fp, " . ' (mean of the last %ld)'", smooth);
 				fputc('\n', fp);
 			}
-			fprintf(fp, "%s$d%d_%d using 1:2 with %s lt %d title ", sep, i, c,
-			    c == C_VAL ? "linespoints pt 7 ps 0.6" : "lines", i + 1);
+			fprintf(fp, "%s$d%d_%d using 1:2 with %s lt %d dt %d title ", sep, i, c,
+			    c == C_VAL ? "linespoints pt 7 ps 0.6" : "lines", i % 8 + 1, i / 8 + 1);
 			put_quoted(fp, run[i].title);
 			sep = ", \\\n    ";
 		}
@@ -521,7 +564,7 @@ main(int argc, char *argv[])
 	struct run *run;
 	char *script = NULL;
 	size_t slen = 0;
-	long w, h;
+	long w, h, smooth = 1;
 	int c, fmt = FMT_NONE, ntitle = 0, nrun, tofile, npanel = 0;
 	FILE *sp, *dst, *text = NULL;
 
@@ -537,6 +580,7 @@ main(int argc, char *argv[])
 			break;
 		case 't': title[ntitle++] = optarg; break;
 		case 's': size = optarg; break;
+		case 'm': smooth = (long)cli_int("--smooth", optarg, 1, 1000000); break;
 		}
 	}
 	if ((nrun = argc - optind) < 1)
@@ -558,6 +602,7 @@ main(int argc, char *argv[])
 		run[i].title = i < ntitle ? title[i] :
 		    strcmp(run[i].file, "-") == 0 ? "stdin" : run[i].file;
 		read_log(&run[i]);
+		curve_smooth(&run[i].c[C_LOSS], smooth);
 	}
 	for (int k = 0; k < NCURVE; k++)
 		for (int i = 0; i < nrun; i++)
@@ -579,7 +624,7 @@ main(int argc, char *argv[])
 
 	if ((sp = open_memstream(&script, &slen)) == NULL)
 		die_errno("memory");
-	write_script(sp, fmt, w, h, run, nrun, npanel);
+	write_script(sp, fmt, w, h, run, nrun, npanel, smooth);
 	if (fclose(sp) == EOF)
 		die_errno("memory");
 	if (tofile && atomic_open(&af, out) == -1)

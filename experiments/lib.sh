@@ -149,14 +149,14 @@ stats() {
 		printf "%s\t%d\t%.2f\t%.2f\t%.2f\n", l, n[l], m, m - h, m + h } }'
 }
 
-# claim STATSFILE "A < B < C": whether each step of the ordering holds
-# here: "holds" where the intervals separate that way, "reversed" where they
-# separate the other way, "not separated" where they overlap, and open
-# where a row has not run or has one run (no interval); then the verdict
-# on the whole ordering.
+# claim STATSFILE "A < B < C" [WHERE]: whether each step of the ordering
+# holds here: "holds" where the intervals separate that way, "reversed"
+# where they separate the other way, "not separated" where they overlap,
+# and open where a row has not run or has one run (no interval); then the
+# verdict on the whole ordering.  WHERE (e.g. "2D") heads the line.
 claim() {
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
-	awk -F '\t' -v claim="$2" '
+	awk -F '\t' -v claim="$2" -v where="${3:+$3: }" '
 	FILENAME == ARGV[1] { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
 	{ c[++k] = $0 }
 	END { nrev = nopen = nsame = 0
@@ -171,7 +171,7 @@ claim() {
 	  # intervals (with every run made) are a plain "does not hold".
 	  all = nrev ? "does not hold: reversed" : nopen ? "not decided yet: runs missing" : \
 	      nsame ? "does not hold: not separated" : "holds"
-	  printf "- `%s`: **%s** (%s)\n", claim, all, s }' "$1" "$PLAN.claim"
+	  printf "- %s`%s`: **%s** (%s)\n", where, claim, all, s }' "$1" "$PLAN.claim"
 }
 
 # colstats PREFIX: stats of $FIELD (default top1) over the runs whose label
@@ -228,8 +228,8 @@ EOF
 	done
 }
 
-# curves NAME LABEL...: learning curves (vit-plot) of the first seed's run
-# of each LABEL, as NAME.png and NAME.svg.
+# curves NAME LABEL...: learning curves (vit-plot, the loss a mean over 50
+# steps) of the first seed's run of each LABEL, as NAME.png and NAME.svg.
 curves() {
 	name=$1; shift
 	set -- "$@"
@@ -238,11 +238,11 @@ curves() {
 		w=$(awk -F '\t' -v l="$l" '$1 == l { print $2; exit }' "$PLAN")
 		[ -n "$w" ] || continue
 		t=$(eval "sh \"$EXPDIR/run1.sh\" --train-key $w")
-		[ -f "$RES/logs/$t.jsonl" ] && args="$args -t '$l' '$RES/logs/$t.jsonl'"
+		[ -f "$RES/logs/$t.jsonl" ] && args="$args -t '${l##*/}' '$RES/logs/$t.jsonl'"
 	done
 	[ -n "$args" ] || return 0
 	for fmt in png svg; do
-		eval "vit-plot -o \"$RES/$name.$fmt\" $args"
+		eval "vit-plot --smooth 50 -o \"$RES/$name.$fmt\" $args"
 	done
 }
 

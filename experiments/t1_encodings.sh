@@ -70,14 +70,15 @@ EOF
 	echo
 	echo "Orderings the papers report, where the intervals separate:"
 	echo
-	claim "$PLAN.fm2d-paper" "abs < rope-axial < rope-mixed < liere:8"
-	claim "$PLAN.fm2d-paper" "liere:8 < comrope-ld:8"
-	claim "$PLAN.mv3d-paper" "abs < rope-axial < rope-mixed < liere:8"
-	claim "$PLAN.mv3d-paper" "liere:full < liere:8"
+	claim "$PLAN.fm2d-paper" "abs < rope-axial < rope-mixed < liere:8" 2D
+	claim "$PLAN.fm2d-paper" "liere:8 < comrope-ld:8" 2D
+	claim "$PLAN.mv3d-paper" "abs < rope-axial < rope-mixed < liere:8" 3D
+	claim "$PLAN.mv3d-paper" "liere:full < liere:8" 3D
 	echo
 	echo "liere's own convention (linspace) is the common one, so its two arms are one run."
 	echo
-	echo "Training: $(wall). Curves (seed 1, 2D, paper arm): ![](results/$SCALE/t1_encodings-curves-2d.png)"
+	echo "Training: $(wall). Validation curves (seed 1, paper arm), 2D: ![](results/$SCALE/t1_encodings-curves-2d.png)"
+	echo "3D: ![](results/$SCALE/t1_encodings-curves-3d.png)"
 	echo
 } >> "$RES/$EXP.md"
 curves t1_encodings-curves-2d $(for r in $PLAIN $ROTARY; do echo "fm2d-paper/$r"; done)

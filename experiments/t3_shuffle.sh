@@ -40,8 +40,8 @@ EOF2
 	echo
 	echo "The paper's ordering of the drops (a larger drop: more use of position):"
 	echo
-	claim "$PLAN.d2" "abs < rope-mixed < liere:8"
-	claim "$PLAN.d3" "abs < rope-mixed < liere:8"
+	claim "$PLAN.d2" "abs < rope-mixed < liere:8" 2D
+	claim "$PLAN.d3" "abs < rope-mixed < liere:8" 3D
 	echo
 } >> "$RES/$EXP.md"
 finish

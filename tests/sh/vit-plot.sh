@@ -107,6 +107,43 @@ check "PNG to a pipe with --format png" sh -c "vit-plot -f png a.jsonl | cat >pi
 check "text to a file by its suffix" vit-plot -o g.txt a.jsonl
 check_grep "g.txt is the text plot" "learning rate" g.txt
 
+# --smooth: a loss alternating 1, 3, 1, 3 drawn as the mean of the last
+# two is flat after its first point, with every point still drawn; without
+# it, it zigzags.  A nan starts the window again.  Ten runs: ten looks.
+awk 'BEGIN { for (i = 1; i <= 40; i++) printf "{\"step\":%d,\"loss\":%d}\n", i, i % 2 ? 1 : 3 }' >zig.jsonl
+loss_ys() {	# loss_ys SVG: the distinct y of the first loss curve's points after its first
+	$PY - "$1" <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+g = s[s.index('id="gnuplot_plot_1a"'):]
+d = re.search(r"d='([^']*)'", g).group(1)
+ys = [float(y) for y in re.findall(r"-?[\d.]+,(-?[\d.]+)", d)[2:]]	# less the key's sample
+print(len(ys), len(set(ys[1:])))
+PY
+}
+check "--smooth 2" vit-plot --smooth 2 -o sm.svg zig.jsonl
+[ "$(loss_ys sm.svg)" = "40 1" ] && ok "--smooth 2 flattens a 1, 3 zigzag, every point drawn" || nok "--smooth 2: $(loss_ys sm.svg)"
+check "no --smooth" vit-plot -o zz.svg zig.jsonl
+[ "$(loss_ys zz.svg)" = "40 2" ] && ok "... which is drawn as logged without it" || nok "no --smooth: $(loss_ys zz.svg)"
+check_grep "the loss panel says it is smoothed" "loss .mean of the last 2." sm.svg
+{ head -n 20 zig.jsonl; echo '{"step":21,"loss":nan}'; tail -n 19 zig.jsonl; } >zign.jsonl
+check "--smooth over a nan" vit-plot --smooth 2 -o smn.svg zign.jsonl
+[ "$(loss_ys smn.svg)" = "39 2" ] && ok "... a nan leaves a gap and starts the mean again" || nok "--smooth, nan: $(loss_ys smn.svg)"
+check_exit 2 "--smooth 0 is a usage error" vit-plot --smooth 0 zig.jsonl
+check "ten runs" vit-plot -o ten.svg zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl zig.jsonl
+n=$($PY - ten.svg <<'PY'
+import re, sys
+s = open(sys.argv[1]).read()
+looks = set()
+for i in range(1, 11):
+    g = s[s.index('id="gnuplot_plot_%da"' % i):]
+    p = re.search(r"<path([^>]*)d='", g).group(1)
+    looks.add((re.search(r"stroke='([^']*)'", p).group(1), re.search(r"stroke-dasharray='([^']*)'", p) and re.search(r"stroke-dasharray='([^']*)'", p).group(1)))
+print(len(looks))
+PY
+)
+[ "$n" = 10 ] && ok "ten runs are drawn in ten colour and dash pairs" || nok "ten runs: $n looks"
+
 # A killed run's partial last line is skipped, with a warning.
 { cat a.jsonl; printf '{"step":31,"epoch":3.1,"loss":2.1'; } >partial.jsonl
 check_exit 0 "a partial last line is no error" vit-plot -o p.svg partial.jsonl

@@ -455,7 +455,7 @@ vt_copy_header(struct vt *dst, const struct vt *src)
 	dst->records = src->records;
 	for (int i = 0; i < src->nfield; i++) {
 		const struct vt_field *f = &src->field[i];
-		if (vt_add_field(dst, f->name, f->dtype, f->rank, f->dim) < 0)
+		if (add_field(dst, f->name, f->dtype, f->rank, f->dim, 0) < 0)
 			return -1;
 	}
 	for (int i = 0; i < src->nmeta; i++)

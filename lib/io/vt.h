@@ -109,7 +109,8 @@ int	 vt_meta_set(struct vt *s, const char *key, const char *val);
 int	 vt_meta_add(struct vt *s, const char *key, const char *val);
 /* Append "HISTORY argv..." recording the command line that made s. */
 int	 vt_history(struct vt *s, int argc, char *const argv[]);
-/* Copy the fields (not data) and metadata of src into the empty dst. */
+/* Copy the fields (not data) and metadata of src into the empty dst; the
+ * copied fields get no buffer (vt_copy_record lends them src's). */
 int	 vt_copy_header(struct vt *dst, const struct vt *src);
 
 /* Read and validate a header from fp; name is used in messages. 0 or -1. */

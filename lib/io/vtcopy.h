@@ -8,7 +8,8 @@
 struct vt;
 
 /* Give dst's first src->nfield fields the shapes and payloads of src's
- * current record.  0, or -1 with dst->err. */
+ * current record, lent (no copy, no allocation): valid until src reads
+ * again.  0, or -1 with dst->err. */
 int	 vt_copy_record(struct vt *dst, const struct vt *src);
 
 #endif

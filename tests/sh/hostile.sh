@@ -42,6 +42,12 @@ refused "8 fields of 4 GiB: the record is over the limit" "field 'f2': record to
 { printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 1\nFIELD big u8 3900000000\nENDHDR\n'
   head -c 100 /dev/zero; } >big.vt
 refused "a 3.9 GB field with 100 bytes: truncated, read in 1 GiB" "record 1: field 'big' truncated \\(100 of 3900000000 bytes\\)" vtool info big.vt
+# ... and so through a filter, which passes the reader's buffers on
+# (vt_copy_record lends them) instead of reserving the header's 3.9 GB.
+refused "... through vtool cat too" "record 1: field 'big' truncated \\(100 of 3900000000 bytes\\)" vtool cat big.vt
+{ printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 1\nFIELD patch u8 4 975000000\nGRID 2x2\nENDHDR\n'
+  head -c 100 /dev/zero; } >bigp.vt
+refused "... and posgen" "record 1: field 'patch' truncated \\(100 of 3900000000 bytes\\)" posgen bigp.vt
 # '*' fields of 512 MiB and 3.75 GiB, each within the limit, not together
 { printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nFIELD a u8 *\nFIELD b u8 *\nENDHDR\n'
   printf '\000\000\000\040\000\000\000\000\000\000\000\360\000\000\000\000'

@@ -96,8 +96,7 @@ run_plan() {
 			done
 			[ $keep = 1 ] || continue
 		fi
-		eval "set -- $w"
-		[ -f "$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json" ] || printf '%s\n' "$w"
+		[ -f "$(runjson "$w")" ] || printf '%s\n' "$w"
 	done | awk '!seen[$0]++' > "$PLAN.todo"
 	todo=$(wc -l < "$PLAN.todo")
 	echo "$EXP: $n runs in the plan, $todo to do ($SCALE scale, $JOBS at a time)" >&2
@@ -114,12 +113,24 @@ run_lines() {
 	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
 }
 
+# runjson WORDS: the path of the run's JSON line, there or not.  Its key
+# is made once a plan (run1.sh --key, a shell and hashes) and kept in
+# $PLAN.keys for the tables' many lookups.
+runjson() {
+	touch "$PLAN.keys"
+	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$PLAN.keys")
+	if [ -z "$k" ]; then
+		k=$(eval "sh \"\$EXPDIR/run1.sh\" --key $1")
+		printf '%s\t%s\n' "$1" "$k" >> "$PLAN.keys"
+	fi
+	echo "$RES/runs/$k.json"
+}
+
 # results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one;
 # FIELD is a key of the run's JSON line (top1, loss, shuffle_drop, ...).
 results() {
 	while IFS="$(printf '\t')" read -r label w; do
-		eval "set -- $w"
-		f="$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json"
+		f=$(runjson "$w")
 		[ -f "$f" ] || continue
 		v=$(jfield "$FIELD" "$f")
 		case $v in ''|null) ;; *) printf '%s\t%s\n' "$label" "$v" ;; esac
@@ -271,8 +282,7 @@ wall() {
 # finish: the experiment's raw lines as $RES/$EXP.jsonl, in plan order.
 finish() {
 	cut -f2 "$PLAN" | while IFS= read -r w; do
-		eval "set -- $w"
-		f="$RES/runs/$(sh "$EXPDIR/run1.sh" --key "$@").json"
+		f=$(runjson "$w")
 		[ -f "$f" ] && cat "$f"
 	done | awk '!seen[$0]++' > "$RES/$EXP.jsonl.tmp"
 	mv "$RES/$EXP.jsonl.tmp" "$RES/$EXP.jsonl"

@@ -31,10 +31,10 @@ CIFAR-100.
 EOF2
 	md_table "encoding | small | main | large | paper (T / B / L)" "$PLAN.small" "$PLAN.main" "$PLAN.large" "$PLAN.paper"
 	echo
+	echo "The paper's ordering at each size:"
+	echo
 	for size in small main large; do
-		echo "$size:"
-		echo
-		claim "$PLAN.$size" "abs < rope-axial < rope-mixed < liere:8"
+		claim "$PLAN.$size" "abs < rope-axial < rope-mixed < liere:8" $size
 	done
 	echo
 	echo "Training: $(wall)."

@@ -101,7 +101,17 @@ MAN7	= $(wildcard man/man7/*.7)
 
 all: $(PROGS)
 
-$(BUILD)/lib/%.o: lib/%.c lib/*/*.h
+# A checksum of the flags the build was made with, in $(BUILD)/flags,
+# rewritten only when they change (this Makefile's, or CC, OPT, ... on the
+# command line): everything built depends on it, so new flags rebuild all,
+# as new sources would.
+FLAGSUM	:= $(shell printf '%s' '$(subst ','"'"',$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) $(LDLIBS))' | cksum)
+$(BUILD)/flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(FLAGSUM)' | cmp -s - $@ || echo '$(FLAGSUM)' > $@
+FORCE:
+
+$(BUILD)/lib/%.o: lib/%.c lib/*/*.h $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
@@ -109,17 +119,17 @@ $(LIBA): $(LIBOBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BIN)/%: cmd/%.c $(LIBA)
+$(BIN)/%: cmd/%.c $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
 $(BIN)/vit-train: LDLIBS += $(MPI_LIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/*.h $(LIBA)
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/*.h $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
-$(BUILD)/bench/%: tests/bench/%.c $(LIBA)
+$(BUILD)/bench/%: tests/bench/%.c $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
@@ -139,12 +149,12 @@ deps:
 	fi
 
 # A fuzz harness with replay.c's main: its corpora replayed in make test.
-$(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBA)
+$(BUILD)/fuzz/replay_%: tests/fuzz/%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/fuzz $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
 # A fuzz harness with libFuzzer's main (FUZZ=1 builds).
-$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBA)
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/fuzz -fsanitize=fuzzer,address,undefined -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
@@ -197,5 +207,5 @@ uninstall:
 clean:
 	rm -rf bin build
 
-.PHONY: all deps build-all test bench fuzz demo install uninstall clean
+.PHONY: all deps build-all test bench fuzz demo install uninstall clean FORCE
 .SECONDARY:

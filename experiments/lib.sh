@@ -213,12 +213,19 @@ md_table() {
 
 # plot_series NAME TITLE XLABEL YLABEL [logx]: NAME.png and NAME.svg in $RES
 # from $RES/NAME.dat, blocks "SERIES<TAB>X<TAB>MEAN<TAB>LO<TAB>HI"
-# (one-run points have no interval and are drawn without a bar).
+# (one-run points have no interval and are drawn without a bar).  A series
+# "ENCODING ARM" takes its colour from the encoding and its dashes from
+# the arm, so that fifteen series stay apart.
 plot_series() {
 	dat="$RES/$1.dat"
 	awk -F '\t' '{ if ($1 != s) { if (NR > 1) printf "\n\n"; s = $1; printf "\"%s\"\n", s }
 	    lo = $4 == "" ? $3 : $4; hi = $5 == "" ? $3 : $5; print $2, $3, lo, hi }' "$dat" > "$PLAN.gp.dat"
-	nser=$(cut -f1 "$dat" | uniq | wc -l)
+	plots=$(cut -f1 "$dat" | uniq | awk -v f="$PLAN.gp.dat" '{
+	    e = $1; a = $0; sub(/^[^ ]*/, "", a)
+	    if (!(e in ce)) ce[e] = ne++
+	    if (!(a in ca)) ca[a] = na++
+	    printf "%s\"%s\" index %d using 1:2:3:4 with yerrorlines lt %d dt %d title \"%s\"",
+	        (NR > 1 ? ", " : ""), f, NR - 1, ce[e] % 8 + 1, ca[a] + 1, $0 }')
 	for fmt in png svg; do
 		case $fmt in
 		png) term="pngcairo size 800,500 noenhanced" ;;
@@ -233,7 +240,7 @@ set ylabel "$4"
 set key outside right
 set grid
 ${5:+set logscale x 2}
-plot for [i=0:$((nser - 1))] "$PLAN.gp.dat" index i using 1:2:3:4 with yerrorlines title columnheader(1)
+plot $plots
 EOF
 		mv "$RES/$1.$fmt.tmp" "$RES/$1.$fmt"
 	done

@@ -36,6 +36,8 @@ struct layout {
 	int64_t	 T;		/* tokens */
 	double	*base;		/* [T][axes]: unperturbed positions */
 	double	 step[3];	/* patch size per axis, in position units */
+	int	 hascls;	/* the CLS token has a position, cls */
+	double	 cls[3];
 };
 
 enum { OPT_N0 = CLI_OPT_LONG, OPT_RANGE, OPT_CLS, OPT_PERTURB, OPT_OFFSET };
@@ -77,6 +79,33 @@ parse_n0(const char *s, int axes, double *v)
 		v[a] = (double)g[n == 1 ? 0 : a];
 }
 
+/* --cls into L->hascls, L->cls (the convention on its grid known). */
+static void
+cls_layout(const struct opts *o, struct layout *L)
+{
+	const struct pe_conv *c = &L->c;
+
+	if (!o->cls || strcmp(o->cls, "none") == 0)
+		return;
+	L->hascls = 1;
+	if (strcmp(o->cls, "centre") == 0 || strcmp(o->cls, "center") == 0) {
+		for (int a = 0; a < c->axes; a++)
+			L->cls[a] = (pe_conv_coord(c, a, 0) +
+			    pe_conv_coord(c, a, c->grid[a] - 1)) / 2;
+		return;
+	}
+	char *copy = strdup(o->cls), *save, *tok;
+	int count = 0;
+	if (copy == NULL)
+		die("out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), count++)
+		if (count < c->axes)
+			L->cls[count] = cli_num("--cls", tok, -1e9, 1e9);
+	free(copy);
+	if (count != c->axes)
+		usage_error("--cls %s: want none, centre or %d coordinates", o->cls, c->axes);
+}
+
 static void
 make_layout(const struct opts *o, const char *grid, const char *where, struct layout *L)
 {
@@ -112,11 +141,14 @@ make_layout(const struct opts *o, const char *grid, const char *where, struct la
 	}
 	for (int a = 0; a < c->axes; a++)
 		L->step[a] = pe_conv_step(c, a);
+	cls_layout(o, L);
 }
 
-/* pos for record number rec: base, perturbed, offset. */
+/* pos for record number rec: base, perturbed, offset; and its CLS's
+ * position, moved by the same offset (cls: NULL when not written). */
 static void
-fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float *pos)
+fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float *pos,
+    float *cls)
 {
 	struct rng r;
 	double off[3] = { 0, 0, 0 };
@@ -134,6 +166,21 @@ fill_positions(const struct opts *o, const struct layout *L, int64_t rec, float 
 			while (fabs(z) > 0.5);
 		pos[k] = (float)(L->base[k] + z * L->step[a] + off[a]);
 	}
+	for (int a = 0; cls != NULL && a < L->c.axes; a++)
+		cls[a] = (float)(L->cls[a] + off[a]);
+}
+
+/* The field clspos [axes] when records move a positioned CLS (--offset):
+ * its index in s, or -1 when there is none. */
+static int
+add_clspos(const struct opts *o, const struct layout *L, struct vt *s)
+{
+	int i = -1;
+
+	if (L->hascls && o->offset > 0 &&
+	    (i = vt_add_field(s, "clspos", VT_F32, 1, (int64_t[]){ L->c.axes })) < 0)
+		die("%s", s->err);
+	return i;
 }
 
 /* Header keys POS (the convention on its grid, then the augmentations)
@@ -153,25 +200,11 @@ describe(const struct opts *o, const struct layout *L, struct vt *s)
 	if (vt_meta_set(s, "POS", v) == -1)
 		die("%s", s->err);
 
-	if (!o->cls || strcmp(o->cls, "none") == 0) {
+	n = 0;
+	for (int a = 0; L->hascls && a < L->c.axes; a++)
+		n += snprintf(v + n, sizeof v - n, "%s%.9g", a ? "," : "", L->cls[a]);
+	if (!L->hascls)
 		snprintf(v, sizeof v, "none");
-	} else if (strcmp(o->cls, "centre") == 0 || strcmp(o->cls, "center") == 0) {
-		n = 0;
-		for (int a = 0; a < L->c.axes; a++)
-			n += snprintf(v + n, sizeof v - n, "%s%.9g", a ? "," : "",
-			    (pe_conv_coord(&L->c, a, 0) +
-			    pe_conv_coord(&L->c, a, L->c.grid[a] - 1)) / 2);
-	} else {
-		char *copy = strdup(o->cls), *save, *tok;
-		int count = 0;
-		n = 0;
-		for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save), count++)
-			n += snprintf(v + n, sizeof v - n, "%s%.9g", count ? "," : "",
-			    cli_num("--cls", tok, -1e9, 1e9));
-		free(copy);
-		if (count != L->c.axes)
-			usage_error("--cls %s: want none, centre or %d coordinates", o->cls, L->c.axes);
-	}
 	if (vt_meta_set(s, "CLSPOS", v) == -1)
 		die("%s", s->err);
 }
@@ -188,12 +221,14 @@ build(const struct opts *o, int argc, char *argv[])
 	i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes });
 	if (i < 0 || vt_meta_set(&out, "GRID", o->grid) == -1)
 		die("%s", out.err);
+	int ic = add_clspos(o, &L, &out);
 	describe(o, &L, &out);
 	out.records = o->records;
 	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
 		die("%s", out.err);
 	for (int64_t r = 0; r < o->records; r++) {
-		fill_positions(o, &L, r, out.field[i].data);
+		fill_positions(o, &L, r, out.field[i].data,
+		    ic >= 0 ? out.field[ic].data : NULL);
 		if (vt_write_record(&out) == -1)
 			die("%s", out.err);
 	}
@@ -224,6 +259,9 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 	if (vt_copy_header(&out, &in) == -1 ||
 	    (i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes })) < 0)
 		die("%s", out.err);
+	if (vt_find(&in, "clspos") >= 0)
+		die("%s: the stream already has a clspos field", name);
+	int ic = add_clspos(o, &L, &out);
 	describe(o, &L, &out);
 	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
 		die("%s", out.err);
@@ -233,7 +271,8 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 			    (long long)in.recno, (long long)in.field[patch].shape[0], grid, (long long)L.T);
 		if (vt_copy_record(&out, &in) == -1)
 			die("%s", out.err);
-		fill_positions(o, &L, in.recno - 1, out.field[i].data);
+		fill_positions(o, &L, in.recno - 1, out.field[i].data,
+		    ic >= 0 ? out.field[ic].data : NULL);
 		if (vt_write_record(&out) == -1)
 			die("%s", out.err);
 	}

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cliopt.h"
 #include "pe.h"
+#include "pe_conv.h"
 #include "rng.h"
 #include "vt.h"
 #include "vtcopy.h"
@@ -215,27 +216,6 @@ rotations(const struct pe *pe, struct work *k, const float *params, int T,
 	pe_compose(pe, &k->w, T, k->P, k->B, R);
 }
 
-/* CLSPOS coordinates into cls[axes]; 0 when CLSPOS is none or absent. */
-static int
-cls_position(const struct vt *s, int axes, float *cls)
-{
-	const char *v = vt_meta(s, "CLSPOS");
-	int n = 0;
-
-	if (!v || strcmp(v, "none") == 0)
-		return 0;
-	for (const char *p = v; *p && n < axes; n++) {
-		char *end;
-		cls[n] = strtof(p, &end);
-		if (end == p || (*end && *end != ','))
-			die("%s: CLSPOS '%s': want none or %d numbers", s->name, v, axes);
-		p = *end ? end + 1 : end;
-	}
-	if (n != axes)
-		die("%s: CLSPOS '%s': want none or %d numbers", s->name, v, axes);
-	return 1;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -287,7 +267,13 @@ main(int argc, char *argv[])
 		die("%s: pos is %s with %d dims of which the last is %lld; the generators (%s) "
 		    "need f32 [T][%d]", name, vt_dtype_name(fpos->dtype), fpos->rank,
 		    fpos->rank ? (long long)fpos->dim[fpos->rank - 1] : 0LL, o.gen, pe.axes);
-	hascls = cls_position(&in, pe.axes, cls);
+	char err[256];
+	if ((hascls = pe_conv_cls(vt_meta(&in, "CLSPOS"), pe.axes, cls, err, sizeof err)) < 0)
+		die("%s: %s", name, err);
+	int iclspos = vt_find(&in, "clspos");	/* per record: posgen --offset */
+	if (iclspos >= 0 && (!hascls || in.field[iclspos].dtype != VT_F32 ||
+	    in.field[iclspos].rank != 1 || in.field[iclspos].dim[0] != pe.axes))
+		die("%s: clspos must be f32 [%d], with CLSPOS coordinates", name, pe.axes);
 
 	if (!o.check) {
 		cli_binary_stdout(0);
@@ -310,6 +296,10 @@ main(int argc, char *argv[])
 				    (long long)in.recno, (long long)(k / pe.axes));
 		if (T == 0)
 			die("%s: record %lld: no tokens", name, (long long)in.recno);
+		for (int a = 0; iclspos >= 0 && a < pe.axes; a++)
+			if (!isfinite(((const float *)in.field[iclspos].data)[a]))
+				die("%s: record %lld: clspos is not finite", name,
+				    (long long)in.recno);
 		if (o.check) {
 			int64_t np = T * T <= o.pairs ? T * T : o.pairs;
 			reserve(&pe, &shape, &k, T, np);
@@ -330,7 +320,8 @@ main(int argc, char *argv[])
 			die("%s", out.err);
 		rotations(&pe, &k, params, (int)T, pos, out.field[irot].data);
 		if (icls >= 0)
-			rotations(&pe, &k, params, 1, cls, out.field[icls].data);
+			rotations(&pe, &k, params, 1, iclspos >= 0 ? in.field[iclspos].data : cls,
+			    out.field[icls].data);
 		if (vt_write_record(&out) == -1)
 			die("%s", out.err);
 	}

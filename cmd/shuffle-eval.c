@@ -18,6 +18,7 @@
 #include "cliopt.h"
 #include "evaluate.h"
 #include "pe_conv.h"
+#include "posmap.h"
 #include "rng.h"
 #include "vit.h"
 #include "vt.h"
@@ -385,6 +386,8 @@ pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *na
 	rewind_input(fp, s, name);
 	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
 		die("%s", s->err);
+	if (posmap_stream(&(*m)->c, ck, s, err, sizeof err) < 0)
+		die("%s: %s", name, err);
 	sh->trial = trial;
 	if (evaluate(m, &br, sh->o->batch, &hooks, &out, err, sizeof err) < 0)
 		die("%s", err);

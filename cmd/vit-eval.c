@@ -15,6 +15,7 @@
 #include "evaluate.h"
 #include "json.h"
 #include "pe_conv.h"
+#include "posmap.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -314,6 +315,8 @@ main(int argc, char *argv[])
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err);
+	if (posmap_stream(&m->c, &ms, &s, err, sizeof err) < 0)
+		die("%s: %s", name, err);
 	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
 		cli_warn("%s: %s", name, err);
 

@@ -46,6 +46,7 @@
 #include "mixup.h"
 #include "pe.h"
 #include "pe_conv.h"
+#include "posmap.h"
 #include "rng.h"
 #include "vit.h"
 #include "vitfit.h"
@@ -467,6 +468,9 @@ open_pass(struct run *r)
 		die("%s", r->s.err);
 	if (r->br.classes <= 0)
 		die("%s: no CLASSES key: give --classes", r->name);
+	if (r->br.icls >= 0)	/* an evaluation's augmentation (posgen --offset) */
+		die("%s: per-record CLS positions (field 'clspos') are for "
+		    "evaluation; train without posgen --offset", r->name);
 	const char *e = vt_meta(&r->s, "EPOCH_RECORDS");
 	char *end;
 	r->E = r->s.records > 0 ? r->s.records : 0;
@@ -545,36 +549,22 @@ spacing_note(const struct run *r, const struct vit_config *c, int native,
 static void
 positions(struct run *r, struct vit_config *c)
 {
-	struct pe pe;
-	struct pe_conv from;
 	char why[256];
-	double scale[VIT_MAXAXES], shift[VIT_MAXAXES];
+	int native;
 
-	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
-	    pe_share_name(c->share)) < 0)
-		die("model: %s", pe.err);
-	int native = pe_conv_native(&pe);
 	snprintf(r->positions, sizeof r->positions, "%s", r->o.stream_positions ?
 	    "stream" : "given");
-	if (r->o.stream_positions || native == PE_CONV_NONE)
+	if (r->o.stream_positions)
 		return;
-	int known = pe_conv_parse(&from, vt_meta(&r->s, "POS"), vt_meta(&r->s, "GRID"),
-	    why, sizeof why) == 0;
-	if (known && from.axes != c->axes) {
-		known = 0;
-		snprintf(why, sizeof why, "POS is of %d axes, the positions of %d",
-		    from.axes, c->axes);
-	}
-	if (!known) {
+	int rc = posmap_native(c, vt_meta(&r->s, "POS"), vt_meta(&r->s, "GRID"),
+	    &native, why, sizeof why);
+	if (rc < 0)
+		die("model: %s", why);
+	if (rc == 0)
+		snprintf(r->positions, sizeof r->positions, "native %s",
+		    pe_conv_name(native));
+	else if (why[0])
 		spacing_note(r, c, native, why);
-		return;
-	}
-	pe_conv_map(&from, native, scale, shift);
-	for (int a = 0; a < c->axes; a++) {
-		c->pos_scale[a] = (float)scale[a];
-		c->pos_shift[a] = (float)shift[a];
-	}
-	snprintf(r->positions, sizeof r->positions, "native %s", pe_conv_name(native));
 }
 
 /* The most records of a batch this rank runs: its share (a model made
@@ -657,18 +647,11 @@ build_model(struct run *r)
 		memcpy(c->grid, grid, sizeof grid);
 	else
 		die("%s: record 1: positions are not a grid; no GRID key either", r->name);
-	const char *cp = vt_meta(&r->s, "CLSPOS");
-	if (cp != NULL && strcmp(cp, "none") != 0) {
-		const char *p = cp;
-		char *end;
-		c->cls_rotate = 1;
-		for (int a = 0; a < c->axes; a++, p = end + 1) {
-			c->cls_pos[a] = strtof(p, &end);
-			if (end == p || *end != (a == c->axes - 1 ? '\0' : ','))
-				die("%s: CLSPOS '%s' is not 'none' or %d coordinates",
-				    r->name, cp, c->axes);
-		}
-	}
+	int cls = pe_conv_cls(vt_meta(&r->s, "CLSPOS"), c->axes, c->cls_pos, err,
+	    sizeof err);
+	if (cls < 0)
+		die("%s: %s", r->name, err);
+	c->cls_rotate = cls;
 	positions(r, c);
 	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.seed, err,
 	    sizeof err);

@@ -5,7 +5,11 @@
 # (sigma = 1 patch), and with a random offset of every test record's
 # positions (ComRoPE Figure 5: no effect on a commuting encoding).
 # Positions keep the training grid's spacing at every size (posgen
-# --n0 7), and each encoding maps them into its own convention.
+# --n0 7), and each encoding maps them into its own convention on the test
+# grid, as its code does at another resolution (vit-eval(1)).  As in
+# ComRoPE's code, the CLS token of every rotary model has a position, the
+# image's centre (posgen --cls centre), and moves with an offset: without
+# one the offset would change what the CLS sees of the patches.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
 PES="abs rope-axial rope-mixed liere:8 comrope-ap:8 comrope-ld:8"
@@ -13,11 +17,12 @@ SIZES="20 24 28 36 44"
 EV=top1,res:20:24:36:44,offset:1
 for s in $SEEDS; do
 	for pe in $PES; do
-		plan "paper-s0/$pe" task=fm2d pe=$pe seed=$s evals=$EV
-		[ "$pe" = abs ] && continue	# positions play no part in abs
+		# positions play no part in abs: Table 1's model, trained once
+		[ "$pe" = abs ] && { plan "paper-s0/$pe" task=fm2d pe=$pe seed=$s evals=$EV; continue; }
+		plan "paper-s0/$pe" task=fm2d pe=$pe cls=centre seed=$s evals=$EV
 		# liere's own convention is the common one: the same model
-		[ "$pe" = liere:8 ] || plan "common-s0/$pe" task=fm2d pe=$pe arm=common seed=$s evals=$EV
-		plan "paper-s1/$pe" task=fm2d pe=$pe "pos='--perturb 1'" seed=$s evals=$EV
+		[ "$pe" = liere:8 ] || plan "common-s0/$pe" task=fm2d pe=$pe cls=centre arm=common seed=$s evals=$EV
+		plan "paper-s1/$pe" task=fm2d pe=$pe cls=centre "pos='--perturb 1'" seed=$s evals=$EV
 	done
 done
 run_plan
@@ -44,11 +49,17 @@ section "Resolution: LieRE Figure 2, ComRoPE Table 1"
 	cat <<'EOF2'
 Test top-1 (%) of models trained at 28 x 28, at other test sizes, mean
 and 95% interval over seeds. s0: trained on patch centres; s1: with
-ComRoPE's perturbation (posgen --perturb 1); paper / common: positions in
-each encoding's own convention, or all as linspace. The offset column:
-top-1 at 28 with every test record's positions moved by one random
-offset per axis, N(0, 1) in linspace units (an image's width). Paper:
-ComRoPE Table 1, ImageNet, perturbation 1 / 0, at 224 and at 512.
+ComRoPE's perturbation (posgen --perturb 1); paper: positions in each
+encoding's own convention, on the test grid as its code places them
+(RoPE-ViT's integer i extrapolates, ComRoPE's (i + 0.5)/n keeps the image
+within 0 .. 1, LieRE's linspace keeps the training grid's spacing);
+common: all as linspace, the training grid's spacing. As in ComRoPE's
+code the CLS token of the rotary models is rotated at the image's centre.
+The offset column (ComRoPE Figure 5): top-1 at 28 with every test
+record's tokens, CLS included, moved by one random offset per axis,
+N(0, 1) in linspace units (an image's width); a commuting encoding
+cannot tell. Paper: ComRoPE Table 1, ImageNet, perturbation 1 / 0, at
+224 and at 512.
 
 EOF2
 	for arm in paper-s0 common-s0 paper-s1; do

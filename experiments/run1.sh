@@ -17,6 +17,9 @@
 #   frac=F           fraction of the training set (1)
 #   res=R            2D: train on R x R images (28)
 #   pos='FLAGS'      posgen options of the training stream (perturbation)
+#   cls=WHAT         posgen --cls of every stream (none: the CLS token is
+#                    not rotated, as in LieRE's code; centre: rotated at the
+#                    image's centre and moved with an offset, as in ComRoPE's)
 #   vt='FLAGS'       more vit-train options (--share, --locality)
 #   evals=LIST       top1 (always), shuffle, shufflet (frames), res:R1:R2:...
 #                    (2D: top-1 at other resolutions), offset:RHO (top-1
@@ -39,10 +42,10 @@ mkdir -p "$CACHE"
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
-task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= vt= evals=top1
+task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1
 for w in "$@"; do
 	case $w in
-	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|vt=*|evals=*)
+	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|cls=*|vt=*|evals=*)
 		eval "${w%%=*}=\${w#*=}" ;;
 	*) echo "run1.sh: unknown word '$w'" >&2; exit 2 ;;
 	esac
@@ -107,9 +110,10 @@ fm2d)
 	}
 	sub=$(awk -v a="$FMFRAC" -v b="$frac" 'BEGIN { print a * b }')
 	[ "$sub" = 1 ] && subset= || subset="--subset $sub"
-	TRAIN="$(fm train $subset --epochs $EPOCHS --shuffle --seed $seed) | posgen --n0 $G0 $pos --seed $seed"
-	TESTCMD="$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | posgen --n0 $G0"
-	VALCMD="$(fm t10k) | vtool head -n $FMVAL | posgen --n0 $G0"
+	POSGEN="posgen --n0 $G0${cls:+ --cls $cls}"
+	TRAIN="$(fm train $subset --epochs $EPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
+	TESTCMD="$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN"
+	VALCMD="$(fm t10k) | vtool head -n $FMVAL | $POSGEN"
 	VS=$VALSTEPS
 	;;
 mv3d)
@@ -126,9 +130,10 @@ mv3d)
 		echo "patchify --format list \"$D/$set.list\" --classes \"$D/classes\" --frames 8 --patch 1x8x8 --channels 1 --norm half --threads 1 $*"
 	}
 	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
-	TRAIN="$(clips train $subset --epochs $MVEPOCHS --shuffle --seed $seed) | posgen $pos --seed $seed"
-	TESTCMD="$(clips test) | posgen"
-	VALCMD="$(clips test) | vtool head -n $MVVAL | posgen"
+	POSGEN="posgen${cls:+ --cls $cls}"
+	TRAIN="$(clips train $subset --epochs $MVEPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
+	TESTCMD="$(clips test) | $POSGEN"
+	VALCMD="$(clips test) | vtool head -n $MVVAL | $POSGEN"
 	VS=$MVVALSTEPS
 	;;
 *) echo "run1.sh: task '$task'?" >&2; exit 2 ;;
@@ -207,7 +212,7 @@ for e in $(echo "$evals" | tr ',' ' '); do
 		fields="$fields,\"${e}_after\":$after,\"${e}_drop\":$(echo "$s" | num drop_percent)" ;;
 	res:*)
 		for r in $(echo "${e#res:}" | tr ':' ' '); do
-			t=$(res=$r; cached test "$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | posgen --n0 $G0")
+			t=$(res=$r; cached test "$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN")
 			v=$(vit-eval --json --threads 1 "$ckpt" "$t" 2>"$CACHE/models/$TK.res.err" | num top1) ||
 				v=null
 			[ -n "$v" ] || v=null
@@ -227,7 +232,7 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d 
 # The checkout's commit when the result was written (the code of its model,
 # unless the tree changed while the campaign ran).
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","commit":"%s","date":"%s"}\n' \
-    "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$vt" "$evals" \
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","commit":"%s","date":"%s"}\n' \
+    "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$evals" \
     "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
 mv "$out.tmp.$$" "$out"

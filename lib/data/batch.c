@@ -107,6 +107,7 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 	br->ipos = vt_find(s, "pos");
 	br->ilabel = vt_find(s, "label");
 	br->isource = vt_find(s, "source");
+	br->icls = vt_find(s, "clspos");
 	if (br->ipatch < 0)
 		return fail(s, "no field 'patch'");
 	if (br->ipos < 0)
@@ -133,6 +134,11 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 	if (f->dim[1] != VT_ANY && f->dim[1] != A)
 		return fail(s, "positions have %lld axes, the model takes %d",
 		    (long long)f->dim[1], A);
+	if (br->icls >= 0) {
+		f = &s->field[br->icls];
+		if (f->rank != 1 || f->dtype != VT_F32 || f->dim[0] != A)
+			return fail(s, "field 'clspos' must be f32 [%d]", A);
+	}
 	if (br->ilabel >= 0) {
 		f = &s->field[br->ilabel];
 		if (f->rank != 0 || f->dtype != VT_I32)
@@ -220,7 +226,10 @@ batch_alloc(struct batch *b, const struct batch_reader *br, int cap)
 	b->label = malloc((size_t)cap * sizeof *b->label);
 	if (br->isource >= 0)
 		b->source_at = malloc((size_t)cap * sizeof *b->source_at);
-	return b->label != NULL && (br->isource < 0 || b->source_at != NULL) ? 0 : -1;
+	if (br->icls >= 0)
+		b->cls = malloc((size_t)cap * b->A * sizeof *b->cls);
+	return b->label != NULL && (br->isource < 0 || b->source_at != NULL) &&
+	    (br->icls < 0 || b->cls != NULL) ? 0 : -1;
 }
 
 void
@@ -229,6 +238,7 @@ batch_free(struct batch *b)
 	free(b->x);
 	free(b->pos);
 	free(b->label);
+	free(b->cls);
 	free(b->scratch);
 	free(b->source);
 	free(b->source_at);
@@ -351,6 +361,12 @@ take(struct batch_reader *br, struct batch *b)
 	}
 	memcpy(b->pos + (int64_t)b->n * T * br->A, fq->data,
 	    (size_t)(T * br->A) * sizeof(float));
+	if (br->icls >= 0) {
+		const float *c = s->field[br->icls].data;
+		if (nonfinite(c, br->A))
+			return fail(s, "record %lld: 'clspos' holds NaN or Inf", rec);
+		memcpy(b->cls + (int64_t)b->n * br->A, c, (size_t)br->A * sizeof(float));
+	}
 	b->label[b->n] = label;
 	return br->isource >= 0 ? take_source(br, b, rec) : 0;
 }

@@ -7,7 +7,8 @@
  * patches are taken as they are but must be finite.  A record whose token
  * count differs from the batch's ends the batch early and starts the next
  * one (multi-resolution streams).  A record's 'source' field (u8 [*]
- * text, vitpipe(5)), when the stream has one, is kept with it.
+ * text, vitpipe(5)), when the stream has one, is kept with it, as is its
+ * CLS token's position (f32 [axes] 'clspos', posgen --offset).
  */
 #ifndef BATCH_H
 #define BATCH_H
@@ -28,6 +29,8 @@ struct batch {
 	float	*x;		/* [cap][tcap..][P], the first n*T*P used */
 	float	*pos;		/* [cap][tcap..][A], the first n*T*A used */
 	int32_t	*label;		/* [cap]; -1 when the stream has none */
+	float	*cls;		/* [cap][A] the records' CLS positions; NULL:
+				   the stream has no 'clspos' (its CLSPOS) */
 	float	*scratch;	/* [tcap] for batch_grid */
 	int64_t	 first;		/* stream index of the first record held */
 	char	*source;	/* the records' source texts, each NUL-ended */
@@ -37,7 +40,7 @@ struct batch {
 
 struct batch_reader {
 	struct vt *s;		/* the stream, header read */
-	int	 ipatch, ipos, ilabel, isource; /* field indexes; -1: none */
+	int	 ipatch, ipos, ilabel, isource, icls; /* field indexes; -1: none */
 	int	 P, A, classes;
 	int	 need_label;
 	float	 scale[BATCH_MAXCHANNELS], shift[BATCH_MAXCHANNELS];
@@ -47,8 +50,8 @@ struct batch_reader {
 	int	 eof;
 };
 
-/* Check that s (header read) has patch [*][P] u8/f32, pos f32 [*][A] and,
- * when need_label, label i32 (then every label must be a class; without,
+/* Check that s (header read) has patch [*][P] u8/f32, pos f32 [*][A]
+ * (clspos f32 [A] if any) and, when need_label, label i32 (then every label must be a class; without,
  * label -1 marks a record that has none, as patchify writes them); P, A or
  * classes <= 0 take the stream's values.  0, or -1 with a message in
  * s->err. */

@@ -366,6 +366,8 @@ dist_view(const struct dist *d, const struct batch *b, struct batch *v)
 	v->first += d->at;
 	if (v->source_at != NULL)
 		v->source_at += d->at;
+	if (v->cls != NULL)
+		v->cls += (int64_t)d->at * b->A;
 }
 
 /* ---- gradients ---- */

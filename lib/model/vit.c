@@ -95,6 +95,8 @@ struct vit_state {
 	float	*logits, *prob, *target;	/* [B][C] */
 	float	*dist2;		/* [B][T1][T1] locality distances */
 	int	 dist_per_record;
+	const float *clsrec;	/* [B][A] the records' CLS positions, or NULL:
+				   c.cls_pos (vit_set_cls_positions) */
 
 	/* backward scratch */
 	float	*dh;		/* [N][D] gradient of the residual stream */
@@ -665,13 +667,13 @@ vit_flops(const struct vit_config *c, int B, int T)
  * (row 0 CLS: its own coordinates, or distance 0 when unpositioned). */
 static void
 distances(const struct vit_config *c, float *d2 /* [T1][T1] */,
-    const float *pos /* [T][A] */, int T)
+    const float *pos /* [T][A] */, const float *cls /* [A] */, int T)
 {
 	int A = c->axes, T1 = T + 1;
 	for (int m = 0; m < T1; m++)
 		for (int n = 0; n < T1; n++) {
-			const float *pm = m ? pos + (size_t)(m - 1) * A : c->cls_pos;
-			const float *pn = n ? pos + (size_t)(n - 1) * A : c->cls_pos;
+			const float *pm = m ? pos + (size_t)(m - 1) * A : cls;
+			const float *pn = n ? pos + (size_t)(n - 1) * A : cls;
 			float s = 0;
 			if ((m && n) || c->cls_rotate)
 				for (int a = 0; a < A; a++) {
@@ -854,6 +856,19 @@ map_positions(const struct vit_config *c, float *p, size_t n)
 			    c->pos_shift[a]);
 }
 
+/* Record b's CLS position [A]. */
+static const float *
+cls_position(const struct vit *m, int b)
+{
+	return m->st->clsrec ? m->st->clsrec + (size_t)b * m->c.axes : m->c.cls_pos;
+}
+
+void
+vit_set_cls_positions(struct vit *m, const float *cls)
+{
+	m->st->clsrec = cls;
+}
+
 /* The rotations of every set for this batch's positions: once for all
  * records when they share positions, else for each record's rows. */
 static void
@@ -869,7 +884,7 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 	for (int b = 0; b < nrec; b++) {
 		float *p = s->posr + (size_t)b * s->Tn * A;
 		if (cls)
-			memcpy(p, c->cls_pos, sizeof(float) * A);
+			memcpy(p, cls_position(m, b), sizeof(float) * A);
 		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
 		    sizeof(float) * T * A);
 	}
@@ -921,7 +936,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "alone does not train");
 		return NAN;
 	}
-	int shared = pos == NULL || vit_shared_positions(pos, B, T, c->axes);
+	int shared = pos == NULL || (vit_shared_positions(pos, B, T, c->axes) &&
+	    (s->clsrec == NULL || vit_shared_positions(s->clsrec, B, 1, c->axes)));
 	if (s->rotary && !shared && !c->pos_per_record) {
 		snprintf(m->err, sizeof m->err, "records of a batch have "
 		    "different positions: the model needs pos_per_record");
@@ -961,7 +977,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		#pragma omp parallel for
 		for (int b = 0; b < nd; b++)
 			distances(c, s->dist2 + (size_t)b * T1 * T1,
-			    pos + (size_t)b * T * c->axes, T);
+			    pos + (size_t)b * T * c->axes, cls_position(m, b), T);
 	}
 	struct attn at = attn_shape(m);
 	struct rot rt = rot_shape(m);

@@ -198,6 +198,11 @@ void	 vit_exact_rotations(struct vit *m, int exact);
 float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
 	    int T, const float *target, float *logits, int training,
 	    uint64_t seed);
+/* The CLS positions cls[B][A] of the records of the forwards that follow
+ * (a stream's 'clspos': posgen --offset moves a positioned CLS with its
+ * record's patches), or NULL (the default): c.cls_pos for all.  Read only
+ * when c.cls_rotate or c.locality; the pointer is kept, not the floats. */
+void	 vit_set_cls_positions(struct vit *m, const float *cls);
 /* Add the gradient of the last forward's loss to m->grad (needs target and
  * a model of vit_create). */
 void	 vit_backward(struct vit *m);

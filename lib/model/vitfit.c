@@ -42,9 +42,11 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 {
 	int grid[VIT_MAXAXES];
 
-	if (vit_reserve(m, b->n, b->T, !vit_shared_positions(b->pos, b->n, b->T,
-	    b->A), err, errlen) < 0)
+	int varied = !vit_shared_positions(b->pos, b->n, b->T, b->A) ||
+	    (b->cls != NULL && !vit_shared_positions(b->cls, b->n, 1, b->A));
+	if (vit_reserve(m, b->n, b->T, varied, err, errlen) < 0)
 		return -1;
+	vit_set_cls_positions(*m, b->cls);
 	if (batch_grid(b, grid) == 0 && vit_set_grid(*m, grid) == 0)
 		return 0;
 	if (!vit_has_table(*m))

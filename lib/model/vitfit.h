@@ -19,7 +19,8 @@
  * unchanged). */
 int	 vit_reserve(struct vit **m, int B, int T, int varied, char *err,
 	    size_t errlen);
-/* vit_reserve for b, then set the grid of b's positions (batch_grid).  A
+/* vit_reserve for b, then set the grid of b's positions (batch_grid) and
+ * its records' CLS positions (vit_set_cls_positions).  A
  * batch whose positions are no full grid (augmented, or of any layout)
  * suits every encoding; a position table (abs, sincos) then takes the
  * training grid, which must hold the batch's tokens.  0, or -1 with err. */

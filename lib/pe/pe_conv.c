@@ -1,6 +1,6 @@
 /*
- * pe_conv.c - position conventions, their POS text, and the affine map
- * between two of them (pe_conv.h).
+ * pe_conv.c - position conventions, their POS and CLSPOS text, and the
+ * affine map between two of them (pe_conv.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,13 +169,14 @@ pe_conv_native(const struct pe *pe)
 }
 
 void
-pe_conv_map(const struct pe_conv *from, int native, double *scale, double *shift)
+pe_conv_map(const struct pe_conv *from, int native, const int *n0, double *scale,
+    double *shift)
 {
 	struct pe_conv to = *from;
 
 	to.kind = native;
 	for (int a = 0; a < from->axes; a++) {
-		to.n0[a] = (double)from->grid[a];
+		to.n0[a] = (double)(n0 ? n0[a] : from->grid[a]);
 		scale[a] = pe_conv_step(&to, a) / pe_conv_step(from, a);
 		shift[a] = pe_conv_coord(&to, a, 0) - scale[a] * pe_conv_coord(from, a, 0);
 	}
@@ -201,4 +202,23 @@ pe_conv_check(const char *trained, const char *pos, char *err, size_t errlen)
 	    "(POS %s): it reads them as if they were", pe_conv_name(b),
 	    pe_conv_name(a), trained);
 	return -1;
+}
+
+int
+pe_conv_cls(const char *clspos, int axes, float *cls, char *err, size_t errlen)
+{
+	const char *p = clspos;
+	char *end;
+
+	if (clspos == NULL || strcmp(clspos, "none") == 0)
+		return 0;
+	for (int a = 0; a < axes; a++, p = end + 1) {
+		cls[a] = strtof(p, &end);
+		if (end == p || *end != (a == axes - 1 ? '\0' : ',')) {
+			snprintf(err, errlen, "CLSPOS '%s' is not 'none' or %d "
+			    "coordinates", clspos, axes);
+			return -1;
+		}
+	}
+	return 1;
 }

@@ -54,10 +54,16 @@ int	 pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid,
 int	 pe_conv_native(const struct pe *pe);
 /* scale[a] and shift[a] per axis of from such that the native
  * convention's position of every patch i of from's grid is scale * (from's
- * position of i) + shift; a native linspace takes from's grid as its n0
- * (0 .. 1 on it). */
-void	 pe_conv_map(const struct pe_conv *from, int native, double *scale,
-	    double *shift);
+ * position of i) + shift: on from's grid, as the encoding's code places
+ * patches at any resolution; a native linspace spans 0 .. 1 on n0[a] patches
+ * (the training grid; NULL: from's grid). */
+void	 pe_conv_map(const struct pe_conv *from, int native, const int *n0,
+	    double *scale, double *shift);
+
+/* A CLSPOS value (posgen's CLS position) into cls[axes]: 1 coordinates,
+ * 0 "none" or NULL, -1 with err when it is neither. */
+int	 pe_conv_cls(const char *clspos, int axes, float *cls, char *err,
+	    size_t errlen);
 
 /* Whether a stream of positions made as pos (a POS value) suits a model
  * trained on positions made as trained (its training stream's POS, which

@@ -17,7 +17,8 @@ label), --clspos VALUE (the CLSPOS key), --axes A, --values P, --patch-name NAME
 --tokens-from K:G2 (records from K on use a G2 x G2 grid), --convention C
 (positions as posgen makes them, integer, linspace or centre, and its POS
 key; default: integer positions under 'POS grid', a key that names no
-convention), --pos-scale S (positions times S)."""
+convention), --pos-scale S (positions times S), --no-pos (no pos field, POS
+or CLSPOS key: for posgen to add them)."""
 import argparse
 import sys
 
@@ -40,6 +41,7 @@ ap.add_argument("--no-label", action="store_true")
 ap.add_argument("--tokens-from", default="")
 ap.add_argument("--convention", default="")
 ap.add_argument("--pos-scale", type=float, default=1)
+ap.add_argument("--no-pos", action="store_true")
 a = ap.parse_args()
 rng = np.random.default_rng(a.seed)
 ALIGN = 64
@@ -48,13 +50,16 @@ hdr = ["VITPIPE 1", "BYTEORDER little", "ALIGN %d" % ALIGN]
 if not a.no_records:
     hdr.append("RECORDS %d" % a.records)
 hdr.append("FIELD %s %s * %d" % (a.patch_name, pdt, a.values))
-hdr.append("FIELD pos f32 * %d" % a.axes)
+if not a.no_pos:
+    hdr.append("FIELD pos f32 * %d" % a.axes)
 if not a.no_label:
     hdr.append("FIELD label i32")
 hdr += ["GRID %dx%d" % (a.grid, a.grid), "PATCH 2x2", "CHANNELS 1",
         "MEAN 0.1", "STD 0.3", "CLASSES 2", "CLASS 0 right", "CLASS 1 below",
-        "POS " + ("%s grid=%dx%d" % (a.convention, a.grid, a.grid) if a.convention else "grid"),
-        "CLSPOS " + a.clspos, "SOURCE posclass.py"]
+        "SOURCE posclass.py"]
+if not a.no_pos:
+    hdr += ["POS " + ("%s grid=%dx%d" % (a.convention, a.grid, a.grid) if a.convention else "grid"),
+            "CLSPOS " + a.clspos]
 if a.epoch_records:
     hdr.append("EPOCH_RECORDS %d" % a.epoch_records)
 hdr.append("ENDHDR")
@@ -93,8 +98,9 @@ for r in range(a.records):
         patch[0, 0] = np.nan
     elif r == a.nan:
         pos[0, 0] = np.nan
-    put(np.array([T, T], np.int64))
+    put(np.array([T] if a.no_pos else [T, T], np.int64))
     put(patch)
-    put(pos)
+    if not a.no_pos:
+        put(pos)
     if not a.no_label:
         put(np.array([label], np.int32))

@@ -65,6 +65,22 @@ for o in offs:
     assert np.allclose(o, o[0], atol=1e-6) and np.abs(o[0]).max() > 1e-3, o[:2]
 assert not np.allclose(offs[0][0], offs[1][0])
 "
+# a positioned CLS moves with its record (field clspos); an unpositioned
+# one, or one without offsets, has no field
+$P --grid 4x4 -c centre --cls centre --offset 0.3 --seed 2 --records 2 > "$T/offc.vt"
+check "--cls with --offset: clspos is CLSPOS moved by the record's offset" vtpy "
+base = next(vtread(open('base.vt', 'rb'))[1])['pos']
+h, recs = vtread(open('offc.vt', 'rb'))
+assert h['CLSPOS'] == ['0.5,0.5'], h['CLSPOS']
+recs = list(recs)
+offs = [r['pos'] - base for r in vtread(open('off.vt', 'rb'))[1]]
+for r, o in zip(recs, offs):
+    assert np.allclose(r['pos'] - base, o, atol=1e-6)
+    assert np.allclose(r['clspos'], 0.5 + o[0], atol=1e-6), (r['clspos'], o[0])
+"
+$P --grid 4x4 --cls centre > "$T/nooff.vt"
+check "... no clspos without --offset" vtpy "assert 'clspos' not in next(vtread(open('nooff.vt', 'rb'))[1])"
+check "... nor without a CLS position" vtpy "assert 'clspos' not in next(vtread(open('off.vt', 'rb'))[1])"
 
 # filtering a patch stream: GRID from the header, records passed through
 vtpy "

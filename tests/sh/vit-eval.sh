@@ -239,6 +239,48 @@ check_exit 2 "no operand" vit-eval
 check_exit 2 "three operands" vit-eval a b c
 check_exit 2 "--predict with --per-class" vit-eval --predict --per-class "$T/m.vt"
 
+# ComRoPE's offset test: posgen --offset moves every token of a record,
+# a positioned CLS (--cls centre) with them, so a commuting encoding
+# predicts as before and LieRE does not.  probs_close A B: the same classes,
+# probabilities within 1e-5 (float rounding: 1e-7; what the positions
+# change in these small models: 1e-4).
+probs_close() { paste "$1" "$2" | awk '$1 != $3 || ($2 - $4) ^ 2 > 1e-10 { bad = 1 } END { exit bad }'; }
+gen --records 300 --seed 1 --no-pos | posgen --cls centre > "$T/ctrain.vt"
+gen --records 100 --seed 2 --no-pos | posgen --cls centre > "$T/ctest.vt"
+gen --records 100 --seed 2 --no-pos | posgen --cls centre --offset 1 --seed 3 > "$T/coff.vt"
+for pe in rope-mixed comrope-ld:4 liere:4; do
+	vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --pe $pe --epochs 8 \
+	    --batch 20 --lr 1e-2 -o "$T/c.vt" "$T/ctrain.vt" 2>"$T/err" || nok "train $pe: $(cat "$T/err")"
+	$E --predict "$T/c.vt" "$T/ctest.vt" > "$T/p0"
+	$E --predict "$T/c.vt" "$T/coff.vt" > "$T/p1"
+	if [ $pe = liere:4 ]; then
+		probs_close "$T/p0" "$T/p1" && nok "$pe: an offset left its predictions" ||
+		    ok "$pe (generators that do not commute): an offset changes its predictions"
+	else
+		probs_close "$T/p0" "$T/p1" && ok "$pe: an offset of every token, CLS included, leaves its predictions" ||
+		    nok "$pe: an offset changed its predictions: $(paste "$T/p0" "$T/p1" | head -n 3)"
+	fi
+done
+check_exit 1 "vit-train refuses a stream with per-record CLS positions" vit-train --dim 16 \
+	--depth 1 --heads 2 --mlp 32 --pe rope-mixed --steps 1 -o "$T/c2.vt" "$T/coff.vt"
+check_grep "... they are an evaluation's" "^vit-train: .*coff.vt: per-record CLS positions \(field 'clspos'\) are for evaluation" "$T/err"
+# At another resolution a model sees its encoding's own positions on that
+# grid (ComRoPE's (i + 0.5)/n, RoPE-ViT's i), whatever convention the stream
+# names: the same patches under posgen's linspace (n0: the training grid)
+# and under the encoding's own convention give the same predictions.
+gen --records 100 --seed 4 --grid 6 --no-pos > "$T/g6.vt"
+for pe in comrope-ap:4:centre rope-axial:integer; do
+	conv=${pe##*:}; pe=${pe%:*}
+	vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --pe $pe --epochs 8 \
+	    --batch 20 --lr 1e-2 -o "$T/c.vt" "$T/ctrain.vt" 2>"$T/err" || nok "train $pe: $(cat "$T/err")"
+	posgen --n0 4 --cls centre < "$T/g6.vt" > "$T/g6lin.vt"
+	posgen -c $conv --cls centre < "$T/g6.vt" > "$T/g6own.vt"
+	$E --predict "$T/c.vt" "$T/g6lin.vt" > "$T/p0"
+	$E --predict "$T/c.vt" "$T/g6own.vt" > "$T/p1" 2>/dev/null
+	probs_close "$T/p0" "$T/p1" && ok "$pe on 6 x 6 patches, trained on 4 x 4: $conv positions on the new grid" ||
+	    nok "$pe on 6 x 6: linspace and $conv positions predict differently: $(paste "$T/p0" "$T/p1" | head -n 3)"
+done
+
 # The EXAMPLES of both man pages, run in a directory with train.vt and
 # test.vt; the Fashion-MNIST ones on its first 100 images of each set.
 mkdir "$T/ex"; cp "$T/train.vt" "$T/test.vt" "$T/ex/"

@@ -3,7 +3,8 @@
  * STD per channel, batches that end where the token count changes or at
  * the asked-for size, the grid read off positions, skipping, bad labels;
  * a model's normalization for a stream that declares none and refusal of
- * another one (batch_open_model); source texts kept per record.
+ * another one (batch_open_model); source texts and CLS positions kept per
+ * record.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ enum {
 	SOURCE = 2,	/* field source: "rec R" then R x's */
 	NO_POS = 4,	/* no field pos */
 	NEWLINE = 8,	/* record 1's source has a newline */
+	CLS = 16,	/* field clspos [2]: (r, -r) */
+	CLS3 = 32,	/* ... of 3 values */
+	CLSNAN = 64,	/* ... NaN in record 2's */
 };
 
 /* A stream of n records of 3-channel 1x2 patches (P = 6) on a 2x3 grid,
@@ -35,6 +39,8 @@ make(size_t *len, int n, int small_from, int bad_label, int flags)
 	vt_add_field(s, "label", VT_I32, 0, NULL);
 	vt_add_field(s, flags & SOURCE ? "source" : "other", VT_U8, 1,
 	    (int64_t[]){ VT_ANY });
+	if (flags & (CLS | CLS3 | CLSNAN))
+		vt_add_field(s, "clspos", VT_F32, 1, (int64_t[]){ flags & CLS3 ? 3 : 2 });
 	if (!(flags & NO_NORM)) {
 		vt_meta_set(s, "MEAN", "0.5,0.25,0");
 		vt_meta_set(s, "STD", "0.5,0.25,2");
@@ -59,6 +65,11 @@ make(size_t *len, int n, int small_from, int bad_label, int flags)
 		    r == 1 && flags & NEWLINE ? "\n" : " ", r, "xxxxxxxxxxxxxxxx");
 		vt_set_shape(s, 3, (int64_t[]){ len });
 		memcpy(s->field[3].data, src, (size_t)len);
+		if (flags & (CLS | CLSNAN)) {
+			float *c = s->field[4].data;
+			c[0] = (float)r;
+			c[1] = r == 2 && flags & CLSNAN ? NAN : (float)-r;
+		}
 		vt_write_record(s);
 	}
 	fclose(fp);
@@ -177,6 +188,33 @@ main(void)
 	mem_open(&m, 2, 9, 0, NO_NORM);
 	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "neither has MEAN/STD: %s", s->err);
 	vt_free(&ck);
+	mem_close(&m);
+
+	/* CLS positions, one per record (posgen --offset); NaN and a wrong
+	 * size refused */
+	mem_open(&m, 3, 9, 0, CLS);
+	batch_open(&br, s, 0, 0, 0, 0);
+	batch_alloc(&b, &br, 4);
+	CHECK(batch_next(&br, &b, 4) == 3 && b.cls != NULL && b.cls[2] == 1 && b.cls[3] == -1 &&
+	    b.cls[4] == 2 && b.cls[5] == -2, "clspos: each record's CLS position");
+	batch_free(&b);
+	mem_close(&m);
+	mem_open(&m, 3, 9, 0, CLSNAN);
+	batch_open(&br, s, 0, 0, 0, 0);
+	batch_alloc(&b, &br, 4);
+	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err, "record 3: 'clspos' holds NaN"),
+	    "a NaN CLS position: %s", s->err);
+	batch_free(&b);
+	mem_close(&m);
+	mem_open(&m, 1, 9, 0, CLS3);
+	CHECK(batch_open(&br, s, 0, 0, 0, 0) == -1 && strstr(s->err, "'clspos' must be f32 [2]"),
+	    "clspos of 3 values for 2 axes: %s", s->err);
+	mem_close(&m);
+	mem_open(&m, 1, 9, 0, 0);
+	batch_open(&br, s, 0, 0, 0, 0);
+	batch_alloc(&b, &br, 4);
+	CHECK(batch_next(&br, &b, 4) == 1 && b.cls == NULL, "no clspos: no CLS positions");
+	batch_free(&b);
 	mem_close(&m);
 
 	mem_open(&m, 1, 9, 0, NO_POS);

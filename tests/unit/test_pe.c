@@ -432,7 +432,7 @@ test_conv(void)
 		for (int to = PE_CONV_INTEGER; to <= PE_CONV_CENTRE; to++) {
 			double scale[3], shift[3];
 			pe_conv_parse(&c, pos[i], NULL, err, sizeof err);
-			pe_conv_map(&c, to, scale, shift);
+			pe_conv_map(&c, to, NULL, scale, shift);
 			struct pe_conv n = c;
 			n.kind = to;
 			for (int a = 0; a < c.axes; a++) {
@@ -446,10 +446,26 @@ test_conv(void)
 	CHECK(worst < 1e-12, "%d maps exact on every patch (%.2g)", maps, worst);
 	c = (struct pe_conv){ .kind = PE_CONV_LINSPACE, .axes = 1, .grid = { 7 }, .n0 = { 7 } };
 	double sc, sh;
-	pe_conv_map(&c, PE_CONV_LINSPACE, &sc, &sh);
+	pe_conv_map(&c, PE_CONV_LINSPACE, NULL, &sc, &sh);
 	CHECK(sc == 1 && sh == 0, "linspace 0 .. 1 is LieRE's own: the identity");
-	pe_conv_map(&c, PE_CONV_INTEGER, &sc, &sh);
+	pe_conv_map(&c, PE_CONV_INTEGER, NULL, &sc, &sh);
 	CHECK(sc == 6 && sh == 0, "linspace on 7 patches into integer: 6 p");
+	/* at another resolution: 9 patches of a model trained on 7 */
+	c = (struct pe_conv){ .kind = PE_CONV_LINSPACE, .axes = 1, .grid = { 9 }, .n0 = { 7 } };
+	int n0[1] = { 7 };
+	double wi = 0, wc = 0, wl = 0;
+	for (int k = 0; k < 9; k++) {
+		double p = pe_conv_coord(&c, 0, k);
+		pe_conv_map(&c, PE_CONV_INTEGER, n0, &sc, &sh);
+		wi = maxn(wi, fabs(sc * p + sh - k));
+		pe_conv_map(&c, PE_CONV_CENTRE, n0, &sc, &sh);
+		wc = maxn(wc, fabs(sc * p + sh - (k + 0.5) / 9));
+		pe_conv_map(&c, PE_CONV_LINSPACE, n0, &sc, &sh);
+		wl = maxn(wl, fabs(sc * p + sh - p));
+	}
+	CHECK(wi < 1e-12 && wc < 1e-12 && wl < 1e-12, "9 patches, trained on 7: "
+	    "integer i, centre (i + 0.5)/9, linspace as given (%.2g %.2g %.2g)",
+	    wi, wc, wl);
 
 	CHECK(pe_conv_check("linspace n0=7x7", "linspace n0=7x7 grid=14x14", err, sizeof err) == 0 &&
 	    pe_conv_check("grid", "integer", err, sizeof err) == 0 &&

@@ -1,0 +1,62 @@
+/*
+ * posmap.c - a stream's positions into an encoding's own convention.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "pe.h"
+#include "pe_conv.h"
+#include "posmap.h"
+#include "vt.h"
+
+int
+posmap_native(struct vit_config *c, const char *pos, const char *grid,
+    int *native, char *err, size_t errlen)
+{
+	struct pe pe;
+	struct pe_conv from;
+	double scale[VIT_MAXAXES], shift[VIT_MAXAXES];
+
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) < 0) {
+		snprintf(err, errlen, "%s", pe.err);
+		return -1;
+	}
+	*native = pe_conv_native(&pe);
+	err[0] = '\0';
+	if (*native == PE_CONV_NONE)
+		return 1;
+	if (pe_conv_parse(&from, pos, grid, err, errlen) < 0)
+		return 1;
+	if (from.axes != c->axes) {
+		snprintf(err, errlen, "POS is of %d axes, the positions of %d",
+		    from.axes, c->axes);
+		return 1;
+	}
+	pe_conv_map(&from, *native, c->grid, scale, shift);
+	for (int a = 0; a < c->axes; a++) {
+		c->pos_scale[a] = (float)scale[a];
+		c->pos_shift[a] = (float)shift[a];
+	}
+	return 0;
+}
+
+int
+posmap_stream(struct vit_config *c, const struct vt *ck, const struct vt *s,
+    char *err, size_t errlen)
+{
+	const char *how = vt_meta(ck, "POSITIONS");
+	float cls[VIT_MAXAXES];
+	int native, rc;
+
+	if (how != NULL && strncmp(how, "native ", 7) == 0 &&
+	    posmap_native(c, vt_meta(s, "POS"), vt_meta(s, "GRID"), &native,
+	    err, errlen) < 0)
+		return -1;
+	if ((rc = pe_conv_cls(vt_meta(s, "CLSPOS"), c->axes, cls, err, errlen)) < 0)
+		return -1;
+	if (rc == 1 && c->cls_rotate)
+		memcpy(c->cls_pos, cls, sizeof(float) * c->axes);
+	err[0] = '\0';
+	return 0;
+}

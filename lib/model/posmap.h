@@ -1,0 +1,32 @@
+/*
+ * posmap.h - the positions a model's encoding sees: a stream's (posgen's
+ * conventions, lib/pe/pe_conv.h) mapped into the encoding's own, and the
+ * CLS token's, for training and for evaluation at any resolution.
+ */
+#ifndef POSMAP_H
+#define POSMAP_H
+
+#include <stddef.h>
+
+#include "vit.h"
+
+struct vt;
+
+/* Set c->pos_scale and c->pos_shift so that the positions of a stream made
+ * as pos (a POS value; grid: its GRID key, may be NULL) become those of c's
+ * encoding's own convention on that stream's grid, a linspace one spanning
+ * 0 .. 1 on c->grid (the training grid); *native: that convention.  0
+ * mapped; 1 not (c unchanged): the encoding reads no positions (err "") or
+ * pos names none of posgen's conventions (err says why); -1 a bad spec. */
+int	 posmap_native(struct vit_config *c, const char *pos, const char *grid,
+	    int *native, char *err, size_t errlen);
+/* Fit c, the model of a checkpoint with keys ck, to the positions of
+ * stream s before evaluating it: when it was trained on positions mapped
+ * into its encoding's own convention (POSITIONS "native ..."), map s's
+ * into it on s's grid (at another resolution, as the encoding's code
+ * places the patches there); a CLS with a position takes s's CLSPOS
+ * coordinates when s gives some.  0, or -1 with err. */
+int	 posmap_stream(struct vit_config *c, const struct vt *ck,
+	    const struct vt *s, char *err, size_t errlen);
+
+#endif

@@ -170,7 +170,7 @@ train() {
 		spent=$(awk -v c="$(stat -c %Y "$ckpt.part")" '{ d = c - $1; printf "%.1f\n", $2 + (d > 0 ? d : 0) }' "$m.t0")
 		args="--resume --threads 1"
 	else
-		echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
+		echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls} frac=$frac res=$res" >&2
 		rm -f "$ckpt.part" "$m.log"
 		spent=0 args=$VTARGS
 	fi

@@ -99,6 +99,12 @@ for s in range(2):
 assert err < 1e-6, err
 assert np.array_equal(r['rot_cls'], R[:, 4]), 'CLS at the centre token'
 "
+posgen --grid 3x3 -c centre --cls centre --offset 1 --records 2 | $R -g "$T/l4.vt" > "$T/roff.vt"
+check "with --offset, rot_cls is the CLS's rotation at its record's clspos" vtpy "
+for r in vtread(open('roff.vt', 'rb'))[1]:
+    assert np.allclose(r['clspos'], r['pos'][4], atol=1e-6)
+    assert np.abs(r['rot_cls'] - r['rot'][:, 4]).max() < 1e-5
+"
 posgen --grid 3x3 | $R -g "$T/l4.vt" > "$T/rot2.vt"
 check "no rot_cls when CLSPOS is none" vtpy "
 assert 'rot_cls' not in next(vtread(open('rot2.vt', 'rb'))[1])"

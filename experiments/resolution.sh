@@ -75,6 +75,12 @@ EOF2
 	{ grep "^abs	" "$PLAN.paper-s0.44"; grep -v "^abs	" "$PLAN.paper-s1.44"; } > "$PLAN.claim44" || :
 	claim "$PLAN.claim44" "abs < rope-axial < liere:8 < comrope-ld:8"
 	echo
+	echo "ComRoPE Figure 5 under the offset (paper arm, no perturbation): LieRE,"
+	echo "whose generators do not commute, loses accuracy; ComRoPE keeps it:"
+	echo
+	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ap:8"
+	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ld:8"
+	echo
 	echo "![](results/$SCALE/$EXP.png) Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"

@@ -8,7 +8,9 @@
  * `make test PORTABLE=1` builds and tests them without -march=native.
  * They are sized for AVX-512, where a 64-byte vector is one of 32
  * registers.  AVX2 holds one in two of its 16 registers, so the larger
- * register tiles spill there: slower, with the same results.
+ * register tiles spill there: slower, with the same results.  The
+ * exponentials' products, where that cost most, take smaller tiles there
+ * (ARCH_VREGS_HERE).
  */
 #ifndef ARCH_H
 #define ARCH_H

@@ -68,7 +68,10 @@ name(int n, const REAL *A, const REAL *B, REAL *C, int acc)		\
 	}								\
 }
 KERN_1V(kern_1v, vec)
-#if HALF
+/* Where 64-byte tiles would spill (AVX2: sixteen 32-byte registers), every
+ * product runs on half vectors: 8 rows of one, as kern_h. */
+#define SMALL_REGS	(ARCH_VREGS_HERE < 8 * 2 + 2)
+#if HALF || SMALL_REGS
 KERN_1V(kern_h, hvec)
 #endif
 #undef KERN_1V
@@ -81,7 +84,8 @@ KERN_1V(kern_h, hvec)
 static void
 mm(int n, const REAL *A, const REAL *B, REAL *C, int acc, int half)
 {
-	int w = n % (2 * VL) == 0 ? 2 * VL : n % VL == 0 ? VL :
+	int w = SMALL_REGS ? (n % 8 == 0 ? VL / 2 : 0) :	/* 8 rows a tile */
+	    n % (2 * VL) == 0 ? 2 * VL : n % VL == 0 ? VL :
 	    HALF && n % 8 == 0 ? 8 : 0;
 
 	if (w != 0) {
@@ -94,7 +98,7 @@ mm(int n, const REAL *A, const REAL *B, REAL *C, int acc, int half)
 					kern_2v(n, a, b, c, acc);
 				else if (w == VL)
 					kern_1v(n, a, b, c, acc);
-#if HALF
+#if HALF || SMALL_REGS
 				else
 					kern_h(n, a, b, c, acc);
 #endif

@@ -163,11 +163,12 @@ stats() {
 # claim STATSFILE "A < B < C" [WHERE]: whether each step of the ordering
 # holds here: "holds" where the intervals separate that way, "reversed"
 # where they separate the other way, "not separated" where they overlap,
-# and open where a row has not run or has one run (no interval); then the
+# and open where a row has not run, has one run (no interval) or overlaps
+# with seeds of $SEEDS still to run; then the
 # verdict on the whole ordering.  WHERE (e.g. "2D") heads the line.
 claim() {
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
-	awk -F '\t' -v claim="$2" -v where="${3:+$3: }" '
+	awk -F '\t' -v claim="$2" -v where="${3:+$3: }" -v want="$(echo ${SEEDS:-} | wc -w)" '
 	FILENAME == ARGV[1] { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
 	{ c[++k] = $0 }
 	END { nrev = nopen = nsame = 0
@@ -176,6 +177,7 @@ claim() {
 		else if (lo[a] == "" || lo[b] == "") { v = "one run, no interval"; nopen++ }
 		else if (hi[a] < lo[b]) v = "holds"
 		else if (hi[b] < lo[a]) { v = "reversed"; nrev++ }
+		else if (n[a] < want || n[b] < want) { v = "not separated yet, seeds missing"; nopen++ }
 		else { v = "not separated"; nsame++ }
 		s = s sprintf("%s%s < %s: %s", i > 1 ? "; " : "", a, b, v) }
 	  # A reversal decides; missing runs leave it open; overlapping

@@ -13,6 +13,8 @@ verdict() { (PERCENT=0; PLAN=$T/claim; . experiments/lib.sh; stats <"$T/claim.ru
 [ "$(verdict 'a < b')" = holds ] && ok "claim: separated intervals hold" || nok "claim a < b: $(verdict 'a < b')"
 [ "$(verdict 'b < a')" = "does not hold: reversed" ] && ok "claim: ... the other way, reversed" || nok "claim b < a: $(verdict 'b < a')"
 [ "$(verdict 'a < c < b')" = "does not hold: not separated" ] && ok "claim: overlapping intervals do not hold" || nok "claim a < c < b: $(verdict 'a < c < b')"
+[ "$(SEEDS='1 2 3 4' verdict 'a < c < b')" = "not decided yet: runs missing" ] && ok "claim: ... but open while seeds are missing" ||
+	nok "claim a < c < b with a fourth seed to run: $(SEEDS='1 2 3 4' verdict 'a < c < b')"
 [ "$(verdict 'a < d')" = "not decided yet: runs missing" ] && ok "claim: one run leaves it open" || nok "claim a < d: $(verdict 'a < d')"
 [ "$(verdict 'a < e')" = "not decided yet: runs missing" ] && ok "claim: ... as does a row not run" || nok "claim a < e: $(verdict 'a < e')"
 

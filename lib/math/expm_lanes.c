@@ -30,67 +30,45 @@ static const float c18[5][5] = EXPM_T18;
  * multiple of 4, in tiles of C held in registers.  Each element's sum runs
  * over k in order, so the tiling never changes a bit. */
 #if ARCH_VREGS_HERE >= 4 * 4 + 4 + 4
-ARCH_TILE_FITS(4 * 4 + 4 + 4, "lmul");	/* C's tile, a column of A and a row of B */
-static void
-lmul(int n, const vec *A, const vec *B, vec *C, const vec *D)
-{
-	for (int i0 = 0; i0 < n; i0 += 4)
-		for (int j0 = 0; j0 < n; j0 += 4) {
-			vec c[4][4];
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++)
-#pragma GCC unroll 4
-				for (int q = 0; q < 4; q++)
-					c[r][q] = D ? D[(i0 + r) * n + j0 + q] : (vec){ 0 };
-			for (int k = 0; k < n; k++) {
-				const vec *a = A + i0 * n + k, *b = B + k * n + j0;
-#pragma GCC unroll 4
-				for (int r = 0; r < 4; r++)
-#pragma GCC unroll 4
-					for (int q = 0; q < 4; q++)
-						c[r][q] += a[r * n] * b[q];
-			}
-#pragma GCC unroll 4
-			for (int r = 0; r < 4; r++)
-#pragma GCC unroll 4
-				for (int q = 0; q < 4; q++)
-					C[(i0 + r) * n + j0 + q] = c[r][q];
-		}
-}
+typedef vec tvec;		/* C's tile: 4 x 4 64-byte vectors */
+enum { HALVES = 1, TR = 4, TQ = 4 };
 #else
 /* Fewer registers (AVX2: sixteen of 32 bytes): a 64-byte tile would
  * spill on every FMA, so each half of the lanes, 8 blocks, goes on its
  * own in 2 x 4 tiles of 32-byte vectors. */
+typedef v8 tvec;
+enum { HALVES = 2, TR = 2, TQ = 4 };
+#endif
+ARCH_TILE_FITS((TR * TQ + TR + TQ) / HALVES, "lmul");	/* C's tile, a column of A, a row of B */
 static void
 lmul(int n, const vec *A, const vec *B, vec *C, const vec *D)
 {
-	const v8 *a = (const v8 *)A, *b = (const v8 *)B, *d = (const v8 *)D;
-	v8 *c = (v8 *)C;
+	const tvec *a = (const tvec *)A, *b = (const tvec *)B, *d = (const tvec *)D;
+	tvec *c = (tvec *)C;
 
-	for (int h = 0; h < 2; h++)	/* element e of half h: [2 e + h] */
-		for (int i0 = 0; i0 < n; i0 += 2)
-			for (int j0 = 0; j0 < n; j0 += 4) {
-				v8 t[2][4];
-#pragma GCC unroll 2
-				for (int r = 0; r < 2; r++)
+	for (int h = 0; h < HALVES; h++)	/* element e of part h: [HALVES e + h] */
+		for (int i0 = 0; i0 < n; i0 += TR)
+			for (int j0 = 0; j0 < n; j0 += TQ) {
+				tvec t[TR][TQ];
 #pragma GCC unroll 4
-					for (int q = 0; q < 4; q++)
-						t[r][q] = d ? d[2 * ((i0 + r) * n + j0 + q) + h] : (v8){ 0 };
+				for (int r = 0; r < TR; r++)
+#pragma GCC unroll 4
+					for (int q = 0; q < TQ; q++)
+						t[r][q] = d ? d[HALVES * ((i0 + r) * n + j0 + q) + h] : (tvec){ 0 };
 				for (int k = 0; k < n; k++)
-#pragma GCC unroll 2
-					for (int r = 0; r < 2; r++)
 #pragma GCC unroll 4
-						for (int q = 0; q < 4; q++)
-							t[r][q] += a[2 * ((i0 + r) * n + k) + h] *
-							    b[2 * (k * n + j0 + q) + h];
-#pragma GCC unroll 2
-				for (int r = 0; r < 2; r++)
+					for (int r = 0; r < TR; r++)
 #pragma GCC unroll 4
-					for (int q = 0; q < 4; q++)
-						c[2 * ((i0 + r) * n + j0 + q) + h] = t[r][q];
+						for (int q = 0; q < TQ; q++)
+							t[r][q] += a[HALVES * ((i0 + r) * n + k) + h] *
+							    b[HALVES * (k * n + j0 + q) + h];
+#pragma GCC unroll 4
+				for (int r = 0; r < TR; r++)
+#pragma GCC unroll 4
+					for (int q = 0; q < TQ; q++)
+						c[HALVES * ((i0 + r) * n + j0 + q) + h] = t[r][q];
 			}
 }
-#endif
 
 int64_t
 expm_lanes_scratch(int n)

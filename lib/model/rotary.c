@@ -124,12 +124,30 @@ basis_out(const struct rot *r, int l, const float *qkv, const float *du,
 	gemm_solo_end(blas);
 }
 
+/* The unrotated CLS rows' q and k (the first T1 - Tn rows of every
+ * record) from src to dst, rows ls and ld floats long: qkv's 3D and
+ * qkr's 2D, q at 0 and k at D in both. */
+static void
+cls_rows(const struct rot *r, const float *src, int ls, float *dst, int ld)
+{
+	int D = r->H * r->hd, hd = r->hd;
+	for (int b = 0; b < r->B; b++)
+		for (int t = 0; t < r->T1 - r->Tn; t++)
+			for (int k = 0; k < 2; k++) {
+				size_t row = (size_t)b * r->T1 + t;
+				for (int h = 0; h < r->H; h++)
+					memcpy(dst + row * ld + k * D + h * hd,
+					    src + row * ls + k * D + h * hd,
+					    sizeof(float) * hd);
+			}
+}
+
 void
 rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] */,
     float *qkr /* [B][T1][2D] */, const float *qkv /* [B][T1][3D] */)
 {
 	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
-	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
+	int64_t s2 = (int64_t)r->T1 * 2 * D;
 	/* B's input: qkv's q and k, or with a basis P^T q and P^T k in qkr */
 	const float *in = r->P ? qkr : qkv;
 	int ldin = r->P ? 2 * D : 3 * D;
@@ -137,12 +155,7 @@ rotary_forward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] *
 	if (r->P)
 		basis_in(r, l, qkv, qkr);
 	else if (skip)	/* CLS rows: q and k as they are */
-		for (int b = 0; b < r->B; b++)
-			for (int h = 0; h < r->H; h++) {
-				size_t o3 = (size_t)b * s3 + h * hd, o2 = (size_t)b * s2 + h * hd;
-				memcpy(qkr + o2, qkv + o3, sizeof(float) * hd);
-				memcpy(qkr + o2 + D, qkv + o3 + D, sizeof(float) * hd);
-			}
+		cls_rows(r, qkv, 3 * D, qkr, 2 * D);
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < nitems(r); i++) {
 		struct item it = item(r, i);
@@ -169,7 +182,7 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
     const float *qkv /* [B][T1][3D] */)
 {
 	int D = r->H * r->hd, skip = r->T1 - r->Tn, hd = r->hd;
-	int64_t s3 = (int64_t)r->T1 * 3 * D, s2 = (int64_t)r->T1 * 2 * D;
+	int64_t s2 = (int64_t)r->T1 * 2 * D;
 	/* B's input and where its gradient goes: qkv and dqkv, or with a
 	 * basis P^T q, P^T k made again in qkr and their gradient in dqkr */
 	const float *in = r->P ? qkr : qkv;
@@ -179,12 +192,7 @@ rotary_backward(const struct rot *r, int l, const float *R /* [nset][Tr][rsize] 
 	if (r->P)
 		basis_in(r, l, qkv, qkr);
 	else if (skip)
-		for (int b = 0; b < r->B; b++)
-			for (int h = 0; h < r->H; h++) {
-				size_t o3 = (size_t)b * s3 + h * hd, o2 = (size_t)b * s2 + h * hd;
-				memcpy(dqkv + o3, dqkr + o2, sizeof(float) * hd);
-				memcpy(dqkv + o3 + D, dqkr + o2 + D, sizeof(float) * hd);
-			}
+		cls_rows(r, dqkr, 2 * D, dqkv, 3 * D);
 	/* each work item owns a token range of every set's dR (per record,
 	 * a record's rows), so no two threads add into one row */
 	#pragma omp parallel for schedule(dynamic, 1)

@@ -8,7 +8,7 @@ parse_options "$@"
 PES="abs rope-axial rope-mixed liere:8 comrope-ld:8"
 for s in $SEEDS; do
 	for pe in $PES; do
-		plan "fm2d/$pe" task=fm2d pe=$pe seed=$s evals=top1,shuffle	# Table 1's runs
+		plan "fm2d/$pe" task=fm2d pe=$pe $(own_cls $pe) seed=$s evals=top1,shuffle	# Table 1's runs
 	done
 done
 run_plan

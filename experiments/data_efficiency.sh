@@ -10,7 +10,7 @@ FRACS="0.1 0.3 0.7 1"
 for s in $SEEDS; do
 	for pe in $PES; do
 		for f in $FRACS; do
-			plan "fm2d/$pe@$f" task=fm2d pe=$pe frac=$f seed=$s evals=top1,shuffle
+			plan "fm2d/$pe@$f" task=fm2d pe=$pe $(own_cls $pe) frac=$f seed=$s evals=top1,shuffle
 		done
 	done
 done

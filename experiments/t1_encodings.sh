@@ -2,8 +2,9 @@
 # t1_encodings.sh - LieRE Table 1: every encoding in one backbone, in 2D
 # (Fashion-MNIST) and 3D (Moving Fashion-MNIST), test top-1 over seeds.
 # Each rotary encoding runs twice: under its own paper's position
-# convention and initialisation (vit-train's default), and under posgen's
-# linspace positions as they come (the common convention).
+# convention, initialisation and CLS (vit-train's default; ComRoPE's CLS
+# rotated at the centre), and under posgen's linspace positions as they
+# come, the CLS unrotated (the common convention).
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
 
@@ -28,7 +29,8 @@ for task in fm2d mv3d; do
 			for arm in paper common; do
 				# LieRE's own convention is the common one: the same model
 				case $arm/$r in common/liere*) continue ;; esac
-				plan "$task-$arm/$r" task=$task $(words $r) arm=$arm seed=$s evals=top1,shuffle$([ $task = mv3d ] && echo ,shufflet)
+				cls=; [ $arm = paper ] && cls=$(own_cls $r)
+				plan "$task-$arm/$r" task=$task $(words $r) $cls arm=$arm seed=$s evals=top1,shuffle$([ $task = mv3d ] && echo ,shufflet)
 			done
 		done
 	done
@@ -56,8 +58,9 @@ section "LieRE Table 1: every encoding in one backbone, 2D and 3D"
 	cat <<'EOF'
 Test top-1 (%), mean and 95% interval over seeds. *paper*: each rotary
 encoding under its own paper's position convention and initialisation
-(vit-train's default); *common*: every encoding on posgen's linspace
-positions as they come. 2D: Fashion-MNIST, 60k/10k; 3D: Moving
+(vit-train's default), and its code's CLS token (ComRoPE's rotated at the
+image's centre, the others' unrotated); *common*: every encoding on
+posgen's linspace positions as they come, the CLS unrotated. 2D: Fashion-MNIST, 60k/10k; 3D: Moving
 Fashion-MNIST (`experiments/movingfm.sh`: class and direction of an item
 sliding over 8 frames, 20 classes). The papers' column: LieRE Table 1
 (CIFAR-100 / ImageNet-1k / UCF101, ViT-B, 200 epochs), ComRoPE Table 1

@@ -49,7 +49,11 @@ section "Resolution: LieRE Figure 2, ComRoPE Table 1"
 	cat <<'EOF2'
 Test top-1 (%) of models trained at 28 x 28, at other test sizes, mean
 and 95% interval over seeds. s0: trained on patch centres; s1: with
-ComRoPE's perturbation (posgen --perturb 1); paper: positions in each
+ComRoPE's perturbation (posgen --perturb 1: its equation (11), normal
+with a patch's standard deviation, truncated to the patch; its code
+draws half that and clamps), which abs, DeiT's table read by token
+index, cannot take (ComRoPE's APE reads its table at the perturbed
+positions); paper: positions in each
 encoding's own convention, on the test grid as its code places them
 (RoPE-ViT's integer i extrapolates, ComRoPE's (i + 0.5)/n keeps the image
 within 0 .. 1, LieRE's linspace keeps the training grid's spacing);

@@ -60,9 +60,10 @@ Test top-1 (%), mean and 95% interval over seeds. *paper*: each rotary
 encoding under its own paper's position convention and initialisation
 (vit-train's default), and its code's CLS token (ComRoPE's rotated at the
 image's centre, the others' unrotated); *common*: every encoding on
-posgen's linspace positions as they come, the CLS unrotated. 2D: Fashion-MNIST, 60k/10k; 3D: Moving
-Fashion-MNIST (`experiments/movingfm.sh`: class and direction of an item
-sliding over 8 frames, 20 classes). The papers' column: LieRE Table 1
+posgen's linspace positions as they come, the CLS unrotated. 2D:
+Fashion-MNIST, 60k/10k; 3D: Moving Fashion-MNIST
+(`experiments/movingfm.sh`: class and direction of an item sliding over
+8 frames, 20 classes). The papers' column: LieRE Table 1
 (CIFAR-100 / ImageNet-1k / UCF101, ViT-B, 200 epochs), ComRoPE Table 1
 and RiemannFormer Table 1 where LieRE has no row. `liere:full` is the
 paper's LieRE_64: one block as wide as the head.

@@ -6,6 +6,27 @@
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
 out="$RES/EXPERIMENTS.md"
+
+# summary: every claim of the papers that a section checks, with its
+# verdict (the section gives the numbers behind it).
+summary() {
+	echo "## The papers' claims at a glance"
+	echo
+	echo "Each ordering's verdict, from its section below (an ordering holds"
+	echo "only where the 95% intervals separate)."
+	echo
+	echo "| section | where | ordering | verdict |"
+	echo "|---|---|---|---|"
+	for e in $ALL; do
+		[ -f "$RES/$e.md" ] || continue
+		t=$(sed -n '1s/^## \([^:]*\).*/\1/p' "$RES/$e.md")
+		grep '^- .*`: \*\*' "$RES/$e.md" |
+		    sed 's/^- \([^`]*\)\(`[^`]*`\): \(\*\*[^*]*\*\*\).*/\1|\2|\3/' |
+		    awk -F '|' -v t="$t" '{ w = $1; sub(/: $/, "", w)
+			printf "| %s | %s | %s | %s |\n", t, w == "" ? "-" : w, $2, $3 }'
+	done
+	echo
+}
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {
 	cat <<EOF2
@@ -17,6 +38,9 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
 \`sh experiments/report.sh --scale $SCALE\` from the committed results in
 \`experiments/results/$SCALE/\`; nothing in it is edited by hand.
 
+EOF2
+	summary
+	cat <<EOF2
 ## How it was run
 
 - **Data.** 2D: Debian's \`dataset-fashion-mnist\`, all 60k training and
@@ -44,8 +68,10 @@ figure is one POSIX sh script in \`experiments/\`. This file is written by
   otherwise it is reported as not separated.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
-  (vit-train's default), and under posgen's linspace positions as they
-  come (the common convention).
+  (vit-train's default) with its code's CLS token (ComRoPE's rotated at
+  the image's centre, the others' unrotated), and under posgen's
+  linspace positions as they come, the CLS unrotated (the common
+  convention).
 - **Running.** Every run is one thread, and runs go two at a time
   (\`--jobs 2\`). A run's wall time is in its JSON line. Results are
   cached by a hash of each run's commands: an interrupted campaign goes

@@ -77,13 +77,13 @@ EOF2
 	echo "perturbation (abs, which takes no positions, as trained without):"
 	echo
 	{ grep "^abs	" "$PLAN.paper-s0.44"; grep -v "^abs	" "$PLAN.paper-s1.44"; } > "$PLAN.claim44" || :
-	claim "$PLAN.claim44" "abs < rope-axial < liere:8 < comrope-ld:8"
+	claim "$PLAN.claim44" "abs < rope-axial < liere:8 < comrope-ld:8" "44 px, perturbed"
 	echo
 	echo "ComRoPE Figure 5 under the offset (paper arm, no perturbation): LieRE,"
 	echo "whose generators do not commute, loses accuracy; ComRoPE keeps it:"
 	echo
-	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ap:8"
-	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ld:8"
+	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ap:8" "offset 1"
+	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ld:8" "offset 1"
 	echo
 	echo "![](results/$SCALE/$EXP.png) Training: $(wall)."
 	echo

@@ -67,8 +67,15 @@ for p in t1_encodings-curves-2d t1_encodings-curves-3d block_size resolution dat
 done
 head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the PNG is a PNG" || nok "resolution.png is no PNG"
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
-[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 13 ] && ok "... 12 experiments and how they were run" ||
+[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 14 ] && ok "... 12 experiments, the claims and how they were run" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
+# the claims' table: one row per claim line of the sections, the same verdict
+nc=$(ls "$R"/quick/*.md | grep -v '/EXPERIMENTS\.md$' | xargs cat | grep -c '^- .*`: \*\*')
+nr=$(grep -c '^| [^|]* | [^|]* | `[^`]*` | \*\*' "$R/quick/EXPERIMENTS.md")
+[ "$nc" -gt 10 ] && [ "$nr" -eq "$nc" ] && ok "the claims' table has a row for each of the $nc claims" ||
+	nok "the claims' table has $nr rows for $nc claims"
+check_grep "... with its where and verdict" '^\| LieRE Table 1 \| 3D \| `abs < rope-axial < rope-mixed < liere:8` \| \*\*' "$R/quick/EXPERIMENTS.md"
+check_grep "ComRoPE's paper arm rotates the CLS at the centre (posgen --cls centre)" '"pe":"comrope-ld:8","arm":"paper".*"cls":"centre"' "$R/quick/t1_encodings.jsonl"
 check_grep "Table 1 lists rope-axial with a number in both arms" '^\| rope-axial \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
 k1=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 evals=top1,shuffle)
 k2=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 arm=common evals=top1,shuffle)

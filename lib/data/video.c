@@ -1,9 +1,10 @@
 /*
  * video.c - decoding sampled frames of a video file (see video.h).
  *
- * Two passes: the first counts the video stream's packets (demuxing only,
- * no decoding: one packet is one frame for video codecs), the second
- * decodes and converts to RGB only the frames video_sample chose.  If the
+ * Two passes over one open file: the first counts the video stream's
+ * packets (demuxing only, no decoding: one packet is one frame for video
+ * codecs) and keeps them, the second decodes them and converts to RGB
+ * only the frames video_sample chose.  If the
  * decoder yields fewer frames than packets, the missing frames repeat the
  * last one decoded.  Codecs run single-threaded: records are decoded in
  * parallel by the caller.
@@ -137,27 +138,91 @@ video_probe(const char *path)
 	return rc == 0;
 }
 
-/* Packets of the video stream. */
-static int64_t
-count_frames(const char *path, char *err)
+/* A file's packets of the video stream, read once to count them and kept
+ * (referenced) while they total at most KEEP_BYTES, so that the decoding
+ * pass reads them from memory and the file is opened once; past that the
+ * file is read again. */
+#define KEEP_BYTES	(64 << 20)
+#define KEEP_PKTS	(1 << 14)	/* 9 minutes at 30 frames a second */
+
+struct pkts {
+	AVPacket **p;
+	int64_t	 n;		/* the stream's packets */
+	int64_t	 nkept;		/* of them in p (all of them, or none) */
+	size_t	 bytes;
+	int	 kept;
+};
+
+static void
+pkts_drop(struct pkts *k)
 {
-	struct dec d;
-	int64_t n = 0;
+	for (int64_t i = 0; i < k->nkept; i++)
+		av_packet_free(&k->p[i]);
+	free(k->p);
+	k->p = NULL;
+	k->nkept = 0;
+	k->kept = 0;
+}
+
+/* Keep d->pkt (moving its reference) unless the limits are reached. */
+static void
+pkts_keep(struct pkts *k, AVPacket *pkt)
+{
+	if (!k->kept)
+		return;
+	if (k->nkept == KEEP_PKTS || k->bytes + (size_t)pkt->size > KEEP_BYTES) {
+		pkts_drop(k);
+		return;
+	}
+	if ((k->nkept & (k->nkept - 1)) == 0) {		/* grow at powers of two */
+		AVPacket **p = realloc(k->p, sizeof *p * (size_t)(k->nkept ? 2 * k->nkept : 1));
+		if (!p) {
+			pkts_drop(k);
+			return;
+		}
+		k->p = p;
+	}
+	if (!(k->p[k->nkept] = av_packet_alloc())) {
+		pkts_drop(k);
+		return;
+	}
+	av_packet_move_ref(k->p[k->nkept++], pkt);
+	k->bytes += (size_t)k->p[k->nkept - 1]->size;
+}
+
+/* Count the video stream's packets of the open file d, keeping them in k. */
+static int
+count_frames(struct dec *d, struct pkts *k, const char *path, char *err)
+{
 	int e;
-	if (dec_open(&d, path, 0, err) < 0) {
-		dec_close(&d);
-		return -1;
+	*k = (struct pkts){ .kept = 1 };
+	while ((e = av_read_frame(d->fmt, d->pkt)) >= 0) {
+		if (d->pkt->stream_index == d->stream) {
+			k->n++;
+			pkts_keep(k, d->pkt);
+		}
+		av_packet_unref(d->pkt);
 	}
-	while ((e = av_read_frame(d.fmt, d.pkt)) >= 0) {
-		n += d.pkt->stream_index == d.stream;
-		av_packet_unref(d.pkt);
-	}
-	dec_close(&d);
 	if (e != AVERROR_EOF)
 		return averr(err, path, "reading", e);
-	if (n == 0)
-		snprintf(err, IMAGE_ERRLEN, "%s: no video frames", path);
-	return n ? n : -1;
+	if (k->n == 0)
+		return snprintf(err, IMAGE_ERRLEN, "%s: no video frames", path), -1;
+	return 0;
+}
+
+/* The next packet of the video stream into d->pkt, from k's or the file:
+ * 0, AVERROR_EOF after the last, or another error. */
+static int
+next_packet(struct dec *d, const struct pkts *k, int64_t *i)
+{
+	if (k->kept)
+		return *i < k->nkept ? av_packet_ref(d->pkt, k->p[(*i)++]) : AVERROR_EOF;
+	for (;;) {
+		int e = av_read_frame(d->fmt, d->pkt);
+		if (e < 0 || d->pkt->stream_index == d->stream)
+			return e;
+		av_packet_unref(d->pkt);
+	}
 }
 
 /* Convert d->frame to RGB into frame slot k of im (allocated on the first). */
@@ -185,31 +250,32 @@ int
 video_load(const char *path, int t, int stride, struct image *im, int64_t range[2],
     char *err)
 {
-	int64_t n = count_frames(path, err);
-	if (n < 0)
-		return -1;
-	int64_t *idx = malloc(sizeof *idx * (size_t)t);
-	if (!idx)
-		return snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path), -1;
-	video_sample(n, t, stride, idx);
-	range[0] = idx[0], range[1] = idx[t - 1];
 	struct dec d;
-	int64_t got = 0;	/* frames decoded */
+	struct pkts pk = { 0 };
+	int64_t *idx = NULL, got = 0, next = 0;	/* frames decoded, packets sent */
 	int k = 0, rc = -1, e = 0, flushing = 0;
-	if (dec_open(&d, path, 1, err) < 0)
+	if (dec_open(&d, path, 1, err) < 0 || count_frames(&d, &pk, path, err) < 0)
 		goto out;
+	if (!(idx = malloc(sizeof *idx * (size_t)t))) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		goto out;
+	}
+	video_sample(pk.n, t, stride, idx);
+	range[0] = idx[0], range[1] = idx[t - 1];
+	if (!pk.kept) {		/* too large to keep: read the file again */
+		dec_close(&d);
+		if (dec_open(&d, path, 1, err) < 0)
+			goto out;
+	}
 	while (k < t) {
 		if (!flushing) {
-			e = av_read_frame(d.fmt, d.pkt);
+			e = next_packet(&d, &pk, &next);
 			if (e == AVERROR_EOF) {
 				flushing = 1;
 				e = avcodec_send_packet(d.cc, NULL);
 			} else if (e < 0) {
 				averr(err, path, "reading", e);
 				goto out;
-			} else if (d.pkt->stream_index != d.stream) {
-				av_packet_unref(d.pkt);
-				continue;
 			} else {
 				e = avcodec_send_packet(d.cc, d.pkt);
 				av_packet_unref(d.pkt);
@@ -242,6 +308,7 @@ video_load(const char *path, int t, int stride, struct image *im, int64_t range[
 		    im->px + (size_t)(k - 1) * image_frame_bytes(im), image_frame_bytes(im));
 	rc = 0;
 out:
+	pkts_drop(&pk);
 	dec_close(&d);
 	free(idx);
 	return rc;

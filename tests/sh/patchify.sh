@@ -159,6 +159,24 @@ m, f = V.read(t + "/v3.vt")
 assert m["SIZE"] == ["4x16x16"] and f["patch"].shape == (1, 2, 2 * 16 * 16 * 3)
 print("ok")'
 done
+# A video of more packets than video.c keeps in memory (1 << 14) is read
+# twice, the short ones above once: the same frames either way.
+ffmpeg -v error -y -f lavfi -i "nullsrc=s=16x16:r=1000:d=16.5,geq=lum='mod(N*7+X*3\,256)':cb=128:cr=128" \
+    -c:v mpeg4 -q:v 2 "$T/long.mp4" &&
+ffmpeg -v error -i "$T/long.mp4" -vf "select=eq(n\,2062)+eq(n\,6187)+eq(n\,10312)+eq(n\,14437)" \
+    -fps_mode passthrough -f rawvideo -pix_fmt rgb24 - >"$T/long.rgb" &&
+$P --frames 4 --patch 1x16x16 "$T/long.mp4" >"$T/long.vt" || nok "long video"
+pycheck "a video past the packets kept in memory: the frames ffmpeg decodes" '
+import numpy as np, vtstream as V
+t = "'"$T"'"
+n = 16500
+assert [(2 * i + 1) * n // 8 for i in range(4)] == [2062, 6187, 10312, 14437]
+ref = np.fromfile(t + "/long.rgb", np.uint8).reshape(-1, 16, 16, 3)
+assert len(ref) == 4, len(ref)
+m, f = V.read(t + "/long.vt")
+assert m["SIZE"] == ["4x16x16"], m
+assert np.abs(f["patch"][0].astype(int) - V.patches(ref, 1, 16, 16)).max() <= 1
+print("ok")'
 check "raw frames on stdin" sh -c "ffmpeg -v error -i '$T/v.webm' -f rawvideo -pix_fmt rgb24 - | $P --raw 32x32x3 --frames 8 --patch 4x8x8 --label 7"
 cp "$T/out" "$T/raw.vt"
 pycheck "raw clips equal the frames" '

@@ -53,15 +53,13 @@ EOF2
 - **Model and training.** Table 1's backbone: dim 64, depth 4, heads 4,
   mlp 128, CLS pooling; AdamW at lr 2e-3 with 50 warm-up steps and a
   cosine decay, batch 64, weight decay 0.05, 3 epochs (the README's
-  recipe, on all the data); the clips 10 epochs (1880 steps). Small
-  enough that a run takes minutes on one core (2D 4 to 8, 3D about 9,
-  two side by side), so that a campaign goes in parts of about 40 minutes
-  (\`--seeds\`, \`--only\`), each finished and committed on its own.
-  At 3 epochs (564 steps) the 3D
-  models were still leaving the loss plateau of their first 100 to 300
-  steps when the rate decayed, and the seed decided when: comrope-ap:8
-  scored 49.10 and 37.80 at seeds 1 and 2, and 77.15 and 77.35 at 10
-  epochs. The papers train ViT-B for 200 epochs: our numbers are not
+  recipe, on all the data); the clips 10 epochs. Small enough that a run
+  takes minutes on one core (its time is in its JSON line), so that a
+  campaign goes in parts of about 40 minutes (\`--seeds\`, \`--only\`),
+  each finished and committed on its own. At 3 epochs the 3D models were
+  still leaving the loss plateau of their first few hundred steps when the
+  rate decayed, and the seed, not the encoding, decided when, so the clips
+  train longer. The papers train ViT-B for 200 epochs: our numbers are not
   theirs, and only the orderings are compared.
 - **Statistics.** Every row is the mean over seeds 1, 2 and 3, or those
   of them that have run (the row says how many; a seed sets data order,

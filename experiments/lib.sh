@@ -22,10 +22,11 @@ export PATH TOP EXPDIR
 LC_ALL=C
 export LC_ALL
 # own_cls PE: run1.sh's cls word for an encoding whose authors' code
-# rotates the CLS token: ComRoPE's, at 0.5 per axis, the image's centre
-# (posgen --cls centre).  None for the others: LieRE's, RoPE-ViT's and
-# timm's code leave it unrotated, and so does vit-train for RiemannFormer.
-own_cls() { case $1 in comrope*) echo cls=centre ;; esac; }
+# gives the CLS token a position: ComRoPE's (its rotations and its APE,
+# ape), at 0.5 per axis, the image's centre (posgen --cls centre).  None
+# for the others: LieRE's, RoPE-ViT's and timm's code leave it unrotated,
+# and so does vit-train for RiemannFormer.
+own_cls() { case $1 in comrope*|ape) echo cls=centre ;; esac; }
 
 # Every experiment, in the order of EXPERIMENTS.md.
 ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"

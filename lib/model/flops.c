@@ -82,7 +82,8 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
-	f->params[FLOPS_EMBED] = D + (pe.table == PE_TABLE_LEARNED ? (grid + 1) * D : 0);
+	f->params[FLOPS_EMBED] = D + (pe.table == PE_TABLE_LEARNED ? (grid + 1) * D :
+	    pe.table == PE_TABLE_SAMPLED ? grid * D : 0);
 	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
 	 * the engine carries on with the CLS row only (the head reads nothing
 	 * else); the reference code the paper counted runs every row and
@@ -149,5 +150,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	}
 	if (pe.table == PE_TABLE_LEARNED)
 		f->pe_params += grid * D + D;
+	if (pe.table == PE_TABLE_SAMPLED)
+		f->pe_params += grid * D;
 	return 0;
 }

@@ -68,8 +68,9 @@ struct vit_state {
 	float	*pe_params;	/* [pe.nparam] view, or NULL */
 	int	 grid[VIT_MAXAXES];	/* run grid */
 	int	 K;		/* 2^A interpolation corners */
-	int	*pidx;		/* [maxT][K] */
-	float	*pw;		/* [maxT][K] */
+	int	*pidx;		/* [1+maxT][K]: the table rows a row of h reads */
+	float	*pw;		/* ... and their weights; ape: [maxB][1+maxT][K] */
+	float	*apos;		/* ape: [maxB][1+maxT][A] the positions read */
 	float	*sincos;	/* [1+G][D] fixed table, or NULL */
 	int	 nthr;
 
@@ -203,6 +204,9 @@ layout(struct builder *b)
 	if (s->pe.table == PE_TABLE_LEARNED)
 		s->posemb = tensor(b, "pos_embed", 0, 2,
 		    1 + vit_grid_size(c->grid, c->axes), D);
+	if (s->pe.table == PE_TABLE_SAMPLED)
+		s->posemb = tensor(b, "pos_table", 0, 2,
+		    vit_grid_size(c->grid, c->axes), D);
 	for (int l = 0; l < c->depth; l++) {
 		struct layer none, *L = s->L != NULL ? &s->L[l] : &none;
 #define T(field, decay, name, ...) do {					\
@@ -258,7 +262,10 @@ init_params(struct vit *m, uint64_t seed)
 		rng_seed(&r, seed, (uint64_t)i);	/* one stream per tensor */
 		if (strcmp(t->name, PE_FIELD) == 0)
 			continue;	/* pe_init_params below */
-		if (strstr(t->name, "log_sigma") != NULL)
+		if (strcmp(t->name, "pos_table") == 0)
+			for (size_t j = 0; j < t->n; j++)	/* ComRoPE's randn */
+				p[j] = (float)rng_normal(&r);
+		else if (strstr(t->name, "log_sigma") != NULL)
 			for (size_t j = 0; j < t->n; j++)
 				p[j] = logf(c->sigma);
 		else if (t->rank >= 2 || strcmp(t->name, "cls") == 0)
@@ -504,9 +511,13 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	activations(m, s->block);
 
 	s->K = 1 << c->axes;
-	s->pidx = malloc(sizeof(int) * (size_t)maxT * s->K);
-	s->pw = malloc(sizeof(float) * (size_t)maxT * s->K);
+	size_t rows = (size_t)(1 + maxT) * (s->pe.table == PE_TABLE_SAMPLED ? maxB : 1);
+	s->pidx = malloc(sizeof(int) * rows * s->K);
+	s->pw = malloc(sizeof(float) * rows * s->K);
 	if (s->pidx == NULL || s->pw == NULL)
+		goto nomem;
+	if (s->pe.table == PE_TABLE_SAMPLED &&
+	    (s->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
 		goto nomem;
 	if (s->pe.table == PE_TABLE_SINCOS) {
 		s->sincos = malloc(sizeof(float) * (size_t)(1 + vit_grid_size(c->grid,
@@ -551,6 +562,7 @@ vit_destroy(struct vit *m)
 		free(s->A);
 		free(s->pidx);
 		free(s->pw);
+		free(s->apos);
 		free(s->sincos);
 		pe_work_free(&s->pwork);
 		free(s);
@@ -583,14 +595,16 @@ vit_set_grid(struct vit *m, const int *grid)
 			return -1;
 	}
 	memcpy(s->grid, grid, sizeof(int) * A);
-	posemb_grid(s->pidx, s->pw, m->c.grid, grid, A);
+	if (vit_has_table(m))
+		posemb_grid(s->pidx, s->pw, m->c.grid, grid, A);
 	return 0;
 }
 
 int
 vit_has_table(const struct vit *m)
 {
-	return m->st->pe.table != PE_TABLE_NONE;
+	int t = m->st->pe.table;
+	return t == PE_TABLE_LEARNED || t == PE_TABLE_SINCOS;
 }
 
 void
@@ -869,6 +883,28 @@ vit_set_cls_positions(struct vit *m, const float *cls)
 	m->st->clsrec = cls;
 }
 
+/* ape's (row, weight) pairs for this batch: each record's CLS, at its
+ * position (none without one), then its tokens, in the encoding's
+ * convention. */
+static void
+sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T)
+{
+	struct vit_state *s = m->st;
+	const struct vit_config *c = &m->c;
+	int A = c->axes, T1 = T + 1, K = s->K;
+
+	for (int b = 0; b < B; b++) {
+		float *p = s->apos + (size_t)b * T1 * A;
+		memcpy(p, cls_position(m, b), sizeof(float) * A);
+		memcpy(p + A, pos + (size_t)b * T * A, sizeof(float) * T * A);
+	}
+	map_positions(c, s->apos, B * T1);
+	posemb_sample(s->pidx, s->pw, s->apos, B * T1, c->grid, A);
+	if (!c->cls_rotate)
+		for (int b = 0; b < B; b++)
+			memset(s->pw + (size_t)b * T1 * K, 0, sizeof(float) * K);
+}
+
 /* The rotations of every set for this batch's positions: once for all
  * records when they share positions, else for each record's rows. */
 static void
@@ -927,7 +963,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "of the position table (vit_set_grid)", T);
 		return NAN;
 	}
-	if ((c->locality || s->rotary) && pos == NULL) {
+	int sampled = s->pe.table == PE_TABLE_SAMPLED;
+	if ((c->locality || s->rotary || sampled) && pos == NULL) {
 		snprintf(m->err, sizeof m->err, "positions needed");
 		return NAN;
 	}
@@ -963,9 +1000,11 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(h, s->cls, sizeof(float) * D);
 		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
 	}
-	if (table)
-		posemb_forward(s->h0, s->pe.table == PE_TABLE_LEARNED ? s->posemb : s->sincos,
-		    s->pidx, s->pw, B, T, s->K, D);
+	if (sampled)
+		sample_table(m, pos, B, T);
+	if (table || sampled)
+		posemb_forward(s->h0, s->pe.table == PE_TABLE_SINCOS ? s->sincos : s->posemb,
+		    s->pidx, s->pw, sampled, B, T1, s->K, D);
 	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0,
 	    m->first_record);
 
@@ -1267,9 +1306,9 @@ vit_backward(struct vit *m)
 	}
 	if (pemb > 0)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
-	if (s->pe.table == PE_TABLE_LEARNED)
-		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw, B, T,
-		    s->K, D);
+	if (s->posemb != NULL)
+		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw,
+		    s->pe.table == PE_TABLE_SAMPLED, B, T1, s->K, D);
 	float *gcls = GRAD(m, s->cls);
 	for (int b = 0; b < B; b++)
 		for (int i = 0; i < D; i++)

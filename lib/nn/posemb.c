@@ -1,65 +1,93 @@
 /*
- * posemb.c - additive position tables (learned "abs" and fixed "sincos")
- * and their interpolation to another token grid.
+ * posemb.c - additive position tables: learned "abs" and fixed "sincos"
+ * read by token index (interpolated to another token grid), and
+ * ComRoPE's "ape", a learned table read at each token's position.
  */
 #include <math.h>
 #include <string.h>
 
 #include "nn.h"
 
+/* The K = 2^A corners around table coordinates c[A] (clamped to the
+ * table G[A]) into idx[K] (base + row) and w[K], the last axis fastest. */
+static void
+corners(const float *c, const int *G, int A, int base, int *idx, float *w)
+{
+	int lo[8], K = 1 << A;
+	float fr[8];
+
+	for (int a = 0; a < A; a++) {
+		float x = c[a] < 0 ? 0 : c[a] > G[a] - 1 ? G[a] - 1 : c[a];
+		lo[a] = (int)floorf(x);
+		if (lo[a] > G[a] - 2)
+			lo[a] = G[a] > 1 ? G[a] - 2 : 0;
+		fr[a] = G[a] > 1 ? x - lo[a] : 0;
+	}
+	for (int k = 0; k < K; k++) {
+		int row = 0;
+		float wt = 1;
+		for (int a = 0; a < A; a++) {
+			int up = k >> (A - 1 - a) & 1;
+			int i = lo[a] + (G[a] > 1 ? up : 0);
+			row = row * G[a] + i;
+			wt *= up ? fr[a] : 1 - fr[a];
+		}
+		idx[k] = base + row;
+		w[k] = wt;
+	}
+}
+
 void
-posemb_grid(int *idx /* [T][K] */, float *w /* [T][K] */, const int *G,
+posemb_grid(int *idx /* [1+T][K] */, float *w /* [1+T][K] */, const int *G,
     const int *g, int A)
 {
 	int K = 1 << A, T = 1;
 	for (int a = 0; a < A; a++)
 		T *= g[a];
+	memset(idx, 0, sizeof(int) * K);	/* CLS: row 0 alone */
+	memset(w, 0, sizeof(float) * K);
+	w[0] = 1;
 	for (int t = 0; t < T; t++) {
-		int lo[8], rem = t;
-		float fr[8];
+		int rem = t;
+		float c[8];
 		/* token coordinates, last axis fastest */
 		for (int a = A - 1; a >= 0; a--) {
 			int i = rem % g[a];
 			rem /= g[a];
-			float c = (i + 0.5f) * G[a] / g[a] - 0.5f;
-			c = c < 0 ? 0 : c > G[a] - 1 ? G[a] - 1 : c;
-			lo[a] = (int)floorf(c);
-			if (lo[a] > G[a] - 2)
-				lo[a] = G[a] > 1 ? G[a] - 2 : 0;
-			fr[a] = G[a] > 1 ? c - lo[a] : 0;
+			c[a] = (i + 0.5f) * G[a] / g[a] - 0.5f;
 		}
-		for (int k = 0; k < K; k++) {
-			int row = 0;
-			float wt = 1;
-			for (int a = 0; a < A; a++) {
-				int up = k >> (A - 1 - a) & 1;
-				int i = lo[a] + (G[a] > 1 ? up : 0);
-				row = row * G[a] + i;
-				wt *= up ? fr[a] : 1 - fr[a];
-			}
-			idx[(size_t)t * K + k] = 1 + row;
-			w[(size_t)t * K + k] = wt;
-		}
+		corners(c, G, A, 1, idx + (size_t)(t + 1) * K, w + (size_t)(t + 1) * K);
 	}
 }
 
 void
-posemb_forward(float *h /* [B][1+T][D] */, const float *tab /* [1+G][D] */,
-    const int *idx /* [T][K] */, const float *w /* [T][K] */,
-    int B, int T, int K, int D)
+posemb_sample(int *idx /* [N][K] */, float *w /* [N][K] */,
+    const float *pos /* [N][A] */, int N, const int *G, int A)
+{
+	int K = 1 << A;
+	for (int n = 0; n < N; n++) {
+		float c[8];
+		for (int a = 0; a < A; a++)
+			c[a] = pos[(size_t)n * A + a] * (G[a] - 1);
+		corners(c, G, A, 0, idx + (size_t)n * K, w + (size_t)n * K);
+	}
+}
+
+/* The (row, weight) pairs of row r of record b. */
+#define ENTRY(b, r)	((per_record ? (size_t)(b) * R + (r) : (size_t)(r)) * K)
+
+void
+posemb_forward(float *h /* [B][R][D] */, const float *tab,
+    const int *idx /* [B or 1][R][K] */, const float *w, int per_record,
+    int B, int R, int K, int D)
 {
 	#pragma omp parallel for
-	for (int bt = 0; bt < B * (T + 1); bt++) {
-		int t = bt % (T + 1) - 1;
-		float *r = h + (size_t)bt * D;
-		if (t < 0) {
-			for (int i = 0; i < D; i++)
-				r[i] += tab[i];
-			continue;
-		}
+	for (int br = 0; br < B * R; br++) {
+		size_t e0 = ENTRY(br / R, br % R);
+		float *r = h + (size_t)br * D;
 		for (int k = 0; k < K; k++) {
-			float wt = w[(size_t)t * K + k];
-			const float *e = tab + (size_t)idx[(size_t)t * K + k] * D;
+			float wt = w[e0 + k];
+			const float *e = tab + (size_t)idx[e0 + k] * D;
 			if (wt != 0)
 				for (int i = 0; i < D; i++)
 					r[i] += wt * e[i];
@@ -68,25 +96,21 @@ posemb_forward(float *h /* [B][1+T][D] */, const float *tab /* [1+G][D] */,
 }
 
 void
-posemb_backward(float *dtab /* [1+G][D] += */, const float *dh /* [B][1+T][D] */,
-    const int *idx /* [T][K] */, const float *w /* [T][K] */,
-    int B, int T, int K, int D)
+posemb_backward(float *dtab /* += */, const float *dh /* [B][R][D] */,
+    const int *idx /* [B or 1][R][K] */, const float *w, int per_record,
+    int B, int R, int K, int D)
 {
-	/* column blocks in parallel, tokens and records in order */
+	/* column blocks in parallel, rows and records in order */
 	#pragma omp parallel for
 	for (int i0 = 0; i0 < D; i0 += 16) {
 		int i1 = i0 + 16 < D ? i0 + 16 : D;
 		for (int b = 0; b < B; b++)
-			for (int t = -1; t < T; t++) {
-				const float *r = dh + ((size_t)b * (T + 1) + t + 1) * D;
-				if (t < 0) {
-					for (int i = i0; i < i1; i++)
-						dtab[i] += r[i];
-					continue;
-				}
+			for (int t = 0; t < R; t++) {
+				const float *r = dh + ((size_t)b * R + t) * D;
+				size_t e0 = ENTRY(b, t);
 				for (int k = 0; k < K; k++) {
-					float wt = w[(size_t)t * K + k];
-					float *e = dtab + (size_t)idx[(size_t)t * K + k] * D;
+					float wt = w[e0 + k];
+					float *e = dtab + (size_t)idx[e0 + k] * D;
 					if (wt != 0)
 						for (int i = i0; i < i1; i++)
 							e[i] += wt * r[i];

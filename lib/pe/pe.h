@@ -54,7 +54,8 @@ struct pe_method;
 
 /* Absolute encodings are tables the engine adds to the tokens, not
  * rotations: pe_rotations leaves R = I for them. */
-enum pe_table { PE_TABLE_NONE, PE_TABLE_LEARNED /* abs */, PE_TABLE_SINCOS };
+enum pe_table { PE_TABLE_NONE, PE_TABLE_LEARNED /* abs */, PE_TABLE_SINCOS,
+	PE_TABLE_SAMPLED /* ape: read at the positions */ };
 
 /* Generator sets: one per (layer, head), per layer (shared by its heads),
  * per head (shared by the layers) or one for all; the model's too
@@ -67,7 +68,7 @@ enum pe_share { PE_SHARE_NONE, PE_SHARE_HEADS, PE_SHARE_LAYERS, PE_SHARE_ALL };
  * upper triangle of a b x b skew block, row-major over i < j
  * (k = b(b-1)/2 entries); the block is U - U^T.  nb = head_dim / b.
  *
- *   none, zeros, abs, sincos, rope-axial   0 parameters
+ *   none, zeros, abs, sincos, ape, rope-axial   0 parameters
  *   liere:b       U[axes][nb][k]            generator A_i block j
  *   rope-mixed    U[axes][head_dim/2][1]    = liere:2, other init
  *   comrope-ap:b  U[nb][k]                  block j belongs to axis j % axes
@@ -105,7 +106,7 @@ struct pe {
 				   (option tied, as the official code) */
 	int	 table;		/* enum pe_table */
 	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
-	int	 identity;	/* R = I always (none, zeros, abs, sincos) */
+	int	 identity;	/* R = I always (none, zeros, abs, sincos, ape) */
 	int	 orthogonal;	/* R^T R = I (all but riemann) */
 	int	 commutes;	/* generators commute: R(x)^T R(y) = R(y - x) */
 	int	 basis;		/* R = P B(x) P^T with a basis P per set (pe_bases);
@@ -240,7 +241,7 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
 	    float *dparams /* [nparam], accumulated */);
 /* The generator matrices A_i of one set, G[axes][nblock][b][b]: block j
  * of A_i at G + (i * nblock + j) * b * b.  Riemann: the rotation part's
- * (no scale); none, zeros, abs, sincos: zeros. */
+ * (no scale); none, zeros, abs, sincos, ape: zeros. */
 void	 pe_generators(const struct pe *pe,
 	    const float *params /* [set_params] */, double *G);
 /*

@@ -5,6 +5,7 @@ baseline (tests/bench/vit_torch.py); never at run time.  Same layout and
 names as the C engine's tensor table, so weights map one to one:
 
   patch.w [D][P]  patch.b  cls [D]  pos_embed [1+G][D] (abs)
+  pos_table [G][D] (ape: read at the positions by grid_sample)
   blocks.L.{ln1.w, ln1.b, attn.qkv.w [3D][D], attn.qkv.b, attn.proj.w,
             attn.proj.b, attn.log_sigma [H] (locality), ln2.w, ln2.b,
             mlp.fc1.w [M][D], mlp.fc1.b, mlp.fc2.w [D][M], mlp.fc2.b}
@@ -30,7 +31,7 @@ import torch.nn.functional as F
 def pe_parse(spec, head_dim, axes):
     """(kind, block, set_params) of a rotary spec, or (kind, 0, 0)."""
     name, _, arg = spec.partition(":")
-    if name in ("none", "abs", "sincos"):
+    if name in ("none", "abs", "sincos", "ape"):
         return name, 0, 0
     if name == "rope-mixed":
         return name, 2, axes * (head_dim // 2)
@@ -96,6 +97,8 @@ class ViT(torch.nn.Module):
         prm["cls"] = torch.randn(dim) * 0.02
         if pe == "abs":
             prm["pos_embed"] = torch.randn(1 + math.prod(grid), dim) * 0.02
+        if pe == "ape":
+            prm["pos_table"] = torch.randn(math.prod(grid), dim)
         for l in range(depth):
             ln(f"blocks.{l}.ln1")
             lin(f"blocks.{l}.attn.qkv", 3 * dim, dim)
@@ -164,6 +167,21 @@ class ViT(torch.nn.Module):
         return torch.matrix_exp(torch.einsum("ta,sanij->stnij", pos, A)
                                 .contiguous())
 
+    def sample_table(self, pos):
+        """ape: pos_table [G0*G1][D] read at pos [T][2] (y, x) as ComRoPE's
+        code reads its APE: grid_sample of 2 p - 1, align_corners, border;
+        the CLS at cls_pos when it has a position, else nothing -> [1+T][D]."""
+        D = self.dim
+        G0, G1 = self.grid
+        tab = self.p("pos_table").t().reshape(1, D, G0, G1)
+        full = torch.cat([torch.tensor([self.cls_pos], dtype=pos.dtype), pos])
+        xy = (full.flip(-1) * 2 - 1).view(1, 1, -1, 2)  # grid_sample: (x, y)
+        e = F.grid_sample(tab, xy, align_corners=True, padding_mode="border")
+        e = e.view(D, -1).t()
+        if not self.cls_rotate:
+            e = torch.cat([torch.zeros_like(e[:1]), e[1:]])
+        return e
+
     @staticmethod
     def rotate(x, R):
         """x [B][Tr][hd], R [Tr][nb][b][b] -> R x per token and block."""
@@ -180,6 +198,8 @@ class ViT(torch.nn.Module):
         h = torch.cat([self.p("cls").expand(B, 1, D), h], 1)
         if self.pe == "abs":
             h = h + self.p("pos_embed")
+        if self.pe == "ape":
+            h = h + self.sample_table(pos)
         R = None
         if self.set_params:
             if self.cls_rotate:

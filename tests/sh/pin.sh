@@ -20,6 +20,7 @@ configs='none
 zeros
 abs -
 sincos -
+ape -
 rope-axial
 rope-axial,theta=10000
 rope-mixed

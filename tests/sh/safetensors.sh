@@ -36,6 +36,9 @@ for pe in abs rope-mixed liere:8; do
 	cp "$T/out" back.vt
 	check "$pe: ... is the checkpoint again, bit for bit, its keys too" $R same m.vt back.vt
 done
+vit-train --dim 32 --depth 2 --heads 2 --mlp 64 --pe ape --steps 1 -b 16 --out ape.vt rgb.vt 2>/dev/null
+check_exit 1 "ape: vtool to-safetensors refuses it" vtool to-safetensors ape.vt
+check_grep "... naming the table that timm has no name for" "ape\.vt: tensor 'pos_table' has no timm name" "$T/err"
 # rope-mixed in timm's layout: rope.freqs [2, depth, heads, head_dim / 2].
 vit-train --dim 32 --depth 2 --heads 2 --mlp 64 --pe rope-mixed --steps 1 -b 16 --out rm.vt rgb.vt 2>/dev/null
 vtool to-safetensors rm.vt > rm.safetensors

@@ -468,7 +468,7 @@ for c in integer linspace centre; do
 done
 maxdiff() { $PY tests/sh/vtstream.py "$1" --maxdiff "$2"; }
 same() { [ "$(maxdiff "$1" "$2")" = 0.0 ]; }
-for pe in rope-axial:integer liere:4:linspace comrope-ld:4:centre riemann:integer; do
+for pe in rope-axial:integer liere:4:linspace comrope-ld:4:centre ape:centre riemann:integer; do
 	own=${pe##*:} pe=${pe%:*}
 	for c in integer linspace centre; do
 		vit-train $M --pe $pe --batch 16 --epochs 1 -o "$T/pos-$c.vt" "$T/conv-$c.vt" 2>"$T/err" ||

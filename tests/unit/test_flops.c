@@ -244,7 +244,7 @@ test_sharing_and_specs(void)
 static void
 test_engine_params(void)
 {
-	static const char *const pes[] = { "none", "abs", "sincos", "zeros", "rope-axial",
+	static const char *const pes[] = { "none", "abs", "sincos", "ape", "zeros", "rope-axial",
 	    "rope-mixed", "liere:4", "liere:8", "comrope-ap:4", "comrope-ld:2", "riemann" };
 
 	for (size_t i = 0; i < sizeof pes / sizeof pes[0]; i++)

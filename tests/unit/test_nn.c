@@ -264,13 +264,28 @@ test_xent(void)
 }
 
 /* ---- position tables ---- */
-struct pt { float *tab; int *idx; float *w; int B, T, K, D; };
+struct pt { float *tab; int *idx; float *w; int per_record, B, R, K, D; };
 static void
 pt_fwd(struct layer *L)
 {
 	struct pt *c = L->ctx;
 	memset(L->y, 0, sizeof(float) * L->ny);
-	posemb_forward(L->y, c->tab, c->idx, c->w, c->B, c->T, c->K, c->D);
+	posemb_forward(L->y, c->tab, c->idx, c->w, c->per_record, c->B, c->R, c->K,
+	    c->D);
+}
+
+/* dtable of posemb_backward against finite differences of posemb_forward
+ * for a table of n rows. */
+static void
+pt_fd(struct pt *c, int n, const char *what)
+{
+	size_t ny = (size_t)c->B * c->R * c->D;
+	struct layer L = { pt_fwd, malloc(sizeof(float) * ny), ny, randv(ny, 1), c };
+	float *dt = calloc((size_t)n * c->D, sizeof(float));
+	loss(&L);
+	posemb_backward(dt, L.r, c->idx, c->w, c->per_record, c->B, c->R, c->K, c->D);
+	fd(&L, c->tab, dt, (size_t)n * c->D, what);
+	free(L.y); free(L.r); free(dt);
 }
 
 static void
@@ -278,41 +293,38 @@ test_posemb(void)
 {
 	int G[3] = { 2, 3, 4 }, g[3] = { 3, 2, 5 }, A = 3, K = 8, D = 4, B = 2;
 	int nG = 24, T = 30;
-	int *idx = malloc(sizeof(int) * T * K);
-	float *w = malloc(sizeof(float) * T * K);
+	int *idx = malloc(sizeof(int) * (1 + T) * K);
+	float *w = malloc(sizeof(float) * (1 + T) * K);
 	posemb_grid(idx, w, G, G, A);
-	int exact = 1;
-	for (int t = 0; t < nG; t++)
+	int exact = idx[0] == 0 && w[0] == 1;
+	for (int t = 1; t <= nG; t++)
 		for (int k = 0; k < K; k++)
 			if (w[t * K + k] != 0)
-				exact &= idx[t * K + k] == 1 + t && w[t * K + k] == 1;
-	CHECK(exact, "position table at its own grid reads rows exactly");
+				exact &= idx[t * K + k] == t && w[t * K + k] == 1;
+	CHECK(exact, "position table at its own grid reads rows exactly, CLS row 0");
 	posemb_grid(idx, w, G, g, A);
 	double wsum = 0;
-	for (int t = 0; t < T; t++) {
+	for (int t = 0; t <= T; t++) {
 		double s = 0;
 		for (int k = 0; k < K; k++)
 			s += w[t * K + k];
 		wsum = maxn(wsum, fabs(s - 1));
 	}
 	CHECK(wsum < 1e-6, "trilinear weights sum to 1 at another grid");
-	struct pt c = { randv((size_t)(1 + nG) * D, 1), idx, w, B, T, K, D };
-	size_t ny = (size_t)B * (T + 1) * D;
-	struct layer L = { pt_fwd, malloc(sizeof(float) * ny), ny, randv(ny, 1), &c };
-	float *dt = calloc((size_t)(1 + nG) * D, sizeof(float));
-	loss(&L);
-	posemb_backward(dt, L.r, idx, w, B, T, K, D);
-	fd(&L, c.tab, dt, (size_t)(1 + nG) * D, "position table (3D, interpolated) dtable");
+	struct pt c = { randv((size_t)(1 + nG) * D, 1), idx, w, 0, B, 1 + T, K, D };
+	pt_fd(&c, 1 + nG, "position table (3D, interpolated) dtable");
 	/* a linear function of the cell index is reproduced by interpolation
 	 * on a finer grid along one axis: centre (i+0.5)*G/g-0.5, clamped to
 	 * [0, G-1] as PyTorch's interpolate (align_corners False) does, so the
 	 * edge tokens 0 and 7 (centres -0.25 and 3.25) read the edge rows */
 	int G1[1] = { 4 }, g1[1] = { 8 };
-	int idx1[8 * 2];
-	float w1[8 * 2], tab1[5] = { 0, 10, 20, 30, 40 }, err = 0, edge = 0;
+	int idx1[9 * 2];
+	float w1[9 * 2], tab1[5] = { 0, 10, 20, 30, 40 }, err = 0, edge = 0;
 	posemb_grid(idx1, w1, G1, g1, 1);
 	for (int t = 0; t < 8; t++) {
-		float v = w1[2 * t] * tab1[idx1[2 * t]] + w1[2 * t + 1] * tab1[idx1[2 * t + 1]];
+		const int *i1 = idx1 + 2 * (t + 1);
+		const float *v1 = w1 + 2 * (t + 1);
+		float v = v1[0] * tab1[i1[0]] + v1[1] * tab1[i1[1]];
 		float c = (t + 0.5f) * 4 / 8 - 0.5f;
 		c = c < 0 ? 0 : c > 3 ? 3 : c;
 		float want = 10 * (1 + c);
@@ -326,18 +338,61 @@ test_posemb(void)
 	    "centres clamped to the grid (%.1e)", edge);
 	/* the same clamp on a coarser-to-finer 2D grid: the corner tokens of a
 	 * 5x5 run on a 3x3 table read the corner rows exactly */
-	int G2[2] = { 3, 3 }, g2[2] = { 5, 5 }, idx2[25 * 4];
-	float w2[25 * 4];
+	int G2[2] = { 3, 3 }, g2[2] = { 5, 5 }, idx2[26 * 4];
+	float w2[26 * 4];
 	int corners = 1;
 	posemb_grid(idx2, w2, G2, g2, 2);
 	static const int tc[4] = { 0, 4, 20, 24 }, rc[4] = { 0, 2, 6, 8 };
 	for (int q = 0; q < 4; q++)
 		for (int k = 0; k < 4; k++) {
-			float wt = w2[tc[q] * 4 + k];
-			corners &= wt == 0 || (wt == 1 && idx2[tc[q] * 4 + k] == 1 + rc[q]);
+			float wt = w2[(1 + tc[q]) * 4 + k];
+			corners &= wt == 0 || (wt == 1 && idx2[(1 + tc[q]) * 4 + k] == 1 + rc[q]);
 		}
 	CHECK(corners, "2D corner tokens read the corner rows with weight 1");
-	free(idx); free(w); free(c.tab); free(L.y); free(L.r); free(dt);
+	free(idx); free(w); free(c.tab);
+}
+
+/* ape's table read at positions: grid_sample with align_corners and border
+ * padding, position 0 and 1 the first and last rows of each axis. */
+static void
+test_posemb_sample(void)
+{
+	int G[3] = { 2, 3, 4 }, A = 3, K = 8, D = 3, B = 2, R = 5, N = B * R, nG = 24;
+	float pos[10 * 3];
+	int idx[10 * 8];
+	float w[10 * 8];
+	/* nodes i / (G - 1) read row (i0 G1 + i1) G2 + i2 exactly */
+	int exact = 1;
+	for (int r = 0; r < nG; r++) {
+		float p[3] = { (float)(r / 12), (float)(r / 4 % 3) / 2, (float)(r % 4) / 3 };
+		posemb_sample(idx, w, p, 1, G, A);
+		for (int k = 0; k < K; k++)
+			exact &= w[k] == 0 || (idx[k] == r && fabsf(w[k] - 1) < 1e-6f);
+	}
+	CHECK(exact, "ape: the grid's nodes i / (n - 1) read their rows exactly");
+	/* a table linear in each coordinate is reproduced inside, clamped
+	 * outside (border padding) */
+	float tab[24], err = 0;
+	for (int r = 0; r < nG; r++)
+		tab[r] = 100.0f * (r / 12) + 10.0f * (r / 4 % 3) + (r % 4);
+	for (int n = 0; n < N; n++)
+		for (int a = 0; a < A; a++)
+			pos[n * A + a] = -0.3f + 1.6f * (float)((n * 7 + a * 3) % 11) / 10;
+	posemb_sample(idx, w, pos, N, G, A);
+	for (int n = 0; n < N; n++) {
+		float v = 0, want = 0, scale[3] = { 100, 10, 1 };
+		for (int k = 0; k < K; k++)
+			v += w[n * K + k] * tab[idx[n * K + k]];
+		for (int a = 0; a < A; a++) {
+			float x = pos[n * A + a] * (G[a] - 1);
+			want += scale[a] * (x < 0 ? 0 : x > G[a] - 1 ? G[a] - 1 : x);
+		}
+		err = maxn(err, fabsf(v - want));
+	}
+	CHECK(err < 1e-3, "ape: multilinear inside the table, border outside (%.1e)", err);
+	struct pt c = { randv((size_t)nG * D, 1), idx, w, 1, B, R, K, D };
+	pt_fd(&c, nG, "ape table per record (3D, perturbed) dtable");
+	free(c.tab);
 }
 
 /* ---- dropout ---- */
@@ -524,6 +579,7 @@ main(void)
 	test_attention(1, 0, 1);
 	test_xent();
 	test_posemb();
+	test_posemb_sample();
 	test_dropout();
 	test_rotary("liere:4", 0, 0, 0);
 	test_rotary("liere:16", 1, 0, 0);	/* pe_apply_batch vector kernels */

@@ -115,5 +115,6 @@ main(void)
 	run("liere8");
 	run("ropemixed");
 	run("comropeld8");
+	run("ape");
 	return test_done();
 }

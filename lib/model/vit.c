@@ -74,7 +74,8 @@ struct vit_state {
 	float	*sincos;	/* [1+G][D] fixed table, or NULL */
 	int	 nthr;
 
-	/* parameter views */
+	/* parameter views; posemb: abs's pos_embed [1+G][D], ape's pos_table
+	 * [G][D], or NULL */
 	float	*patchw, *patchb, *cls, *posemb, *normg, *normb, *headw, *headb;
 	struct layer *L;	/* [depth] parameter views */
 

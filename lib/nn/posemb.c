@@ -17,7 +17,9 @@ corners(const float *c, const int *G, int A, int base, int *idx, float *w)
 	float fr[8];
 
 	for (int a = 0; a < A; a++) {
-		float x = c[a] < 0 ? 0 : c[a] > G[a] - 1 ? G[a] - 1 : c[a];
+		float x = c[a] > 0 ? c[a] : 0;	/* NaN (inf * 0 on a 1-cell axis): 0 */
+		if (x > G[a] - 1)
+			x = G[a] - 1;
 		lo[a] = (int)floorf(x);
 		if (lo[a] > G[a] - 2)
 			lo[a] = G[a] > 1 ? G[a] - 2 : 0;

@@ -99,10 +99,10 @@ see(void *arg, const struct vit_tensor *t)
 static void
 check_layout(void)
 {
-	const char *pes[] = { "abs", "liere:4", "sincos", "comrope-ld:4" };
+	const char *pes[] = { "abs", "liere:4", "sincos", "comrope-ld:4", "ape" };
 	char err[256] = "";
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		struct vit_config c;
 		vit_config_init(&c);
 		c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 24, c.classes = 3, c.P = 5;

@@ -390,7 +390,22 @@ test_posemb_sample(void)
 		err = maxn(err, fabsf(v - want));
 	}
 	CHECK(err < 1e-3, "ape: multilinear inside the table, border outside (%.1e)", err);
+	/* positions the map can make of finite input (overflow to inf; inf * 0
+	 * on an axis of one cell is NaN) read rows inside the table */
+	int G1[2] = { 1, 3 }, inside = 1;
+	float far[8] = { INFINITY, 0.5f, -INFINITY, 2e38f, NAN, -1e30f, 0, NAN };
+	posemb_sample(idx, w, far, 4, G1, 2);
+	for (int n = 0; n < 4; n++) {
+		double s = 0;
+		for (int k = 0; k < 4; k++) {
+			inside &= idx[n * 4 + k] >= 0 && idx[n * 4 + k] < 3;
+			s += w[n * 4 + k];
+		}
+		inside &= fabs(s - 1) < 1e-6;
+	}
+	CHECK(inside, "ape: infinite and NaN coordinates read rows of the table, weights summing to 1");
 	struct pt c = { randv((size_t)nG * D, 1), idx, w, 1, B, R, K, D };
+	posemb_sample(idx, w, pos, N, G, A);
 	pt_fd(&c, nG, "ape table per record (3D, perturbed) dtable");
 	free(c.tab);
 }

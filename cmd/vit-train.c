@@ -369,9 +369,12 @@ parse(int argc, char *argv[], struct opts *o)
 		o->c.mlp = o->mlp;
 	if (o->c.dim % o->c.heads != 0)
 		usage_error("--dim %d is not a multiple of --heads %d", o->c.dim, o->c.heads);
-	/* The stream gives the axes; the spec's own faults show with one. */
-	if (pe_parse(&pe, o->c.pe, o->c.dim / o->c.heads, 1, o->c.heads, o->c.depth,
-	    pe_share_name(o->c.share)) < 0)
+	/* The stream gives the axes: a spec no count of them takes is wrong. */
+	int spec_ok = 0;
+	for (int a = 1; a <= 3 && !spec_ok; a++)
+		spec_ok = pe_parse(&pe, o->c.pe, o->c.dim / o->c.heads, a, o->c.heads,
+		    o->c.depth, pe_share_name(o->c.share)) == 0;
+	if (!spec_ok)
 		usage_error("--pe: %s", pe.err);
 	if (o->out != NULL && o->no_out)
 		usage_error("--no-out and --out %s: give one", o->out);

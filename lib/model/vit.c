@@ -886,7 +886,8 @@ vit_set_cls_positions(struct vit *m, const float *cls)
 
 /* ape's (row, weight) pairs for this batch: each record's CLS, at its
  * position (none without one), then its tokens, in the encoding's
- * convention. */
+ * convention; with option official, at the coordinates ComRoPE's code
+ * reads (lib/pe/ape.c). */
 static void
 sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T)
 {
@@ -900,6 +901,15 @@ sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T)
 		memcpy(p + A, pos + (size_t)b * T * A, sizeof(float) * T * A);
 	}
 	map_positions(c, s->apos, B * T1);
+	for (int r = 0; s->pe.official && r < B * T1; r++) {
+		float *p = s->apos + (size_t)r * A, t = p[0];
+		if (A == 2)
+			p[1] = 0.5f;
+		else {
+			p[0] = p[2];
+			p[2] = t;
+		}
+	}
 	posemb_sample(s->pidx, s->pw, s->apos, B * T1, c->grid, A);
 	if (!c->cls_rotate)
 		for (int b = 0; b < B; b++)

@@ -95,7 +95,7 @@ parse_pos(const char *s, double *v)
 	return *s && !*end && !errno && *v > 0 && *v < 1e300 ? 0 : -1;
 }
 
-/* Options after the name: theta=, alpha=, reflect, tied. */
+/* Options after the name: theta=, alpha=, reflect, tied, official. */
 static int
 parse_options(struct pe *pe, char *opt)
 {
@@ -119,6 +119,8 @@ parse_options(struct pe *pe, char *opt)
 			pe->reflect = 1;
 		} else if (strcmp(o, "tied") == 0 && !val && (flags & PEM_SCALES)) {
 			pe->tied = 1;
+		} else if (strcmp(o, "official") == 0 && !val && (flags & PEM_OFFICIAL)) {
+			pe->official = 1;
 		} else {
 			return fail(pe, "option '%s%s%s' does not apply to %s",
 			    o, val ? "=" : "", val ? val : "", pe->method->name);
@@ -162,7 +164,9 @@ canonical(struct pe *pe)
 	if (pe->reflect)
 		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",reflect");
 	if (pe->tied)
-		snprintf(pe->spec + n, sizeof pe->spec - n, ",tied");
+		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",tied");
+	if (pe->official)
+		snprintf(pe->spec + n, sizeof pe->spec - n, ",official");
 }
 
 int
@@ -202,6 +206,8 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		return fail(pe, "%d heads x %d layers: want 1 .. 4096 each", heads, layers);
 	if ((pe->share = pe_share_parse(share ? share : "none")) < 0)
 		return fail(pe, "sharing '%s': want none, heads, layers or all", share);
+	if (pe->official && axes == 1)
+		return fail(pe, "%s,official: ComRoPE's code reads 2 or 3 axes, not 1", buf);
 
 	if (flags & PEM_BLOCK) {
 		if (!b && (flags & PEM_BLOCK_FULL))

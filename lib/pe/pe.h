@@ -104,6 +104,9 @@ struct pe {
 	int	 reflect;	/* riemann with reflection pairs (option reflect) */
 	int	 tied;		/* comrope-ld's scales shared by a layer's sets
 				   (option tied, as the official code) */
+	int	 official;	/* ape's table read as ComRoPE's code reads it
+				   (option official): 2D at the middle column,
+				   3D with t and x swapped */
 	int	 table;		/* enum pe_table */
 	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
 	int	 identity;	/* R = I always (none, zeros, abs, sincos, ape) */

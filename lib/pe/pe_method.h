@@ -34,6 +34,7 @@ enum {
 	PEM_NOT_ORTHOGONAL = 1 << 10,	/* R^T R != I */
 	PEM_SCALES	= 1 << 11,	/* PEM_SCALED with s = sum_i scale[i][j] p_i,
 					   the scales [axes][nblock] after the U */
+	PEM_OFFICIAL	= 1 << 12,	/* option official (ape, 2 or 3 axes) */
 };
 
 struct pe_method {

@@ -27,6 +27,7 @@ CASES = {
     "ropemixed": ("rope-mixed", "mean", False, False),
     "comropeld8": ("comrope-ld:8", "cls", True, False),
     "ape": ("ape", "cls", False, True),
+    "apeofficial": ("ape,official", "cls", False, True),
 }
 DIM, DEPTH, HEADS, MLP, CLASSES, P, GRID, B = 32, 2, 2, 32, 5, 12, [3, 3], 2
 
@@ -80,7 +81,7 @@ def case(name, pe, pool, locality, cls_rotate, outdir, seed):
     ys, xs = torch.meshgrid(torch.arange(GRID[0]), torch.arange(GRID[1]),
                             indexing="ij")
     pos = (torch.stack([ys, xs], -1).view(T, 2).double() + 0.5) / GRID[0]
-    if pe == "ape":  # ComRoPE's offset: some tokens read past the border
+    if pe.startswith("ape"):  # ComRoPE's offset: some read past the border
         pos = pos + torch.tensor([-0.3, 0.2], dtype=torch.float64)
     target = torch.softmax(2 * torch.randn(B, CLASSES, dtype=torch.float64), -1)
     logits, loss = m(x, pos, target)

@@ -31,7 +31,7 @@ import torch.nn.functional as F
 def pe_parse(spec, head_dim, axes):
     """(kind, block, set_params) of a rotary spec, or (kind, 0, 0)."""
     name, _, arg = spec.partition(":")
-    if name in ("none", "abs", "sincos", "ape"):
+    if name in ("none", "abs", "sincos", "ape", "ape,official"):
         return name, 0, 0
     if name == "rope-mixed":
         return name, 2, axes * (head_dim // 2)
@@ -97,7 +97,7 @@ class ViT(torch.nn.Module):
         prm["cls"] = torch.randn(dim) * 0.02
         if pe == "abs":
             prm["pos_embed"] = torch.randn(1 + math.prod(grid), dim) * 0.02
-        if pe == "ape":
+        if pe.startswith("ape"):
             prm["pos_table"] = torch.randn(math.prod(grid), dim)
         for l in range(depth):
             ln(f"blocks.{l}.ln1")
@@ -168,16 +168,26 @@ class ViT(torch.nn.Module):
                                 .contiguous())
 
     def sample_table(self, pos):
-        """ape: pos_table [G0*G1][D] read at pos [T][2] (y, x) as ComRoPE's
-        code reads its APE: grid_sample of 2 p - 1, align_corners, border;
-        the CLS at cls_pos when it has a position, else nothing -> [1+T][D]."""
+        """ape: pos_table [G0*G1][D] read at pos [T][2] (y, x) by grid_sample
+        of 2 p - 1, align_corners, border; ape,official exactly as ComRoPE's
+        model.py reads its APE (a zero prepended: the middle column); the
+        CLS at cls_pos when it has a position, else nothing -> [1+T][D]."""
         D = self.dim
         G0, G1 = self.grid
-        tab = self.p("pos_table").t().reshape(1, D, G0, G1)
         full = torch.cat([torch.tensor([self.cls_pos], dtype=pos.dtype), pos])
-        xy = (full.flip(-1) * 2 - 1).view(1, 1, -1, 2)  # grid_sample: (x, y)
-        e = F.grid_sample(tab, xy, align_corners=True, padding_mode="border")
-        e = e.view(D, -1).t()
+        if self.pe == "ape,official":
+            # model.py's CustomCLIPVisionEmbeddings: a one-frame table
+            # (1, D, 1, G0, G1), positions 2 p - 1 after a zero, as they are
+            tab = self.p("pos_table").t().reshape(1, D, 1, G0, G1)
+            g = torch.cat([torch.zeros_like(full[:, :1]), full * 2 - 1], -1)
+            e = F.grid_sample(tab, g.view(1, 1, 1, -1, 3), align_corners=True,
+                              padding_mode="border")
+        else:
+            tab = self.p("pos_table").t().reshape(1, D, G0, G1)
+            xy = (full.flip(-1) * 2 - 1).view(1, 1, -1, 2)  # (x, y)
+            e = F.grid_sample(tab, xy, align_corners=True,
+                              padding_mode="border")
+        e = e.reshape(D, -1).t()
         if not self.cls_rotate:
             e = torch.cat([torch.zeros_like(e[:1]), e[1:]])
         return e
@@ -198,7 +208,7 @@ class ViT(torch.nn.Module):
         h = torch.cat([self.p("cls").expand(B, 1, D), h], 1)
         if self.pe == "abs":
             h = h + self.p("pos_embed")
-        if self.pe == "ape":
+        if self.pe.startswith("ape"):
             h = h + self.sample_table(pos)
         R = None
         if self.set_params:

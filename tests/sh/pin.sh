@@ -21,6 +21,7 @@ zeros
 abs -
 sincos -
 ape -
+ape,official -
 rope-axial
 rope-axial,theta=10000
 rope-mixed

@@ -178,6 +178,7 @@ test_parse(void)
 		{ "rope-nd", 64, 3, "rope-nd", 64 * 63 / 2 },
 		{ "rope-nd,theta=1e4", 16, 2, "rope-nd,theta=10000", 120 },
 		{ "abs", 64, 2, "abs", 0 },
+		{ "ape,official", 64, 3, "ape,official", 0 },
 	};
 	for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
 		int r = pe_parse(&pe, ok[i].spec, ok[i].hd, ok[i].axes, 12, 12, "none");
@@ -189,7 +190,8 @@ test_parse(void)
 	static const char *bad[] = { "lire:8", "liere:7", "liere:0", "liere:x", "comrope-ap",
 	    "rope-mixed:2", "rope-axial,theta=-1", "liere:8,theta=3", "riemann,reflect=1",
 	    "riemann,alpha=", "", "liere:8,", "none:2", "string:2", "string,theta=10",
-	    "rope-nd:4", "comrope-ap:4,tied", "liere:8,tied", "comrope-ld:4,tied=1" };
+	    "rope-nd:4", "comrope-ap:4,tied", "liere:8,tied", "comrope-ld:4,tied=1",
+	    "abs,official", "ape:2", "ape,official=1" };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		int r = pe_parse(&pe, bad[i], 64, 2, 12, 12, "none");
 		CHECK(r == -1 && pe.err[0], "parse rejects '%s' (%s)", bad[i], pe.err);
@@ -197,6 +199,7 @@ test_parse(void)
 	CHECK(pe_parse(&pe, "rope-mixed", 15, 2, 1, 1, NULL) == -1, "rope-mixed needs an even head dim: %s", pe.err);
 	CHECK(pe_parse(&pe, "rope-axial", 4, 3, 1, 1, NULL) == -1, "rope-axial needs a pair per axis: %s", pe.err);
 	CHECK(pe_parse(&pe, "liere:8", 64, 4, 1, 1, NULL) == -1, "4 axes rejected: %s", pe.err);
+	CHECK(pe_parse(&pe, "ape,official", 64, 1, 1, 1, NULL) == -1, "ape,official on 1 axis rejected: %s", pe.err);
 	CHECK(pe_parse(&pe, "liere:8", 64, 2, 1, 1, "some") == -1, "unknown sharing rejected: %s", pe.err);
 
 	static const struct { const char *share; int nset, s_l1h2; } sh[] = {

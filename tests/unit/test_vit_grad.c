@@ -234,6 +234,42 @@ cls_distance(void)
 	free_batch(&d);
 }
 
+/* ape,official reads its table as ComRoPE's code does: in 3D as ape reads
+ * it with the t and x coordinates swapped, in 2D with x at the middle. */
+static void
+ape_official(int axes)
+{
+	struct vit_config c, o;
+	char err[256];
+	float lg[2][3 * 5];
+	small(&c, "ape", axes);
+	c.grid[0] = c.grid[axes - 1] = 3;	/* a table as wide in t as in x */
+	o = c;
+	snprintf(o.pe, sizeof o.pe, "ape,official");
+	struct batch d;
+	make_batch(&d, &c, 3, 0);
+	struct vit *m = vit_create(&o, 3, d.T, 7, err, sizeof err);
+	vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[0], 0, 0);
+	vit_destroy(m);
+	for (int i = 0; i < d.B * d.T; i++) {
+		float *p = d.pos + (size_t)i * axes, t = p[0];
+		if (axes == 2)
+			p[1] = 0.5f;
+		else {
+			p[0] = p[2];
+			p[2] = t;
+		}
+	}
+	m = vit_create(&c, 3, d.T, 7, err, sizeof err);
+	vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[1], 0, 0);
+	CHECK(memcmp(lg[0], lg[1], sizeof(float) * d.B * c.classes) == 0,
+	    "ape,official in %dD: ape's logits at the coordinates ComRoPE's code reads", axes);
+	vit_destroy(m);
+	free_batch(&d);
+	small(&o, "ape,official", axes);
+	check(&o, 0, 0, axes == 2 ? "ape,official 2D" : "ape,official 3D");
+}
+
 /* abs and sincos at another grid than the training one: the tables are
  * interpolated, gradients flow back to the table, a 3x2 model accepts
  * 4x3 tokens only after vit_set_grid.  ape reads its table at the
@@ -430,6 +466,8 @@ main(void)
 	other_grid("abs");
 	other_grid("sincos");
 	other_grid("ape");
+	ape_official(2);
+	ape_official(3);
 	determinism("abs", PE_SHARE_NONE, 0);
 	determinism("string", PE_SHARE_NONE, 1);
 	determinism("string", PE_SHARE_HEADS, 1);

@@ -116,5 +116,6 @@ main(void)
 	run("ropemixed");
 	run("comropeld8");
 	run("ape");
+	run("apeofficial");
 	return test_done();
 }

@@ -58,12 +58,12 @@ Test top-1 (%) of models trained at 28 x 28, at other test sizes, mean
 and 95% interval over seeds. s0: trained on patch centres; s1: with
 ComRoPE's perturbation (posgen --perturb 1: its equation (11), normal
 with a patch's standard deviation, truncated to the patch; its code
-draws half that and clamps), which abs, DeiT's table read by token
-index, cannot take; ape, ComRoPE's APE, reads its table at the (perturbed,
-offset) positions by interpolation, 0 and 1 its first and last cells, and
-takes both axes where ComRoPE's code reads only rows in 2D (vit-train(1):
-the middle column of the table), which ape,official does;
-paper: positions in each
+draws half that and clamps). abs, DeiT's table read by token index,
+cannot take it. ape is ComRoPE's APE: a table read at the (perturbed,
+offset) positions by interpolation, 0 and 1 its first and last cells,
+each axis at its coordinate; ape,official reads it as ComRoPE's code
+does, which in 2D reads the table's middle column for every token, so
+that its APE sees rows only (vit-train(1)). Paper: positions in each
 encoding's own convention, on the test grid as its code places them
 (RoPE-ViT's integer i extrapolates, ComRoPE's (i + 0.5)/n keeps the image
 within 0 .. 1, LieRE's linspace keeps the training grid's spacing);

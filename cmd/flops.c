@@ -181,9 +181,9 @@ load_model(struct opts *o)
 	vt_free(&s);
 }
 
-/* The encodings of every --pe, split at commas; a piece with '=' or a bare
- * option word (reflect, tied) belongs to the spec before it.  Returns the
- * count; *buf holds the strings. */
+/* The encodings of every --pe, split at commas; a piece that names no
+ * encoding (theta=10, reflect, tied, official) is an option of the spec
+ * before it.  Returns the count; *buf holds the strings. */
 static int
 split_pes(const struct opts *o, const char **list, char **buf)
 {
@@ -202,8 +202,7 @@ split_pes(const struct opts *o, const char **list, char **buf)
 	if (o->npes == 0)
 		strcpy(p, o->c.pe);
 	for (p = strtok_r(*buf, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
-		if (n > 0 && (strchr(p, '=') || strcmp(p, "reflect") == 0 ||
-		    strcmp(p, "tied") == 0)) {
+		if (n > 0 && !pe_known(p)) {
 			p[-1] = ',';	/* glue the option back onto its spec */
 			continue;
 		}

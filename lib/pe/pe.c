@@ -31,6 +31,22 @@ fail(struct pe *pe, const char *fmt, ...)
 	return -1;
 }
 
+/* The encoding named by the first n characters of name, or NULL. */
+static const struct pe_method *
+find_method(const char *name, size_t n)
+{
+	for (const struct pe_method *const *m = pe_methods; *m; m++)
+		if (strlen((*m)->name) == n && strncmp(name, (*m)->name, n) == 0)
+			return *m;
+	return NULL;
+}
+
+int
+pe_known(const char *word)
+{
+	return find_method(word, strcspn(word, ":,")) != NULL;
+}
+
 void
 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
     int indent)
@@ -186,10 +202,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		*opt++ = '\0';
 	if ((colon = strchr(buf, ':')))
 		*colon++ = '\0';
-	for (const struct pe_method *const *m = pe_methods; *m; m++)
-		if (strcmp(buf, (*m)->name) == 0)
-			pe->method = *m;
-	if (!pe->method) {
+	if ((pe->method = find_method(buf, strlen(buf))) == NULL) {
 		pe_list(names, sizeof names, ", ", 0, 0, 0);
 		return fail(pe, "unknown position encoding '%s' (%s)", spec, names);
 	}

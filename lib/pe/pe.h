@@ -130,6 +130,9 @@ int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
  * starts at column indent, the next lines indented as far. */
 void	 pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
 	    int indent);
+/* 1 when word, up to a ':' or ',', names a registered encoding ("liere:8",
+ * "ape,official"); 0 for an option word ("official", "theta=10"). */
+int	 pe_known(const char *word);
 /* One or two specs of each encoding, comma-separated, as flops --pe all
  * compares them: "none,abs,...,liere:8,liere:64,...". */
 void	 pe_examples(char *buf, size_t len);

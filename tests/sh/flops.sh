@@ -90,6 +90,12 @@ e = json.load(open(sys.argv[1]))["encodings"]
 assert [x["pe"] for x in e] == ["comrope-ld:8,tied", "comrope-ld:8"], e
 assert e[1]["pe_params"] - e[0]["pe_params"] == 12 * 11 * 16, (e[0]["pe_params"], e[1]["pe_params"])
 ' "$T/out" && ok "... the tied multipliers counted once a layer (12 x 11 x 16 fewer)" || nok "tied counts: $(head -c 300 "$T/out")"
+check "every option word stays with its spec" flops --preset base --pe ape,official,abs,rope-axial,theta=10 --json
+$PY -c 'import json, sys
+e = json.load(open(sys.argv[1]))["encodings"]
+assert [x["pe"] for x in e] == ["ape,official", "abs", "rope-axial,theta=10"], e
+assert e[1]["pe_params"] - e[0]["pe_params"] == 768, (e[0]["pe_params"], e[1]["pe_params"])
+' "$T/out" && ok "... ape,official: a table without abs's CLS row (768 fewer)" || nok "ape counts: $(head -c 300 "$T/out")"
 /usr/bin/python3 -c 'import numpy as np; np.save("'"$T"'/w.npy", np.zeros((1, 3), "f4"))'
 vtool from-npy --meta VIT_DIM=64 w="$T/w.npy" >"$T/w.vt"
 check_exit 1 "a container without the model keys" flops --model "$T/w.vt"

@@ -32,11 +32,12 @@ for pe in $PES; do
 	    !done && $2 >= t { hit = $1; done = 1 }' >> "$PLAN.steps"
 done
 abs_steps=$(awk -F '\t' '$1 == "abs" && $2 != "never" { s += $2; n++ } END { if (n) print s / n }' "$PLAN.steps")
+shown=?; [ -n "$target" ] && shown=$(awk -v t="$target" 'BEGIN { printf "%.2f%%", 100 * t }')
 section "Compute efficiency: LieRE Figure 4b"
 {
 	cat <<EOF2
 Optimizer steps until the validation top-1 first reaches abs's final
-validation top-1 (${target:-?}, the mean over abs's seeds), from Table 1's
+validation top-1 ($shown, the mean over abs's seeds), from Table 1's
 2D runs (paper arm); the speed-up is abs's steps over the encoding's.
 "never": not reached within the run. The LieRE paper reports 3.9 times
 fewer epochs for LieRE than abs (CIFAR-100).

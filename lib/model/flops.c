@@ -60,7 +60,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
     struct flops *f, char *err, size_t errlen)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
-	double P = c->P, N = T + 1.0, hd, grid = 1, Nrot, sets, Nq, rows;
+	double P = c->P, N = T + 1.0, hd, grid = 1, table, Nrot, sets, Nq, rows;
 	struct pe pe;
 	int i;
 
@@ -82,8 +82,10 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
-	f->params[FLOPS_EMBED] = D + (pe.table == PE_TABLE_LEARNED ? (grid + 1) * D :
-	    pe.table == PE_TABLE_SAMPLED ? grid * D : 0);
+	/* a learned table: abs's with a CLS row, ape's without */
+	table = pe.table == PE_TABLE_LEARNED ? (grid + 1) * D :
+	    pe.table == PE_TABLE_SAMPLED ? grid * D : 0;
+	f->params[FLOPS_EMBED] = D + table;
 	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
 	 * the engine carries on with the CLS row only (the head reads nothing
 	 * else); the reference code the paper counted runs every row and
@@ -148,9 +150,6 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 			f->pe_macs += f->macs[i];
 		}
 	}
-	if (pe.table == PE_TABLE_LEARNED)
-		f->pe_params += grid * D + D;
-	if (pe.table == PE_TABLE_SAMPLED)
-		f->pe_params += grid * D;
+	f->pe_params += table;
 	return 0;
 }

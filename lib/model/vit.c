@@ -71,6 +71,7 @@ struct vit_state {
 	int	*pidx;		/* [1+maxT][K]: the table rows a row of h reads */
 	float	*pw;		/* ... and their weights; ape: [maxB][1+maxT][K] */
 	float	*apos;		/* ape: [maxB][1+maxT][A] the positions read */
+	int	 tab_per_record;	/* ape, last forward: pidx, pw per record */
 	float	*sincos;	/* [1+G][D] fixed table, or NULL */
 	int	 nthr;
 
@@ -884,35 +885,52 @@ vit_set_cls_positions(struct vit *m, const float *cls)
 	m->st->clsrec = cls;
 }
 
-/* ape's (row, weight) pairs for this batch: each record's CLS, at its
- * position (none without one), then its tokens, in the encoding's
- * convention; with option official, at the coordinates ComRoPE's code
- * reads (lib/pe/ape.c). */
+/* dst[nrec][cls + T][A]: the first nrec records' CLS position (when cls)
+ * and their tokens' pos[b][T][A], as the encoding sees them. */
 static void
-sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T)
+gather_positions(const struct vit *m, const float *pos, int nrec, int T,
+    int cls, float *dst)
+{
+	int A = m->c.axes;
+
+	for (int b = 0; b < nrec; b++) {
+		float *p = dst + (size_t)b * (T + cls) * A;
+		if (cls)
+			memcpy(p, cls_position(m, b), sizeof(float) * A);
+		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
+		    sizeof(float) * T * A);
+	}
+	map_positions(&m->c, dst, (size_t)nrec * (T + cls));
+}
+
+/* ape's (row, weight) pairs for this batch: the CLS at its position (none
+ * without one), then the tokens; once for all records when they share
+ * positions, else for each record's rows.  Option official: at the
+ * coordinates ComRoPE's code reads (lib/pe/ape.c). */
+static void
+sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
+    int shared)
 {
 	struct vit_state *s = m->st;
 	const struct vit_config *c = &m->c;
-	int A = c->axes, T1 = T + 1, K = s->K;
+	int A = c->axes, T1 = T + 1, K = s->K, nrec = shared ? 1 : B;
+	size_t n = (size_t)nrec * T1;
 
-	for (int b = 0; b < B; b++) {
-		float *p = s->apos + (size_t)b * T1 * A;
-		memcpy(p, cls_position(m, b), sizeof(float) * A);
-		memcpy(p + A, pos + (size_t)b * T * A, sizeof(float) * T * A);
-	}
-	map_positions(c, s->apos, B * T1);
-	for (int r = 0; s->pe.official && r < B * T1; r++) {
-		float *p = s->apos + (size_t)r * A, t = p[0];
-		if (A == 2)
-			p[1] = 0.5f;
-		else {
-			p[0] = p[2];
-			p[2] = t;
+	s->tab_per_record = !shared;
+	gather_positions(m, pos, nrec, T, 1, s->apos);
+	if (s->pe.official)
+		for (size_t r = 0; r < n; r++) {
+			float *p = s->apos + r * A, t = p[0];
+			if (A == 2)
+				p[1] = 0.5f;
+			else {
+				p[0] = p[2];
+				p[2] = t;
+			}
 		}
-	}
-	posemb_sample(s->pidx, s->pw, s->apos, B * T1, c->grid, A);
+	posemb_sample(s->pidx, s->pw, s->apos, (int)n, c->grid, A);
 	if (!c->cls_rotate)
-		for (int b = 0; b < B; b++)
+		for (int b = 0; b < nrec; b++)
 			memset(s->pw + (size_t)b * T1 * K, 0, sizeof(float) * K);
 }
 
@@ -928,14 +946,7 @@ rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
 	s->Tn = T + cls;
 	s->Tr = nrec * s->Tn;
 	s->rot_per_record = !shared;
-	for (int b = 0; b < nrec; b++) {
-		float *p = s->posr + (size_t)b * s->Tn * A;
-		if (cls)
-			memcpy(p, cls_position(m, b), sizeof(float) * A);
-		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
-		    sizeof(float) * T * A);
-	}
-	map_positions(c, s->posr, s->Tr);
+	gather_positions(m, pos, nrec, T, cls, s->posr);
 	/* R[set][t] depends on t's position and the parameters alone */
 	size_t npos = sizeof(float) * s->Tr * A, npar = sizeof(float) * s->pe.nparam;
 	if (s->rot_ok && s->keyTr == s->Tr && memcmp(s->keypos, s->posr, npos) == 0 &&
@@ -1012,10 +1023,10 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
 	}
 	if (sampled)
-		sample_table(m, pos, B, T);
+		sample_table(m, pos, B, T, shared);
 	if (table || sampled)
 		posemb_forward(s->h0, s->pe.table == PE_TABLE_SINCOS ? s->sincos : s->posemb,
-		    s->pidx, s->pw, sampled, B, T1, s->K, D);
+		    s->pidx, s->pw, s->tab_per_record, B, T1, s->K, D);
 	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0,
 	    m->first_record);
 
@@ -1319,7 +1330,7 @@ vit_backward(struct vit *m)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
 	if (s->posemb != NULL)
 		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw,
-		    s->pe.table == PE_TABLE_SAMPLED, B, T1, s->K, D);
+		    s->tab_per_record, B, T1, s->K, D);
 	float *gcls = GRAD(m, s->cls);
 	for (int b = 0; b < B; b++)
 		for (int i = 0; i < D; i++)

@@ -75,9 +75,6 @@ posemb_sample(int *idx /* [N][K] */, float *w /* [N][K] */,
 	}
 }
 
-/* The (row, weight) pairs of row r of record b. */
-#define ENTRY(b, r)	((per_record ? (size_t)(b) * R + (r) : (size_t)(r)) * K)
-
 void
 posemb_forward(float *h /* [B][R][D] */, const float *tab,
     const int *idx /* [B or 1][R][K] */, const float *w, int per_record,
@@ -85,7 +82,7 @@ posemb_forward(float *h /* [B][R][D] */, const float *tab,
 {
 	#pragma omp parallel for
 	for (int br = 0; br < B * R; br++) {
-		size_t e0 = ENTRY(br / R, br % R);
+		size_t e0 = (size_t)(per_record ? br : br % R) * K;	/* its pairs */
 		float *r = h + (size_t)br * D;
 		for (int k = 0; k < K; k++) {
 			float wt = w[e0 + k];
@@ -108,8 +105,9 @@ posemb_backward(float *dtab /* += */, const float *dh /* [B][R][D] */,
 		int i1 = i0 + 16 < D ? i0 + 16 : D;
 		for (int b = 0; b < B; b++)
 			for (int t = 0; t < R; t++) {
-				const float *r = dh + ((size_t)b * R + t) * D;
-				size_t e0 = ENTRY(b, t);
+				int br = b * R + t;
+				const float *r = dh + (size_t)br * D;
+				size_t e0 = (size_t)(per_record ? br : t) * K;
 				for (int k = 0; k < K; k++) {
 					float wt = w[e0 + k];
 					float *e = dtab + (size_t)idx[e0 + k] * D;

@@ -21,13 +21,14 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from vit_ref import ViT  # noqa: E402
 
 CASES = {
-    # name: (pe, pool, locality, cls_rotate)
+    # name: (pe, pool, locality, cls_rotate[, grid])
     "abs": ("abs", "cls", False, False),
     "liere8": ("liere:8", "cls", False, True),
     "ropemixed": ("rope-mixed", "mean", False, False),
     "comropeld8": ("comrope-ld:8", "cls", True, False),
     "ape": ("ape", "cls", False, True),
     "apeofficial": ("ape,official", "cls", False, True),
+    "apeofficial3d": ("ape,official", "cls", False, True, [2, 3, 3]),
 }
 DIM, DEPTH, HEADS, MLP, CLASSES, P, GRID, B = 32, 2, 2, 32, 5, 12, [3, 3], 2
 
@@ -60,10 +61,11 @@ def write_vt(path, records, meta):
     os.replace(tmp, path)
 
 
-def case(name, pe, pool, locality, cls_rotate, outdir, seed):
+def case(name, pe, pool, locality, cls_rotate, grid=GRID, *, outdir, seed):
     torch.manual_seed(seed)
-    cls_pos = [0.5, 0.5]
-    m = ViT(DIM, DEPTH, HEADS, MLP, CLASSES, P, 2, GRID, pe=pe, pool=pool,
+    A = len(grid)
+    cls_pos = [0.5] * A
+    m = ViT(DIM, DEPTH, HEADS, MLP, CLASSES, P, A, grid, pe=pe, pool=pool,
             locality=locality, sigma=0.7, cls_rotate=cls_rotate,
             cls_pos=cls_pos).double()
     with torch.no_grad():
@@ -76,22 +78,22 @@ def case(name, pe, pool, locality, cls_rotate, outdir, seed):
                 p.add_(0.3 * torch.randn_like(p))
             else:
                 p.add_(0.2 * torch.randn_like(p))
-    T = math.prod(GRID)
+    T = math.prod(grid)
     x = torch.randn(B, T, P, dtype=torch.float64)
-    ys, xs = torch.meshgrid(torch.arange(GRID[0]), torch.arange(GRID[1]),
-                            indexing="ij")
-    pos = (torch.stack([ys, xs], -1).view(T, 2).double() + 0.5) / GRID[0]
+    cells = torch.meshgrid(*[torch.arange(n) for n in grid], indexing="ij")
+    pos = (torch.stack(cells, -1).view(T, A).double() + 0.5) / \
+        torch.tensor(grid, dtype=torch.float64)
     if pe.startswith("ape"):  # ComRoPE's offset: some read past the border
-        pos = pos + torch.tensor([-0.3, 0.2], dtype=torch.float64)
+        pos = pos + torch.tensor([0.15, -0.3, 0.2][-A:], dtype=torch.float64)
     target = torch.softmax(2 * torch.randn(B, CLASSES, dtype=torch.float64), -1)
     logits, loss = m(x, pos, target)
     loss.backward()
     meta = [("VIT_DIM", DIM), ("VIT_DEPTH", DEPTH), ("VIT_HEADS", HEADS),
             ("VIT_MLP", MLP), ("VIT_CLASSES", CLASSES), ("VIT_P", P),
-            ("VIT_AXES", 2), ("VIT_POOL", pool), ("VIT_PE", pe),
+            ("VIT_AXES", A), ("VIT_POOL", pool), ("VIT_PE", pe),
             ("VIT_SHARE", "none"), ("VIT_DROPOUT", 0), ("VIT_EMB_DROPOUT", 0),
             ("VIT_LOCALITY", int(locality)), ("VIT_SIGMA", 0.7),
-            ("VIT_GRID", ",".join(map(str, GRID))),
+            ("VIT_GRID", ",".join(map(str, grid))),
             ("VIT_CLS_ROTATE", int(cls_rotate)),
             ("VIT_CLS_POS", ",".join(map(str, cls_pos))),
             ("SOURCE", "tests/ref/make_fixtures.py (PyTorch %s, float64)"
@@ -111,7 +113,7 @@ def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else "data"
     os.makedirs(outdir, exist_ok=True)
     for i, (name, spec) in enumerate(CASES.items()):
-        case(name, *spec, outdir, seed=i + 1)
+        case(name, *spec, outdir=outdir, seed=i + 1)
 
 
 if __name__ == "__main__":

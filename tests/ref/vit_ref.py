@@ -168,25 +168,25 @@ class ViT(torch.nn.Module):
                                 .contiguous())
 
     def sample_table(self, pos):
-        """ape: pos_table [G0*G1][D] read at pos [T][2] (y, x) by grid_sample
-        of 2 p - 1, align_corners, border; ape,official exactly as ComRoPE's
-        model.py reads its APE (a zero prepended: the middle column); the
-        CLS at cls_pos when it has a position, else nothing -> [1+T][D]."""
-        D = self.dim
-        G0, G1 = self.grid
+        """ape: pos_table [prod G][D] read at pos [T][A] ((t,) y, x) by
+        grid_sample of 2 p - 1, align_corners, border; ape,official exactly
+        as ComRoPE's model.py reads its APE (its positions in their order,
+        after a zero in 2D: the middle column); the CLS at cls_pos when it
+        has a position, else nothing -> [1+T][D]."""
+        D, A = self.dim, len(self.grid)
         full = torch.cat([torch.tensor([self.cls_pos], dtype=pos.dtype), pos])
+        g = full * 2 - 1
         if self.pe == "ape,official":
-            # model.py's CustomCLIPVisionEmbeddings: a one-frame table
-            # (1, D, 1, G0, G1), positions 2 p - 1 after a zero, as they are
-            tab = self.p("pos_table").t().reshape(1, D, 1, G0, G1)
-            g = torch.cat([torch.zeros_like(full[:, :1]), full * 2 - 1], -1)
-            e = F.grid_sample(tab, g.view(1, 1, 1, -1, 3), align_corners=True,
-                              padding_mode="border")
+            # model.py's CustomCLIPVisionEmbeddings: a table (1, D, frames,
+            # n, n), one frame in 2D, read at the positions as they are
+            grid = ([1] if A == 2 else []) + list(self.grid)
+            if A == 2:
+                g = torch.cat([torch.zeros_like(g[:, :1]), g], -1)
         else:
-            tab = self.p("pos_table").t().reshape(1, D, G0, G1)
-            xy = (full.flip(-1) * 2 - 1).view(1, 1, -1, 2)  # (x, y)
-            e = F.grid_sample(tab, xy, align_corners=True,
-                              padding_mode="border")
+            grid, g = list(self.grid), g.flip(-1)  # grid_sample: (x, y, t)
+        tab = self.p("pos_table").t().reshape(1, D, *grid)
+        e = F.grid_sample(tab, g.view(1, *[1] * (len(grid) - 1), -1, len(grid)),
+                          align_corners=True, padding_mode="border")
         e = e.reshape(D, -1).t()
         if not self.cls_rotate:
             e = torch.cat([torch.zeros_like(e[:1]), e[1:]])

@@ -234,6 +234,29 @@ cls_distance(void)
 	free_batch(&d);
 }
 
+/* ape's table starts as ComRoPE's code draws it, normal(0, 1) (vit-train(1)). */
+static void
+ape_init(void)
+{
+	struct vit_config c;
+	char err[256];
+	small(&c, "ape", 2);
+	c.dim = 64;
+	c.grid[0] = c.grid[1] = 8;
+	struct vit *m = vit_create(&c, 1, 64, 3, err, sizeof err);
+	const struct vit_tensor *t = vit_find_tensor(m, "pos_table");
+	double s = 0, s2 = 0;
+	for (size_t i = 0; t != NULL && i < t->n; i++) {
+		s += m->param[t->off + i];
+		s2 += (double)m->param[t->off + i] * m->param[t->off + i];
+	}
+	size_t n = t ? t->n : 1;
+	double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+	CHECK(t != NULL && t->n == 64 * 64 && fabs(mean) < 0.05 && fabs(sd - 1) < 0.05,
+	    "ape: pos_table [64][64] starts normal(0, 1): mean %.3f, sd %.3f", mean, sd);
+	vit_destroy(m);
+}
+
 /* ape,official reads its table as ComRoPE's code does: in 3D as ape reads
  * it with the t and x coordinates swapped, in 2D with x at the middle. */
 static void
@@ -466,6 +489,7 @@ main(void)
 	other_grid("abs");
 	other_grid("sincos");
 	other_grid("ape");
+	ape_init();
 	ape_official(2);
 	ape_official(3);
 	determinism("abs", PE_SHARE_NONE, 0);

@@ -117,5 +117,6 @@ main(void)
 	run("comropeld8");
 	run("ape");
 	run("apeofficial");
+	run("apeofficial3d");
 	return test_done();
 }

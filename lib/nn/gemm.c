@@ -137,20 +137,19 @@ gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
 }
 
 /*
- * gemm_rows's blocks.  OpenBLAS: one per thread, of whole 48-row panels, at
- * least 96 rows each.  OpenBLAS computes an edge panel narrower than its
- * unroll (12 rows on Haswell and Zen, 16 on SkylakeX) with other register
- * kernels, in another order, so blocks start on a multiple of every
- * unroll; within that, where a block starts or ends changes no bits.
- * oneDNN's bits depend on a block's size (its kernels' blocking and edges
- * follow it), so its blocks are ONEDNN_ROWS rows whatever the thread
- * count; its AVX2 kernels read these shapes' operands in place (no
- * packing), so more blocks cost little.  Rows, never columns: a column
- * block's bits depend on where it starts under any alignment (Zen
- * kernels), and the same bits on any thread count matter more than
- * packing the shorter operand once.
+ * gemm_rows's blocks: ROWS rows each whatever the thread count, so that
+ * every row is computed by a call of the same shape on any thread count.
+ * A library's bits for a row can depend on the call's size (oneDNN's
+ * blocking and edges follow it; OpenBLAS's AVX-512 kernels take a
+ * small-matrix path below a size, which rounds alpha and beta otherwise)
+ * and on where it starts (Zen's kernels compute an edge panel narrower
+ * than their unroll in another order).  96 rows: a multiple of every
+ * OpenBLAS unroll (12 rows on Haswell and Zen, 16 on SkylakeX); oneDNN's
+ * AVX2 kernels read these shapes' operands in place, so more blocks cost
+ * it little, and OpenBLAS packs the shared operand once a block, a few
+ * per cent of a weight gradient's time on one thread.
  */
-#define ONEDNN_ROWS	96
+#define ROWS	96
 
 void
 gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
@@ -158,21 +157,13 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float *C, int ldc)
 {
 	enum gemm_backend b = gemm_backend_of(GEMM_ROWS);
-	int nthr = omp_get_max_threads(), per = ONEDNN_ROWS;
+	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS;
 	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
-
-	if (p == GEMM_FP32 && b == GEMM_OPENBLAS) {
-		per = (M + nthr - 1) / nthr;
-		per = (per + 47) / 48 * 48;
-		if (per < 96)
-			per = 96;
-	}
-	int nblk = (M + per - 1) / per;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(nblk < nthr ? nblk : nthr) \
 	    schedule(dynamic, 1)
 	for (int i = 0; i < nblk; i++) {
-		int r0 = i * per, m = M - r0 < per ? M - r0 : per;
+		int r0 = i * ROWS, m = M - r0 < ROWS ? M - r0 : ROWS;
 		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
 		if (b16 != NULL)
 			bf16_product(transa, transb, m, N, K, alpha,

@@ -284,10 +284,18 @@ section() {
 	} > "$RES/$EXP.md"
 }
 
-# machine: the host in words.
+# machine: the CPUs the plan's runs ran on, with their counts, in words.
 machine() {
-	m=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
-	echo "${m:-unknown CPU}, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time"
+	m=$(cut -f2 "$PLAN" | awk '!seen[$0]++' | while IFS= read -r w; do
+		f=$(runjson "$w")
+		[ -f "$f" ] && jfield cpu "$f"
+	done | sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, "")
+		printf "%s%s (%d run%s)", (NR > 1 ? " and " : ""), $0, n, (n > 1 ? "s" : "") }')
+	if [ -z "$m" ]; then
+		[ -s "$PLAN" ] && echo "no runs yet" || echo "no runs"
+		return
+	fi
+	echo "$m, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time"
 }
 
 # wall: total training hours of the plan's runs, for the text.

@@ -3,8 +3,8 @@
 # the README's recipe (the fairness experiment's runs, whose fp32 models
 # this shares), for the encodings of issue 22's bar: bf16 must reach
 # fp32's test top-1 within fp32's interval over seeds.  On a CPU without
-# AVX512_BF16 run1.sh emulates the bf16 runs (VITPIPE_BF16=emulate): the
-# same numbers, not the speed.
+# AVX512_BF16 run1.sh emulates the bf16 runs (VITPIPE_BF16=emulate: the
+# same numbers, not the speed) and says which in the run's "bf16" field.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
 ROWS="abs rope-mixed liere:8 comrope-ld:8"
@@ -26,11 +26,14 @@ fp32 and in bf16 (`vit-train --precision bf16`: bf16 operands, fp32 sums;
 evaluated in fp32, the checkpoints being fp32).
 
 EOF2
-	if ! grep -qw avx512_bf16 /proc/cpuinfo; then
-		echo "This CPU has no AVX512_BF16: bf16 was emulated (run1.sh sets VITPIPE_BF16=emulate), its numbers, not its speed."
-	else
-		echo "bf16 ran on this CPU's bf16 kernels."
-	fi
+	# How each bf16 run multiplied: run1.sh's "bf16" field.
+	FIELD=bf16 results | grep '^bf16/' | cut -f2 | sort | uniq -c > "$PLAN.how" || :
+	n=$(FIELD=top1 results | grep -c '^bf16/' || :)
+	awk -v n="$n" '{ c[$2] = $1; k += $1 } END {
+		s = "On a CPU without AVX512_BF16 run1.sh emulates bf16 (VITPIPE_BF16=emulate): the same numbers, not the speed."
+		if (k) s = s sprintf(" bf16 ran on the CPU'"'"'s bf16 kernels in %d of the %d bf16 runs, emulated in %d.", c["native"], n, c["emulated"])
+		if (n > k) s = s sprintf(" %d of the %d ran before run1.sh recorded which, on the AMD EPYC (Zen 3, AVX2) of the first sessions, which has no AVX512_BF16: emulated.", n - k, n)
+		print s }' "$PLAN.how"
 	echo
 	md_table "encoding | fp32 | bf16" "$PLAN.fp32" "$PLAN.bf16"
 	echo

@@ -188,8 +188,10 @@ train() {
 export FM CACHE TOP
 # bf16 on a CPU without its instructions: emulated, the same numbers
 # (precision.sh says so in its table).
+bf16=
 case " $vt " in *" --precision bf16 "*)
-	grep -qw avx512_bf16 /proc/cpuinfo || { VITPIPE_BF16=emulate; export VITPIPE_BF16; } ;;
+	bf16=native
+	grep -qw avx512_bf16 /proc/cpuinfo || { bf16=emulated VITPIPE_BF16=emulate; export VITPIPE_BF16; } ;;
 esac
 exec 9> "$CACHE/models/$TK.lock"
 flock 9
@@ -229,6 +231,7 @@ for e in $(echo "$evals" | tr ',' ' '); do
 	*) echo "run1.sh: evaluation '$e'?" >&2; exit 2 ;;
 	esac
 done
+[ -z "$bf16" ] || fields="$fields,\"bf16\":\"$bf16\""
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')

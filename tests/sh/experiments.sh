@@ -90,6 +90,16 @@ check_grep "Table 5: Base and Large as the paper" "^Within 0.5% of the paper: ba
 check_grep "3D shuffles whole frames too" '"shufflet_drop":' "$R/quick/t3_shuffle.jsonl"
 check_grep "resolution: top-1 at 44 pixels" '"res_44":0\.' "$R/quick/resolution.jsonl"
 check_grep "precision: bf16 trained beside fp32" '^\| liere:8 \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \|$' "$R/quick/precision.md"
+how=native; grep -qw avx512_bf16 /proc/cpuinfo || how=emulated
+n=$(grep -c '"vt":"--precision bf16"' "$R/quick/precision.jsonl")
+[ "$n" -gt 0 ] && [ "$(grep -c "\"bf16\":\"$how\"" "$R/quick/precision.jsonl")" -eq "$n" ] &&
+	ok "every bf16 run says it ran $how" || nok "bf16 runs without \"bf16\":\"$how\""
+[ "$how" = native ] && what="in $n of the $n bf16 runs, emulated in 0\." || what="in 0 of the $n bf16 runs, emulated in $n\."
+check_grep "... and the section counts them" "kernels $what" "$R/quick/precision.md"
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')
+nt=$(grep -c . "$R/quick/t2_sharing.jsonl")
+grep -qF "; $cpu ($nt runs), " "$R/quick/t2_sharing.md" && ok "a section names the CPU its runs ran on, with their count" ||
+	nok "t2_sharing.md does not say '$cpu ($nt runs)': $(grep '^Scale' "$R/quick/t2_sharing.md")"
 
 # The cache: run again, nothing to do; one changed option, one new run.
 sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null

@@ -27,6 +27,12 @@ summary() {
 	done
 	echo
 }
+# cpus: the CPUs every run of the scale ran on (run1.sh's "cpu"), in words.
+cpus() {
+	find "$RES/runs" -name '*.json' -exec cat {} + | sed -n 's/.*"cpu":"\([^"]*\)".*/\1/p' |
+	    sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, "")
+		printf "%s%s (%d run%s)", (NR > 1 ? " and " : ""), $0, n, (n > 1 ? "s" : "") }'
+}
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {
 	cat <<EOF2
@@ -79,7 +85,10 @@ EOF2
   checkpoint), and one experiment or one seed can be run alone:
   \`sh experiments/run.sh --scale full --seeds 1 t1_encodings\`. run.sh
   puts the runs of all the experiments it is given in one pool, so no
-  core waits at the end of one experiment for the next.
+  core waits at the end of one experiment for the next. The runs ran on
+  $(cpus); each section names its own. Two CPUs round the same commands
+  differently (their libraries pick other kernels), a difference the
+  intervals over seeds take in like any other between runs.
   \`sh experiments/run.sh --scale quick\` runs every script on tiny data
   (the tests do). Besides the results, the only figures here are the
   papers' own, quoted in each script beside their table.

@@ -100,6 +100,9 @@ cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d 
 nt=$(grep -c . "$R/quick/t2_sharing.jsonl")
 grep -qF "; $cpu ($nt runs), " "$R/quick/t2_sharing.md" && ok "a section names the CPU its runs ran on, with their count" ||
 	nok "t2_sharing.md does not say '$cpu ($nt runs)': $(grep '^Scale' "$R/quick/t2_sharing.md")"
+na=$(ls "$R/quick/runs" | wc -l)
+grep -qF "  $cpu ($na runs); each section names its own." "$R/quick/EXPERIMENTS.md" &&
+	ok "EXPERIMENTS.md names the CPUs of all the runs" || nok "EXPERIMENTS.md does not say '$cpu ($na runs)'"
 
 # The cache: run again, nothing to do; one changed option, one new run.
 sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null

@@ -284,13 +284,18 @@ section() {
 	} > "$RES/$EXP.md"
 }
 
+# counted: names on stdin, one a line, as "A (2 runs) and B (1 run)".
+counted() {
+	sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, "")
+		printf "%s%s (%d run%s)", (NR > 1 ? " and " : ""), $0, n, (n > 1 ? "s" : "") }'
+}
+
 # machine: the CPUs the plan's runs ran on, with their counts, in words.
 machine() {
 	m=$(cut -f2 "$PLAN" | awk '!seen[$0]++' | while IFS= read -r w; do
 		f=$(runjson "$w")
 		[ -f "$f" ] && jfield cpu "$f"
-	done | sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, "")
-		printf "%s%s (%d run%s)", (NR > 1 ? " and " : ""), $0, n, (n > 1 ? "s" : "") }')
+	done | counted)
 	if [ -z "$m" ]; then
 		[ -s "$PLAN" ] && echo "no runs yet" || echo "no runs"
 		return

@@ -29,9 +29,7 @@ summary() {
 }
 # cpus: the CPUs every run of the scale ran on (run1.sh's "cpu"), in words.
 cpus() {
-	find "$RES/runs" -name '*.json' -exec cat {} + | sed -n 's/.*"cpu":"\([^"]*\)".*/\1/p' |
-	    sort | uniq -c | awk '{ n = $1; sub(/^ *[0-9]+ /, "")
-		printf "%s%s (%d run%s)", (NR > 1 ? " and " : ""), $0, n, (n > 1 ? "s" : "") }'
+	find "$RES/runs" -name '*.json' -exec cat {} + | sed -n 's/.*"cpu":"\([^"]*\)".*/\1/p' | counted
 }
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {

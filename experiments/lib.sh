@@ -220,36 +220,56 @@ md_table() {
 	done
 }
 
-# plot_series NAME TITLE XLABEL YLABEL [logx]: NAME.png and NAME.svg in $RES
-# from $RES/NAME.dat, blocks "SERIES<TAB>X<TAB>MEAN<TAB>LO<TAB>HI"
+# plot_series NAME TITLE XLABEL YLABEL [OPTION...]: NAME.png and NAME.svg
+# in $RES from $RES/NAME.dat, blocks "SERIES<TAB>X<TAB>MEAN<TAB>LO<TAB>HI"
 # (one-run points have no interval and are drawn without a bar).  A series
 # "ENCODING ARM" takes its colour from the encoding and its dashes from
-# the arm, so that fifteen series stay apart.
+# the arm, so that fifteen series stay apart.  Options: logx, a log2 x
+# axis; panels, one panel per arm (an encoding keeps its colour across
+# them) on a 0 .. 100 axis, where more series would crowd one plot (an
+# interval of a few seeds can reach past 0 or 100; the table has it).
 plot_series() {
-	dat="$RES/$1.dat"
+	dat="$RES/$1.dat" logx= panels=
+	for o in ${5:-} ${6:-}; do
+		case $o in logx) logx="set logscale x 2" ;; panels) panels=1 ;; esac
+	done
 	awk -F '\t' '{ if ($1 != s) { if (NR > 1) printf "\n\n"; s = $1; printf "\"%s\"\n", s }
 	    lo = $4 == "" ? $3 : $4; hi = $5 == "" ? $3 : $5; print $2, $3, lo, hi }' "$dat" > "$PLAN.gp.dat"
-	plots=$(cut -f1 "$dat" | uniq | awk -v f="$PLAN.gp.dat" '{
-	    e = $1; a = $0; sub(/^[^ ]*/, "", a)
+	# gnuplot's plot command, one per panel (one in all without panels)
+	cut -f1 "$dat" | uniq | awk -v f="$PLAN.gp.dat" -v panels="$panels" '{
+	    e = $1; a = $0; sub(/^[^ ]*/, "", a); sub(/^ /, "", a)
 	    if (!(e in ce)) ce[e] = ne++
-	    if (!(a in ca)) ca[a] = na++
-	    printf "%s\"%s\" index %d using 1:2:3:4 with yerrorlines lt %d dt %d title \"%s\"",
-	        (NR > 1 ? ", " : ""), f, NR - 1, ce[e] % 8 + 1, ca[a] + 1, $0 }')
+	    if (!(a in ca)) { ca[a] = na++; arm[na - 1] = a }
+	    p = panels ? ca[a] : 0
+	    line[p] = line[p] (line[p] == "" ? "" : ", ") \
+	        sprintf("\"%s\" index %d using 1:2:3:4 with yerrorlines lt %d dt %d title \"%s\"",
+	            f, NR - 1, ce[e] % 8 + 1, panels ? 1 : ca[a] + 1, panels ? e : $0) }
+	    END { for (p = 0; p < (panels ? na : 1); p++) {
+	        if (panels) printf "set title \"%s\"\n", arm[p]
+	        printf "plot %s\n", line[p] } }' > "$PLAN.gp.plots"
+	n=$(grep -c '^plot ' "$PLAN.gp.plots")
+	if [ -n "$panels" ]; then
+		size="size $((400 * n)),480" layout="set multiplot layout 1,$n title \"$2\""
+		key='set key bottom center font ",9"' range="set yrange [0:100]"
+	else
+		size="size 800,500" layout="set title \"$2\"" key="set key outside right" range=
+	fi
 	for fmt in png svg; do
 		case $fmt in
-		png) term="pngcairo size 800,500 noenhanced" ;;
-		svg) term="svg size 800,500 noenhanced" ;;
+		png) term="pngcairo $size noenhanced" ;;
+		svg) term="svg $size noenhanced" ;;
 		esac
 		gnuplot <<EOF
 set terminal $term
 set output "$RES/$1.$fmt.tmp"
-set title "$2"
+$layout
 set xlabel "$3"
 set ylabel "$4"
-set key outside right
+$key
+$range
 set grid
-${5:+set logscale x 2}
-plot $plots
+$logx
+$(cat "$PLAN.gp.plots")
 EOF
 		mv "$RES/$1.$fmt.tmp" "$RES/$1.$fmt"
 	done

@@ -43,7 +43,7 @@ for arm in paper-s0 common-s0 paper-s1; do
 	FIELD=offset_1 colstats $arm > "$PLAN.$arm.off"
 done
 sort -s -t "$(printf '\t')" -k1,1 "$RES/$EXP.dat" > "$PLAN.dat" && mv "$PLAN.dat" "$RES/$EXP.dat"
-plot_series "$EXP" "Accuracy against test resolution (trained at 28)" "test image size (pixels)" "test top-1 (%)"
+plot_series "$EXP" "Accuracy against test resolution (trained at 28)" "test image size (pixels)" "test top-1 (%)" panels
 cat > "$PLAN.paper" <<'EOF2'
 ape,official	APE: 58.76 / 58.62 at 224; 50.99 / 42.66 at 512
 rope-axial	RoPE: 63.09 / 62.03 at 224; 51.11 / 50.58 at 512

@@ -10,10 +10,10 @@
 #
 # Results, committed: $RES/runs/KEY.json (one JSON line per run, KEY the
 # hash of everything that decides it: the commands with their every option
-# and the data's own), $RES/logs/TRAINKEY.jsonl (vit-train's log), and per
-# experiment $RES/NAME.jsonl (its runs' lines in plan order), NAME.md,
-# NAME-*.png and .svg.  Models and data, which the results do not need,
-# stay in $CACHE.
+# and the data's own), $RES/logs/TRAINKEY.jsonl (vit-train's log of the
+# model's first training), and per experiment $RES/NAME.jsonl (its runs'
+# lines in plan order), NAME.md, NAME-*.png and .svg.  Models and data,
+# which the results do not need, stay in $CACHE.
 set -eu
 EXPDIR=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$EXPDIR/.." && pwd)

@@ -167,13 +167,14 @@ now() { date +%s.%N; }
 train() {
 	[ -s "$ckpt" ] && return 0
 	m="$CACHE/models/$TK"
+	what="$task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls} frac=$frac res=$res"
 	if [ -s "$ckpt.part" ] && [ -s "$m.log" ]; then
-		echo "run1.sh: resuming $task $pe arm=$arm seed=$seed $model $vt $pos frac=$frac res=$res" >&2
+		echo "run1.sh: resuming $what" >&2
 		[ -s "$m.t0" ] || echo "$(stat -c %W "$m.log") 0" > "$m.t0"	# its start
 		spent=$(awk -v c="$(stat -c %Y "$ckpt.part")" '{ d = c - $1; printf "%.1f\n", $2 + (d > 0 ? d : 0) }' "$m.t0")
 		args="--resume --threads 1"
 	else
-		echo "run1.sh: training $task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls} frac=$frac res=$res" >&2
+		echo "run1.sh: training $what" >&2
 		rm -f "$ckpt.part" "$m.log"
 		spent=0 args=$VTARGS
 	fi
@@ -197,7 +198,11 @@ exec 9> "$CACHE/models/$TK.lock"
 flock 9
 train || exit 1
 flock -u 9
-cp "$CACHE/models/$TK.log" "$RES/logs/$TK.jsonl.tmp.$$" && mv "$RES/logs/$TK.jsonl.tmp.$$" "$RES/logs/$TK.jsonl"
+# The log of the model's first training stays: a model trained again (its
+# cache gone, or on another machine) rounds otherwise, and the lines and
+# curves already made from the first describe that one.
+[ -s "$RES/logs/$TK.jsonl" ] ||
+	{ cp "$CACHE/models/$TK.log" "$RES/logs/$TK.jsonl.tmp.$$" && mv "$RES/logs/$TK.jsonl.tmp.$$" "$RES/logs/$TK.jsonl"; }
 train_s=$(cat "$CACHE/models/$TK.time" 2>/dev/null || echo null)
 
 # Evaluations; each adds ,"key":value to the line.

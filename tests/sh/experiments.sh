@@ -131,6 +131,13 @@ s=$(sed -n 's/.*"train_s":\([-0-9.]*\).*/\1/p' "$R/quick/runs/$k.json")
 awk -v s="$s" 'BEGIN { exit !(s >= 5) }' && ok "... a part without a checkpoint adds nothing to it" ||
 	nok "resumed twice: train_s $s"
 rm -rf "$C/models"
+# A model trained again (its cache gone) keeps the log of its first training.
+echo '{"first":1}' >> "$R/quick/logs/$tk.jsonl" && rm -f "$R/quick/runs/$k.json"
+SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/again.err"
+grep -q '^run1.sh: training fm2d abs' "$T/again.err" && [ -s "$R/quick/runs/$k.json" ] &&
+    [ "$(tail -n 1 "$R/quick/logs/$tk.jsonl")" = '{"first":1}' ] &&
+	ok "a model trained again keeps its first training's log" || nok "trained again: $(tail -c 200 "$R/quick/logs/$tk.jsonl")"
+rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"
 sh experiments/t1_encodings.sh --scale huge 2>/dev/null; [ $? -eq 2 ] && ok "an unknown scale is a usage error" || nok "--scale huge: not exit 2"

@@ -229,10 +229,12 @@ md_table() {
 # them) on a 0 .. 100 axis, where more series would crowd one plot (an
 # interval of a few seeds can reach past 0 or 100; the table has it).
 plot_series() {
-	dat="$RES/$1.dat" logx= panels=
-	for o in ${5:-} ${6:-}; do
+	name=$1 title=$2 xlabel=$3 ylabel=$4 logx= panels=
+	shift 4
+	for o in "$@"; do
 		case $o in logx) logx="set logscale x 2" ;; panels) panels=1 ;; esac
 	done
+	dat="$RES/$name.dat"
 	awk -F '\t' '{ if ($1 != s) { if (NR > 1) printf "\n\n"; s = $1; printf "\"%s\"\n", s }
 	    lo = $4 == "" ? $3 : $4; hi = $5 == "" ? $3 : $5; print $2, $3, lo, hi }' "$dat" > "$PLAN.gp.dat"
 	# gnuplot's plot command, one per panel (one in all without panels)
@@ -249,10 +251,10 @@ plot_series() {
 	        printf "plot %s\n", line[p] } }' > "$PLAN.gp.plots"
 	n=$(grep -c '^plot ' "$PLAN.gp.plots")
 	if [ -n "$panels" ]; then
-		size="size $((400 * n)),480" layout="set multiplot layout 1,$n title \"$2\""
+		size="size $((400 * n)),480" layout="set multiplot layout 1,$n title \"$title\""
 		key='set key bottom center font ",9"' range="set yrange [0:100]"
 	else
-		size="size 800,500" layout="set title \"$2\"" key="set key outside right" range=
+		size="size 800,500" layout="set title \"$title\"" key="set key outside right" range=
 	fi
 	for fmt in png svg; do
 		case $fmt in
@@ -261,17 +263,17 @@ plot_series() {
 		esac
 		gnuplot <<EOF
 set terminal $term
-set output "$RES/$1.$fmt.tmp"
+set output "$RES/$name.$fmt.tmp"
 $layout
-set xlabel "$3"
-set ylabel "$4"
+set xlabel "$xlabel"
+set ylabel "$ylabel"
 $key
 $range
 set grid
 $logx
 $(cat "$PLAN.gp.plots")
 EOF
-		mv "$RES/$1.$fmt.tmp" "$RES/$1.$fmt"
+		mv "$RES/$name.$fmt.tmp" "$RES/$name.$fmt"
 	done
 }
 

@@ -29,7 +29,7 @@ summary() {
 }
 # cpus: the CPUs every run of the scale ran on (run1.sh's "cpu"), in words.
 cpus() {
-	find "$RES/runs" -name '*.json' -exec cat {} + | sed -n 's/.*"cpu":"\([^"]*\)".*/\1/p' | counted
+	for f in "$RES"/runs/*.json; do [ -f "$f" ] && jfield cpu "$f"; done | counted
 }
 [ "$SCALE" = full ] && [ "$RES" = "$(cd "$EXPDIR/results/full" && pwd)" ] && out="$TOP/EXPERIMENTS.md"
 {

@@ -1,18 +1,20 @@
 /*
  * vit-plot - learning curves of vit-train runs from their --log JSON lines:
- * loss, learning rate and validation top-1 against step, one curve per
- * run, drawn by gnuplot as PNG, SVG or text; see vit-plot(1).
+ * loss, learning rate, validation top-1 and loss against step, one curve
+ * per run, drawn by gnuplot as PNG, SVG, PDF or text; see vit-plot(1).
  *
- * gnuplot reads a script on a pipe, its data inlined as datablocks, and
- * writes the picture to our stdout or to the temporary of an atomic file.
+ * gnuplot reads a script from memory, its data inlined as datablocks, and
+ * writes the picture into a pipe that we read whole: only then is it
+ * written out, every write checked, so that a full disk or a gnuplot that
+ * wrote nothing leaves the previous file as it was.
  */
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +24,8 @@
 #include "cli.h"
 #include "cliopt.h"
 
-enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_DUMB };
-static const char *const fmt_names[] = { "", "png", "svg", "dumb" };
+enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF, FMT_DUMB };
+static const char *const fmt_names[] = { "", "png", "svg", "pdf", "dumb" };
 
 /* (step, value) points in file order. */
 struct curve {
@@ -31,10 +33,10 @@ struct curve {
 	size_t	 n, cap;
 };
 
-enum { C_LOSS, C_LR, C_VAL, NCURVE };
-static const char *const curve_keys[NCURVE] = { "loss", "lr", "val_acc" };
+enum { C_LOSS, C_LR, C_VAL, C_VLOSS, NCURVE };
+static const char *const curve_keys[NCURVE] = { "loss", "lr", "val_acc", "val_loss" };
 static const char *const curve_titles[NCURVE] = { "loss", "learning rate",
-	"validation top-1 (%)" };
+	"validation top-1 (%)", "validation loss" };
 
 struct run {
 	const char	*file, *title;
@@ -42,9 +44,9 @@ struct run {
 };
 
 static const struct cli_opt options[] = {
-	{ "output", 'o', "FILE", "write FILE, atomically; its suffix .png, .svg or .txt\n"
-	    "gives the format (default: a text plot on stdout)" },
-	{ "format", 'f', "FMT", "png, svg or dumb (text)" },
+	{ "output", 'o', "FILE", "write FILE, atomically; its suffix .png, .svg, .pdf or\n"
+	    ".txt gives the format (default: a text plot on stdout)" },
+	{ "format", 'f', "FMT", "png, svg, pdf or dumb (text)" },
 	{ "title", 't', "NAME", "legend name of the next LOG in order (repeatable;\n"
 	    "default: the file names)" },
 	{ "size", 's', "WxH", "pixels (800 by 300 a panel), or characters for dumb\n"
@@ -56,8 +58,8 @@ static const struct cli_opt options[] = {
 
 static const struct cli_cmd command = {
 	"[options] LOG...",
-	"Draw the learning curves of vit-train --log files: loss, learning rate and\n"
-	"validation top-1 against step, one curve per run (needs gnuplot).",
+	"Draw the learning curves of vit-train --log files: loss, learning rate,\n"
+	"validation top-1 and loss against step, one curve per run (needs gnuplot).",
 	options, NULL
 };
 
@@ -411,17 +413,30 @@ static void
 write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int npanel,
     long smooth)
 {
-	fprintf(fp, "set terminal %s size %ld,%ld noenhanced%s\n",
-	    fmt == FMT_PNG ? "pngcairo" : fmt_names[fmt], w, h,
-	    fmt == FMT_DUMB ? " nofeed" : "");
+	double x0 = INFINITY, x1 = -INFINITY;
+
+	/* pdfcairo's sizes are inches: 100 pixels an inch. */
+	if (fmt == FMT_PDF)
+		fprintf(fp, "set terminal pdfcairo size %gin,%gin noenhanced\n",
+		    (double)w / 100, (double)h / 100);
+	else
+		fprintf(fp, "set terminal %s size %ld,%ld noenhanced%s\n",
+		    fmt == FMT_PNG ? "pngcairo" : fmt_names[fmt], w, h,
+		    fmt == FMT_DUMB ? " nofeed" : "");
 	for (int i = 0; i < nrun; i++)
 		for (int c = 0; c < NCURVE; c++) {
 			fprintf(fp, "$d%d_%d << EOD\n", i, c);
-			for (size_t k = 0; k < run[i].c[c].n; k++)
+			for (size_t k = 0; k < run[i].c[c].n; k++) {
 				fprintf(fp, "%.17g %.9g\n", run[i].c[c].x[k], run[i].c[c].y[k]);
+				x0 = fmin(x0, run[i].c[c].x[k]);
+				x1 = fmax(x1, run[i].c[c].x[k]);
+			}
 			fputs("EOD\n", fp);
 		}
-	fprintf(fp, "set multiplot layout %d,1\nset xlabel 'step'\n", npanel);
+	/* Every panel on one step axis, so that a run validated and one not
+	 * line up; a single step gets a range of one. */
+	fprintf(fp, "set multiplot layout %d,1\nset xlabel 'step'\nset xrange [%.17g:%.17g]\n",
+	    npanel, x0, x1 > x0 ? x1 : x0 + 1);
 	if (fmt == FMT_DUMB)
 		fputs("set key top right\n", fp);
 	else
@@ -450,61 +465,76 @@ write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int n
 	fputs("unset multiplot\n", fp);
 }
 
-/*
- * Feed the script to gnuplot, its stdout on fd out and its stderr in a
- * temporary.  Die unless it succeeds (af, when open, is abandoned), with its
- * last message, quietly when its reader went away; its warnings (about our
- * script, as an empty range for a one-point curve) are dropped.
- */
-static void
-gnuplot(const char *script, size_t len, int out, struct atomicfile *af)
+/* A memory file holding len bytes of data, read from its start. */
+static int
+memfile(const char *name, const void *data, size_t len)
 {
-	FILE *err = tmpfile();
-	char line[512], last[512] = "";
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	if (fd == -1 || cli_write_all(fd, data, len) == -1 || lseek(fd, 0, SEEK_SET) == -1)
+		die_errno("%s", name);
+	return fd;
+}
+
+/*
+ * Run gnuplot on the script and return its picture, read whole from a
+ * pipe (*len bytes).  Die unless it succeeds and draws something, with its
+ * last message; its warnings (about our script, as an empty range for a
+ * one-point curve) are dropped.
+ */
+static char *
+gnuplot(const char *script, size_t slen, size_t *len)
+{
+	int in = memfile("gnuplot script", script, slen), err = memfile("gnuplot errors", "", 0);
+	char line[512], last[512] = "", *pic = NULL;
+	size_t cap = 0;
 	int pfd[2], st;
+	ssize_t n;
+	FILE *fp;
 	pid_t pid;
 
-	if (err == NULL || pipe(pfd) == -1)
+	if (pipe(pfd) == -1)
 		die_errno("gnuplot");
-	fflush(stdout);
 	if ((pid = fork()) == -1)
 		die_errno("fork");
 	if (pid == 0) {
-		if (dup2(pfd[0], STDIN_FILENO) == -1 || dup2(out, STDOUT_FILENO) == -1 ||
-		    dup2(fileno(err), STDERR_FILENO) == -1)
+		if (dup2(in, STDIN_FILENO) == -1 || dup2(pfd[1], STDOUT_FILENO) == -1 ||
+		    dup2(err, STDERR_FILENO) == -1)
 			_exit(127);
 		close(pfd[0]);
-		close(pfd[1]);
 		execlp("gnuplot", "gnuplot", (char *)NULL);
 		fprintf(stderr, "cannot run it: %s (Debian: apt-get install gnuplot-nox)\n",
 		    strerror(errno));
 		_exit(127);
 	}
-	close(pfd[0]);
-	/* A gnuplot that ends early must not end us without a word: its
-	 * status says why. */
-	signal(SIGPIPE, SIG_IGN);
-	(void)cli_write_all(pfd[1], script, len);	/* its status tells */
 	close(pfd[1]);
+	close(in);
+	*len = 0;
+	for (;;) {
+		if (*len == cap && (pic = realloc(pic, cap = cap ? 2 * cap : 65536)) == NULL)
+			die_errno("memory");
+		if ((n = read(pfd[0], pic + *len, cap - *len)) == 0)
+			break;
+		if (n == -1 && errno != EINTR)
+			die_errno("gnuplot: reading its picture");
+		*len += n > 0 ? (size_t)n : 0;
+	}
+	close(pfd[0]);
 	while (waitpid(pid, &st, 0) == -1)
 		if (errno != EINTR)
 			die_errno("waitpid");
-	signal(SIGPIPE, SIG_DFL);
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
-		fclose(err);
-		return;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && *len > 0) {
+		close(err);
+		return pic;
 	}
-	if (af->fp)
-		atomic_abort(af);
-	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE)
-		exit(1);
-	rewind(err);
-	while (fgets(line, sizeof line, err))
+	if (lseek(err, 0, SEEK_SET) == -1 || (fp = fdopen(err, "r")) == NULL)
+		die_errno("gnuplot errors");
+	while (fgets(line, sizeof line, fp))
 		if (line[strspn(line, " \t\n")] != '\0')
 			snprintf(last, sizeof last, "%.*s", (int)strcspn(line, "\n"), line);
 	if (WIFSIGNALED(st))
 		die("gnuplot: killed by signal %d", WTERMSIG(st));
-	die("gnuplot: %s", *last ? last : "failed");
+	die("gnuplot: %s", *last ? last : WEXITSTATUS(st) ? "failed" : "drew nothing");
 }
 
 /* gnuplot's text plot without its form feeds, leading empty lines and
@@ -534,8 +564,6 @@ tidy_text(FILE *in, FILE *out)
 		putc(c, out);
 		col = c == '\n' ? 0 : col + 1;
 	}
-	if (ferror(in))
-		die_errno("temporary file");
 	if (col > 0)
 		putc('\n', out);
 	fclose(in);
@@ -562,8 +590,8 @@ main(int argc, char *argv[])
 	const char *out = NULL, *size = NULL, **title = NULL;
 	struct atomicfile af = { 0 };
 	struct run *run;
-	char *script = NULL;
-	size_t slen = 0;
+	char *script = NULL, *pic;
+	size_t slen = 0, plen;
 	long w, h, smooth = 1;
 	int c, fmt = FMT_NONE, ntitle = 0, nrun, tofile, npanel = 0;
 	FILE *sp, *dst, *text = NULL;
@@ -576,7 +604,7 @@ main(int argc, char *argv[])
 		case 'o': out = optarg; break;
 		case 'f':
 			if ((fmt = fmt_parse(optarg)) == FMT_NONE)
-				usage_error("--format %s: want png, svg or dumb", optarg);
+				usage_error("--format %s: want png, svg, pdf or dumb", optarg);
 			break;
 		case 't': title[ntitle++] = optarg; break;
 		case 's': size = optarg; break;
@@ -589,10 +617,10 @@ main(int argc, char *argv[])
 		usage_error("%d --title for %d LOG files", ntitle, nrun);
 	tofile = out != NULL && strcmp(out, "-") != 0;
 	if (fmt == FMT_NONE && tofile && (fmt = fmt_suffix(out)) == FMT_NONE)
-		usage_error("%s: say --format png, svg or dumb (the suffix names none)", out);
+		usage_error("%s: say --format png, svg, pdf or dumb (the suffix names none)", out);
 	if (fmt == FMT_NONE)
 		fmt = FMT_DUMB;
-	if (fmt == FMT_PNG && !tofile)
+	if ((fmt == FMT_PNG || fmt == FMT_PDF) && !tofile)
 		cli_binary_stdout(0);
 
 	if ((run = calloc((size_t)nrun, sizeof *run)) == NULL)
@@ -627,15 +655,16 @@ main(int argc, char *argv[])
 	write_script(sp, fmt, w, h, run, nrun, npanel, smooth);
 	if (fclose(sp) == EOF)
 		die_errno("memory");
+	pic = gnuplot(script, slen, &plen);
 	if (tofile && atomic_open(&af, out) == -1)
 		die_errno("%s", out);
 	dst = tofile ? af.fp : stdout;
-	/* Text goes through a temporary, to be tidied. */
-	if (fmt == FMT_DUMB && (text = tmpfile()) == NULL)
-		die_errno("temporary file");
-	gnuplot(script, slen, fileno(text ? text : dst), &af);
-	if (text)
+	if (fmt != FMT_DUMB)
+		fwrite(pic, 1, plen, dst);
+	else if ((text = fmemopen(pic, plen, "r")) != NULL)
 		tidy_text(text, dst);
+	else
+		die_errno("memory");
 	if (tofile && atomic_commit(&af) == -1)
 		die_errno("%s", out);
 	if (!tofile)

@@ -266,6 +266,19 @@ option_name(int key)
 	return p->name;
 }
 
+/* A checkpoint is rewritten during training and read back to resume: a
+ * FIFO or a device (-o /dev/full) cannot be one.  Said before training,
+ * not after it; a link to a file is fine (its target is replaced). */
+static void
+model_path(const char *opt, const char *path)
+{
+	struct stat st;
+
+	if (path != NULL && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		die("%s %s: not a regular file; a checkpoint is rewritten during training "
+		    "and read back by --resume", opt, path);
+}
+
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
@@ -388,6 +401,8 @@ parse(int argc, char *argv[], struct opts *o)
 	if (o->out == NULL && !o->no_out)
 		usage_error("no --out MODEL: the trained model would be lost (--no-out "
 		    "trains without one)");
+	model_path("--out", o->out);
+	model_path("--best", o->best);
 }
 
 /* The generator of one use (kind) at one micro-batch: it depends only on

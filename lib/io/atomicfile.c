@@ -58,28 +58,106 @@ sweep(const char *path)
 	free(dir);
 }
 
+/* The file that writing path means: symbolic links followed to their
+ * last target, which need not exist yet (a link's relative target is read
+ * from the link's directory).  NULL with errno set (ELOOP past 40 links). */
+static char *
+resolve(const char *path)
+{
+	char *p = strdup(path), *t, *q;
+	struct stat st;
+	ssize_t n;
+
+	for (int hop = 0; p != NULL; hop++) {
+		if (lstat(p, &st) == -1 || !S_ISLNK(st.st_mode))
+			return p;
+		if (hop == 40 || (t = malloc((size_t)st.st_size + 1)) == NULL) {
+			free(p);
+			errno = ELOOP;
+			return NULL;
+		}
+		if ((n = readlink(p, t, (size_t)st.st_size + 1)) < 0 || n > st.st_size) {
+			free(p);
+			free(t);
+			errno = n < 0 ? errno : ELOOP;	/* the link changed under us */
+			return NULL;
+		}
+		t[n] = '\0';
+		if (t[0] != '/' && (q = strrchr(p, '/')) != NULL) {
+			char *j;
+
+			if (asprintf(&j, "%.*s/%s", (int)(q - p), p, t) < 0)
+				j = NULL;
+			free(t);
+			t = j;
+		}
+		free(p);
+		p = t;
+	}
+	return NULL;
+}
+
+/* Write straight into an existing FIFO or device: it cannot be replaced,
+ * and a rename over it would destroy it.  A directory fails to open. */
+static int
+open_direct(struct atomicfile *a)
+{
+	int fd = open(a->path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+
+	if (fd == -1)
+		return -1;
+	if ((a->fp = fdopen(fd, "wb")) == NULL) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
 int
 atomic_open(struct atomicfile *a, const char *path)
 {
-	size_t n = strlen(path);
-	mode_t mask;
-	int fd, e = errno;
+	struct stat st;
+	mode_t mode;
+	size_t n;
+	int fd, e;
 
 	memset(a, 0, sizeof(*a));
-	sweep(path);
-	errno = e;
-	if ((a->path = strdup(path)) == NULL || (a->tmp = malloc(n + 40)) == NULL)
+	if ((a->path = resolve(path)) == NULL)
 		goto fail;
-	snprintf(a->tmp, n + 40, "%s.tmp.%ld.XXXXXX", path, (long)getpid());
+	if (stat(a->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (S_ISDIR(st.st_mode)) {
+			errno = EISDIR;
+			goto fail;
+		}
+		if (open_direct(a) == -1)
+			goto fail;
+		return 0;
+	}
+	e = errno;
+	sweep(a->path);
+	errno = e;
+	n = strlen(a->path);
+	if ((a->tmp = malloc(n + 40)) == NULL)
+		goto fail;
+	snprintf(a->tmp, n + 40, "%s.tmp.%ld.XXXXXX", a->path, (long)getpid());
 	if ((fd = mkstemp(a->tmp)) == -1)
 		goto fail;
 	/* Held until the file is closed or the process dies: sweep's proof
 	 * of life for makers it cannot see. */
 	flock(fd, LOCK_EX);
-	/* mkstemp makes 0600; give the file the mode a plain creat would. */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) == -1 || (a->fp = fdopen(fd, "wb")) == NULL) {
+	/* mkstemp makes 0600: keep the mode of the file replaced, or give
+	 * the one a plain creat would. */
+	if (stat(a->path, &st) == 0)
+		mode = st.st_mode & 07777;
+	else {
+		mode_t mask = umask(0);
+
+		umask(mask);
+		mode = 0666 & ~mask;
+	}
+	if (fchmod(fd, mode) == -1 || (a->fp = fdopen(fd, "wb")) == NULL) {
 		int e = errno;
 		close(fd);
 		unlink(a->tmp);
@@ -88,13 +166,11 @@ atomic_open(struct atomicfile *a, const char *path)
 	}
 	return 0;
 fail:
-	{
-		int e = errno;
-		free(a->path);
-		free(a->tmp);
-		memset(a, 0, sizeof(*a));
-		errno = e;
-	}
+	e = errno;
+	free(a->path);
+	free(a->tmp);
+	memset(a, 0, sizeof(*a));
+	errno = e;
 	return -1;
 }
 
@@ -103,13 +179,15 @@ atomic_commit(struct atomicfile *a)
 {
 	int rc = 0, e = 0;
 
-	if (fflush(a->fp) == EOF || ferror(a->fp) || fsync(fileno(a->fp)) == -1)
-		rc = -1, e = errno;
+	/* A FIFO or device has nothing to sync: its writes are checked. */
+	if (fflush(a->fp) == EOF || ferror(a->fp) ||
+	    (a->tmp != NULL && fsync(fileno(a->fp)) == -1))
+		rc = -1, e = errno ? errno : EIO;
 	if (fclose(a->fp) == EOF && rc == 0)
 		rc = -1, e = errno;
-	if (rc == 0 && rename(a->tmp, a->path) == -1)
+	if (a->tmp != NULL && rc == 0 && rename(a->tmp, a->path) == -1)
 		rc = -1, e = errno;
-	if (rc == -1)
+	if (a->tmp != NULL && rc == -1)
 		unlink(a->tmp);
 	free(a->path);
 	free(a->tmp);
@@ -123,7 +201,8 @@ atomic_abort(struct atomicfile *a)
 {
 	if (a->fp) {
 		fclose(a->fp);
-		unlink(a->tmp);
+		if (a->tmp != NULL)
+			unlink(a->tmp);
 	}
 	free(a->path);
 	free(a->tmp);

@@ -146,6 +146,23 @@ check_exit 1 "--from a missing file" $S --from "$T/nonexistent"
 printf 'garbage\n' > "$T/garbage"
 check_exit 1 "--from garbage" $S --from "$T/garbage"
 check_exit 1 "unwritable output" $S --pe liere:8 -o "$T/no/such/dir/g.vt"
+# Every writer's rule (atomicfile.h): a link's target is replaced, a FIFO
+# written in place, a device's write error reported, none replaced.
+mkdir -p "$T/tgt" && ln -sf tgt/g.vt "$T/glink.vt"
+check "-o through a link" $S --pe liere:8 --seed 5 -o "$T/glink.vt"
+[ -L "$T/glink.vt" ] && [ -s "$T/tgt/g.vt" ] && ok "... writes its target, the link stays" || nok "-o LINK: $(ls -l "$T/glink.vt" "$T/tgt")"
+rm -f "$T/g.fifo" && mkfifo "$T/g.fifo"
+cat "$T/g.fifo" >"$T/fromfifo.vt" & rd=$!
+check "-o FIFO" $S --pe liere:8 --seed 5 -o "$T/g.fifo"
+wait $rd
+[ -p "$T/g.fifo" ] && vtool info "$T/fromfifo.vt" | grep -q pe.params && ok "... its reader gets the file, the FIFO stays" ||
+	nok "-o FIFO: $(ls -l "$T/g.fifo" "$T/fromfifo.vt")"
+if [ -c /dev/full ] && [ -w /dev/full ]; then
+	check_exit 1 "-o /dev/full is an error" $S --pe liere:8 -o /dev/full
+	check_grep "... that says why" "/dev/full: No space left" "$T/err"
+	[ -c /dev/full ] && ok "/dev/full is still a device" || {
+		nok "/dev/full was replaced by a file"; rm -f /dev/full; mknod -m 666 /dev/full c 1 7; }
+fi
 
 # usage errors
 check_exit 2 "no --pe" $S

@@ -15,7 +15,8 @@ W="$T/plot"; mkdir -p "$W"
 cd "$W"
 
 # svg_check FILE NAME=LOG...: in FILE, panel a (loss) and b (lr) have one
-# curve per LOG, panel c (validation) one per LOG with val_acc lines, each
+# curve per LOG, panels c and d (validation top-1 and loss) one per LOG
+# with val_acc lines, each
 # titled NAME and with as many points as LOG has lines of that kind (read
 # here with Python's json).
 svg_check() {
@@ -36,7 +37,7 @@ def points(log, key):
         n += "step" in d and key in d
     return n
 bad = []
-for panel, key in (("a", "loss"), ("b", "lr"), ("c", "val_acc")):
+for panel, key in (("a", "loss"), ("b", "lr"), ("c", "val_acc"), ("d", "val_loss")):
     want = [(name, points(log, key)) for name, log in runs if points(log, key) > 0]
     got = sorted(k for k in plots if k.endswith(panel))
     if len(got) != len(want):
@@ -74,7 +75,7 @@ PY
 check "PNG of two runs" vit-plot -o c.png --size 640x480 a.jsonl b.jsonl
 [ "$(png_size c.png 2>&1)" = "640 480" ] && ok "a PNG of --size 640x480" || nok "PNG: $(png_size c.png 2>&1 | tail -n 1)"
 check "PNG by default size" vit-plot -o d.png a.jsonl b.jsonl
-[ "$(png_size d.png 2>&1)" = "800 900" ] && ok "default PNG: 800 wide, 300 a panel, three panels" ||
+[ "$(png_size d.png 2>&1)" = "800 1200" ] && ok "default PNG: 800 wide, 300 a panel, four panels" ||
     nok "default PNG: $(png_size d.png 2>&1 | tail -n 1)"
 check "PNG of a run without validation" vit-plot -f png -o e.img b.jsonl
 [ "$(png_size e.img 2>&1)" = "800 600" ] && ok "--format png; two panels without validation lines" ||
@@ -89,7 +90,7 @@ check "the SVG on stdout: legend names are the file names" svg_check f.svg a.jso
 
 check "text plot" vit-plot --size 100x60 a.jsonl b.jsonl
 cp "$T/out" dumb.txt
-for t in loss "learning rate" "validation top-1 \(%\)" step a.jsonl b.jsonl; do
+for t in loss "learning rate" "validation top-1 \(%\)" "validation loss" step a.jsonl b.jsonl; do
 	check_grep "text plot shows '$t'" "$t" dumb.txt
 done
 [ "$(awk 'length > 100' dumb.txt | wc -l)" -eq 0 ] && [ "$(wc -l <dumb.txt)" -ge 50 ] &&
@@ -103,7 +104,17 @@ script -qec "stty cols 120 rows 40; $TOP/$BIN/vit-plot - <a.jsonl" /dev/null >tt
     ok "on a 120-column terminal the plot is as wide" || nok "on a 120-column terminal: $(head -c 300 tty.txt)"
 check_grep "a log on stdin is named stdin" "stdin" tty.txt
 check "PNG to a pipe with --format png" sh -c "vit-plot -f png a.jsonl | cat >piped.png"
-[ "$(png_size piped.png 2>&1)" = "800 900" ] && ok "the piped PNG" || nok "piped PNG: $(png_size piped.png 2>&1 | tail -n 1)"
+[ "$(png_size piped.png 2>&1)" = "800 1200" ] && ok "the piped PNG" || nok "piped PNG: $(png_size piped.png 2>&1 | tail -n 1)"
+check "PDF by its suffix" vit-plot -o c.pdf a.jsonl b.jsonl
+[ "$(head -c 5 c.pdf)" = "%PDF-" ] && [ "$(wc -c <c.pdf)" -gt 5000 ] && ok "c.pdf is a PDF" ||
+    nok "c.pdf: $(head -c 20 c.pdf | od -c | head -n 2)"
+# Panels share the step axis: validation that stopped at step 180 of 600
+# is drawn on 0 .. 600 too, so that runs with and without it line up.
+awk 'BEGIN { for (i = 1; i <= 600; i++) { printf "{\"step\":%d,\"loss\":%g,\"lr\":0.001}\n", i, 2 - i / 600
+    if (i % 60 == 0 && i <= 180) printf "{\"step\":%d,\"epoch\":1,\"val_acc\":0.5,\"val_loss\":1.2}\n", i } }' >early.jsonl
+check "a run validated early" vit-plot --size 100x80 early.jsonl
+[ "$(grep -c ' 600 *$' "$T/out")" -eq 4 ] && ok "all four panels end at step 600" ||
+    nok "panels ending at 600: $(grep -c ' 600 *$' "$T/out") of 4"
 check "text to a file by its suffix" vit-plot -o g.txt a.jsonl
 check_grep "g.txt is the text plot" "learning rate" g.txt
 
@@ -181,6 +192,35 @@ check_exit 2 "a bad --size is a usage error" vit-plot --size 640 a.jsonl
 script -qec "$TOP/$BIN/vit-plot -f png a.jsonl; echo rc=\$?" /dev/null >tty.txt 2>&1
 check_grep "a PNG is not written to a terminal" "^vit-plot: .*terminal" tty.txt
 check_grep "... exit 1" "rc=1" tty.txt
+script -qec "$TOP/$BIN/vit-plot -f pdf a.jsonl; echo rc=\$?" /dev/null >tty.txt 2>&1
+check_grep "nor a PDF" "^vit-plot: .*terminal" tty.txt
+
+# A full disk: the write fails, the exit says so, the old plot stays
+# (a small tmpfs in a mount namespace of our own; root only).
+if unshare -m true 2>/dev/null; then
+	unshare -m sh -c '
+	    mount -t tmpfs -o size=256k tmpfs "$1" || exit 3
+	    cp d.png "$1/old.png" || exit 3
+	    dd if=/dev/zero of="$1/fill" bs=4k 2>/dev/null
+	    "$2/vit-plot" -o "$1/old.png" a.jsonl 2>"$3/err.full"; echo "rc=$?" >"$3/rc.full"
+	    for f in png svg pdf; do "$2/vit-plot" -o "$1/new.$f" a.jsonl 2>>"$3/err.full" && echo "$f=0" >>"$3/rc.full"; done
+	    cmp -s d.png "$1/old.png" && echo same >>"$3/rc.full"
+	    ls "$1" >"$3/ls.full"' sh "$(mktemp -d)" "$TOP/$BIN" "$T"
+	check_grep "a full disk is an error (exit 1)" "^rc=1" "$T/rc.full"
+	check_grep "... that names the file and says why" "^vit-plot: .*old.png: No space left" "$T/err.full"
+	grep -q '=0' "$T/rc.full" && nok "a new PNG, SVG or PDF on a full disk exited 0: $(cat "$T/rc.full")" ||
+	    ok "a new PNG, SVG or PDF on a full disk is an error"
+	check_grep "the old plot is as it was" "^same" "$T/rc.full"
+	[ "$(grep -v '^fill$' "$T/ls.full" | tr '\n' ' ')" = "old.png " ] && ok "and nothing else is left there" ||
+	    nok "left on the full disk: $(tr '\n' ' ' <"$T/ls.full")"
+else
+	echo "# skipped the full-disk check: no mount namespace here"
+fi
+# /dev/full is written in place, never replaced by a file.
+[ -c /dev/full ] && [ -w /dev/full ] && {
+	check_exit 1 "-o /dev/full is an error" vit-plot -o /dev/full -f png a.jsonl
+	[ -c /dev/full ] && ok "/dev/full is still a device" || {
+		nok "/dev/full was replaced"; rm -f /dev/full; mknod -m 666 /dev/full c 1 7; }; }
 cd "$TOP"
 
 # The man page's examples, on these logs (liere's with a partial last line).
@@ -188,6 +228,6 @@ mkdir -p "$T/ex-vit-plot"
 cp "$W/partial.jsonl" "$T/ex-vit-plot/liere.jsonl"
 cp "$W/b.jsonl" "$T/ex-vit-plot/rope.jsonl"
 run_examples vit-plot
-[ "$(png_size "$T/ex-vit-plot/curves.png" 2>&1)" = "800 900" ] && ok "vit-plot(1)'s example wrote curves.png" ||
+[ "$(png_size "$T/ex-vit-plot/curves.png" 2>&1)" = "800 1200" ] && ok "vit-plot(1)'s example wrote curves.png" ||
     nok "vit-plot(1)'s example's curves.png: $(png_size "$T/ex-vit-plot/curves.png" 2>&1 | tail -n 1)"
 finish

@@ -524,6 +524,23 @@ check "unknown positions 1 apart" vit-train $M --pe rope-axial --steps 1 -o "$T/
 ! grep -q "positions used as given" "$T/err" && ok "... train rope-axial without a note" ||
     nok "a note: $(cat "$T/err")"
 
+# Where the model goes: a link's target is written, the link kept; a FIFO
+# or a device is refused before training, never replaced by a file.
+mkdir -p "$T/real" && ln -sf real/t.vt "$T/link.vt"
+check "-o through a symbolic link" vit-train $M --pe abs --batch 32 --epochs 1 -o "$T/link.vt" "$T/ep.vt"
+[ -L "$T/link.vt" ] && [ "$(key "$T/real/t.vt" STEP)" = 4 ] && ok "... its target holds the model, the link stays" ||
+	nok "-o LINK: $(ls -l "$T/link.vt" "$T/real" 2>&1 | head -c 300)"
+rm -f "$T/ff.vt" && mkfifo "$T/ff.vt"
+check_exit 1 "-o FIFO is refused" vit-train $M --pe abs --batch 32 --epochs 1 -o "$T/ff.vt" "$T/ep.vt"
+check_grep "... before training, saying why" "^vit-train: --out .*ff.vt: not a regular file" "$T/err"
+[ -p "$T/ff.vt" ] && ok "... and the FIFO stays" || nok "the FIFO was replaced"
+if [ -c /dev/full ] && [ -w /dev/full ]; then
+	check_exit 1 "-o /dev/full is refused" vit-train $M --pe abs --batch 32 --epochs 1 -o /dev/full "$T/ep.vt"
+	! grep -q 'done' "$T/err" && ok "... without training" || nok "-o /dev/full trained: $(head -c 300 "$T/err")"
+	[ -c /dev/full ] && ok "/dev/full is still a device" || {
+		nok "/dev/full was replaced by a file"; rm -f /dev/full; mknod -m 666 /dev/full c 1 7; }
+fi
+
 # Learning: only the relative position of two markers tells the class.  A
 # LieRE model learns it in 6 passes over 2000 records (seconds); without
 # positions the model stays at chance.

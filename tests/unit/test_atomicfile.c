@@ -115,6 +115,72 @@ stale_temporaries(const char *dir)
 	close(lk);
 }
 
+/* Links are followed, FIFOs and devices written in place: nothing but a
+ * regular file is ever replaced (issue: -o /dev/full turned the device
+ * into a file, -o LINK replaced the link). */
+static void
+non_regular(const char *dir)
+{
+	char path[96], target[96], fifo[96], got[16] = "";
+	struct atomicfile a;
+	struct stat st;
+	int p[2];
+
+	snprintf(target, sizeof target, "%s/real", dir);
+	snprintf(path, sizeof path, "%s/real/t", dir);
+	CHECK(mkdir(target, 0777) == 0 && atomic_open(&a, path) == 0, "target made");
+	fputs("target", a.fp);
+	CHECK(atomic_commit(&a) == 0 && chmod(path, 0640) == 0, "target written");
+	snprintf(path, sizeof path, "%s/link", dir);
+	CHECK(symlink("real/t", path) == 0 && atomic_open(&a, path) == 0, "open a relative link");
+	fputs("through", a.fp);
+	CHECK(atomic_commit(&a) == 0, "commit through the link");
+	snprintf(target, sizeof target, "%s/real/t", dir);
+	CHECK(lstat(path, &st) == 0 && S_ISLNK(st.st_mode), "the link stays a link");
+	CHECK(content_is(target, "through"), "its target is replaced");
+	CHECK(stat(target, &st) == 0 && (st.st_mode & 07777) == 0640, "with the target's mode");
+	snprintf(path, sizeof path, "%s/dangling", dir);
+	snprintf(target, sizeof target, "%s/new", dir);
+	CHECK(symlink(target, path) == 0 && atomic_open(&a, path) == 0, "open a dangling link");
+	fputs("made", a.fp);
+	CHECK(atomic_commit(&a) == 0 && content_is(target, "made") &&
+	    lstat(path, &st) == 0 && S_ISLNK(st.st_mode), "its target is created, the link kept");
+	snprintf(path, sizeof path, "%s/loop", dir);
+	CHECK(symlink("loop", path) == 0 && atomic_open(&a, path) == -1 && errno == ELOOP,
+	    "a link loop is an error");
+	unlink(path);
+
+	/* A FIFO: the reader gets the bytes, the FIFO stays. */
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	CHECK(mkfifo(fifo, 0666) == 0 && pipe(p) == 0, "a FIFO");
+	pid_t pid = fork();
+	if (pid == 0) {
+		int fd = open(fifo, O_RDONLY);
+		ssize_t n = fd < 0 ? -1 : read(fd, got, sizeof got - 1);
+		_exit(n == 4 && memcmp(got, "data", 4) == 0 ? 0 : 1);
+	}
+	int st2 = -1;
+	CHECK(atomic_open(&a, fifo) == 0 && a.tmp == NULL, "a FIFO is opened itself");
+	fputs("data", a.fp);
+	CHECK(atomic_commit(&a) == 0, "and committed");
+	CHECK(waitpid(pid, &st2, 0) == pid && WIFEXITED(st2) && WEXITSTATUS(st2) == 0,
+	    "its reader got the bytes");
+	CHECK(lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "the FIFO stays a FIFO");
+	close(p[0]);
+	close(p[1]);
+
+	/* /dev/full: the write error is reported, the device stays. */
+	if (access("/dev/full", W_OK) == 0) {
+		CHECK(atomic_open(&a, "/dev/full") == 0 && a.tmp == NULL, "a device is opened itself");
+		for (int i = 0; i < 10000; i++)
+			fputs("0123456789", a.fp);
+		errno = 0;
+		CHECK(atomic_commit(&a) == -1 && errno == ENOSPC, "a full device fails the commit (%s)",
+		    strerror(errno));
+		CHECK(stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode), "/dev/full stays a device");
+	}
+}
+
 int
 main(void)
 {
@@ -140,11 +206,12 @@ main(void)
 	atomic_open(&a, path);
 	fputs("new", a.fp);
 	CHECK(atomic_commit(&a) == 0 && content_is(path, "new"), "commit replaces");
-	/* A commit whose rename fails (the target is a directory) reports
-	 * the error and removes its temporary, as atomicfile.h promises. */
+	/* A commit whose rename fails (the target became a directory)
+	 * reports the error and removes its temporary, as atomicfile.h
+	 * promises. */
 	snprintf(path, sizeof(path), "%s/d", dir);
-	CHECK(mkdir(path, 0777) == 0 && atomic_open(&a, path) == 0 &&
-	    temporaries(dir) == 1, "open beside a directory: one temporary");
+	CHECK(atomic_open(&a, path) == 0 && mkdir(path, 0777) == 0 &&
+	    temporaries(dir) == 1, "open, then a directory appears: one temporary");
 	fputs("lost", a.fp);
 	errno = 0;
 	int rc = atomic_commit(&a);
@@ -153,6 +220,10 @@ main(void)
 	CHECK(temporaries(dir) == 0, "a failed commit leaves no temporary behind");
 	snprintf(path, sizeof(path), "%s/missing/f", dir);
 	CHECK(atomic_open(&a, path) == -1, "a missing directory is an error");
+	errno = 0;
+	CHECK(atomic_open(&a, dir) == -1 && errno == EISDIR, "a directory is refused (%s)",
+	    strerror(errno));
+	non_regular(dir);
 	stale_temporaries(dir);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) || test_done();

@@ -276,6 +276,24 @@ guess_format(const char *path)
 	return "video";
 }
 
+/* A class folder without files still makes a class, which no record has:
+ * usually a mistake (a copy that failed), so say it. */
+static void
+warn_empty_classes(const struct source *s, const char *root)
+{
+	int64_t *count = calloc((size_t)s->nclass, sizeof *count);
+
+	if (count == NULL)
+		die("out of memory");
+	for (int64_t i = 0; i < s->n; i++)
+		count[s->label[i]]++;
+	for (int c = 0; c < s->nclass; c++)
+		if (count[c] == 0)
+			cli_warn("%s/%s: an empty class folder; it is class %d, with no records",
+			    root, s->classname[c], c);
+	free(count);
+}
+
 static void
 load_source(struct source *s, const struct opts *o, int argc, char **argv)
 {
@@ -309,6 +327,8 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 		s->frames = o->frames ? o->frames : 8;
 		s->stride = o->stride;
 	}
+	if (strcmp(f, "dir") == 0)
+		warn_empty_classes(s, argv[0]);
 	if (o->classes && (source_read_classes(s, o->classes, err) < 0 ||
 	    source_check_labels(s, o->classes, err) < 0))
 		die("%s", err);

@@ -116,6 +116,36 @@ class_names(const struct vt *s, char **names, int classes)
 	}
 }
 
+/* The model's class names, the stream's where the model has none.  A
+ * stream whose class c has another name than the model's class c was
+ * labelled in another order (or for another task): scoring it would
+ * report the wrong classes, so it is refused. */
+static char **
+model_class_names(const struct vt *ms, const struct vt *s, int classes, const char *model,
+    const char *stream)
+{
+	char **names = calloc((size_t)classes, sizeof *names);
+	char **theirs = calloc((size_t)classes, sizeof *theirs);
+
+	if (names == NULL || theirs == NULL)
+		die("out of memory");
+	class_names(ms, names, classes);
+	class_names(s, theirs, classes);
+	for (int c = 0; c < classes; c++) {
+		if (names[c] && theirs[c] && strcmp(names[c], theirs[c]) != 0)
+			die("%s: class %d is '%.100s', but %s's class %d is '%.100s': the stream's "
+			    "labels mean other classes (patchify --classes with the model's names, "
+			    "as vtool info %s lists them, labels by name)", stream, c, theirs[c],
+			    model, c, names[c], model);
+		if (names[c] == NULL)
+			names[c] = theirs[c];
+		else
+			free(theirs[c]);
+	}
+	free(theirs);
+	return names;
+}
+
 /* name as a JSON string, or null. */
 static void
 json_name(const char *name)
@@ -320,11 +350,7 @@ main(int argc, char *argv[])
 	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
 		cli_warn("%s: %s", name, err);
 
-	char **names = calloc((size_t)m->c.classes, sizeof *names);
-	if (names == NULL)
-		die("out of memory");
-	class_names(&s, names, m->c.classes);
-	class_names(&ms, names, m->c.classes);
+	char **names = model_class_names(&ms, &s, m->c.classes, o.model, name);
 	struct printer pr = { &o, names };
 	struct eval_hooks hooks = { NULL, print_predictions, &pr };
 	if (evaluate(&m, &br, o.batch, o.predict ? &hooks : NULL, &out, err,

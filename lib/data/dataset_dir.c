@@ -67,6 +67,7 @@ dir_load(struct source *s, const char *root, char *err)
 	char **classes, **files;
 	int nc = entries(root, 1, &classes, err), rc = 0;
 	s->kind = SOURCE_FILES;
+	s->by_name = 1;
 	snprintf(s->what, sizeof s->what, "dir");
 	if (nc < 0)
 		return -1;

@@ -39,6 +39,7 @@ number_classes(struct source *s, char **names, int64_t n, char *err)
 	char **sorted = malloc((size_t)n * sizeof *sorted);
 	if (!sorted)
 		return -1;
+	s->by_name = 1;
 	memcpy(sorted, names, (size_t)n * sizeof *sorted);
 	qsort(sorted, (size_t)n, sizeof *sorted, cmp_str);
 	for (int64_t i = 0; i < n; i++)

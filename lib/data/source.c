@@ -217,26 +217,59 @@ free_classes(struct source *s)
 	s->nclass = 0;
 }
 
+/* Records labelled by their folder's name (s->classname, the folders in
+ * order) relabelled by that name's line in the list (names, n), as
+ * torchvision's class_to_idx does: a folder absent from the list is an
+ * error, never a silent shift of every label after it. */
+static int
+relabel(struct source *s, char **names, int n, const char *path, char *err)
+{
+	int *to = malloc((size_t)s->nclass * sizeof *to);
+
+	if (to == NULL) {
+		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		return -1;
+	}
+	for (int c = 0; c < s->nclass; c++) {
+		to[c] = -1;
+		for (int k = 0; k < n && to[c] < 0; k++)
+			if (strcmp(s->classname[c], names[k]) == 0)
+				to[c] = k;
+		if (to[c] < 0) {
+			snprintf(err, IMAGE_ERRLEN, "class folder '%.200s' is not in %s", s->classname[c],
+			    path);
+			free(to);
+			return -1;
+		}
+	}
+	for (int64_t i = 0; i < s->n; i++)
+		if (s->label[i] >= 0)
+			s->label[i] = to[s->label[i]];
+	free(to);
+	return 0;
+}
+
 int
 source_read_classes(struct source *s, const char *path, char *err)
 {
 	FILE *fp = fopen(path, "r");
-	if (!fp) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
-		return -1;
-	}
-	free_classes(s);
+	struct source names = { 0 };
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	int rc = 0;
+
+	if (!fp) {
+		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		return -1;
+	}
 	while ((len = getline(&line, &cap, fp)) > 0) {
 		while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' ||
 		    line[len - 1] == ' '))
 			line[--len] = 0;
 		if (len == 0)
 			continue;
-		if (len > 1000 || source_add_class(s, line) < 0) {
+		if (len > 1000 || source_add_class(&names, line) < 0) {
 			snprintf(err, IMAGE_ERRLEN, "%s: class name too long, or out of memory", path);
 			rc = -1;
 			break;
@@ -248,6 +281,14 @@ source_read_classes(struct source *s, const char *path, char *err)
 	}
 	free(line);
 	fclose(fp);
+	if (rc == 0 && s->by_name)
+		rc = relabel(s, names.classname, names.nclass, path, err);
+	if (rc == 0) {
+		free_classes(s);
+		s->classname = names.classname;
+		s->nclass = names.nclass;
+	} else
+		free_classes(&names);
 	return rc;
 }
 

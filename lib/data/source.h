@@ -41,6 +41,9 @@ struct source {
 	int32_t	*label;			/* [n]; -1 when unlabelled */
 	int	 nclass;		/* 0 when unknown */
 	char	**classname;		/* [nclass] names, or NULL */
+	int	 by_name;		/* labels were given as names (class
+					   folders, a list's names), so that
+					   source_read_classes maps by name */
 };
 
 /* Record i as a clip in im (SOURCE_FILES: PNG or JPEG by magic bytes,
@@ -71,8 +74,9 @@ int	 source_files_temporal(const struct source *s);
 int	 source_add_file(struct source *s, const char *path, int32_t label);
 /* Append class name (copied) as class number s->nclass.  0, or -1. */
 int	 source_add_class(struct source *s, const char *name);
-/* Read class names, one per line, from path; replaces any names there.
- * 0, or -1 with err. */
+/* Read class names, one per line, from path; replaces any names there,
+ * relabelling records by name when their labels were names (by_name): a
+ * name missing from path is an error.  0, or -1 with err. */
 int	 source_read_classes(struct source *s, const char *path, char *err);
 /* Check every label is -1 or, when nclass is known (> 0), below it;
  * otherwise nclass becomes the largest label + 1.  0, or -1 with err

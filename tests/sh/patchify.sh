@@ -348,6 +348,30 @@ m, f = V.read(t + "/list2.vt")
 assert list(f["label"]) == [4, 2] and m["CLASSES"] == ["5"]
 print("ok")'
 
+# --classes names the labels, and class folders and list names map to them
+# by name (torchvision's class_to_idx): a test folder without "ant" keeps
+# cat 1 and dog 2.  A name not in the list is an error, not a shift.
+mkdir -p "$T/dsub/cat" "$T/dsub/dog" "$T/dnew/cat" "$T/dnew/emu" "$T/dempty/cat" "$T/dempty/dog"
+cp "$T/rgb.png" "$T/dsub/cat/a.png"; cp "$T/rgb.png" "$T/dsub/dog/b.png"
+cp "$T/rgb.png" "$T/dnew/cat/a.png"; cp "$T/rgb.png" "$T/dnew/emu/b.png"; cp "$T/rgb.png" "$T/dempty/cat/a.png"
+printf 'ant\ncat\ndog\n' >"$T/acd.txt"
+check "class folders with --classes" $P --patch 8 --classes "$T/acd.txt" "$T/dsub"; cp "$T/out" "$T/dsub.vt"
+printf 'd/dog/a.png dog\nd/cat/a.png cat\n' >"$T/l3.txt"
+check "a list of names with --classes" $P --patch 8 --classes "$T/acd.txt" "$T/l3.txt"; cp "$T/out" "$T/l3.vt"
+pycheck "folders and list names are labelled by name in the --classes list" '
+import vtstream as V
+t = "'"$T"'"
+m, f = V.read(t + "/dsub.vt")
+assert list(f["label"]) == [1, 2], list(f["label"])
+assert m["CLASSES"] == ["3"] and m["CLASS"] == ["0 ant", "1 cat", "2 dog"], m
+m, f = V.read(t + "/l3.vt")
+assert list(f["label"]) == [2, 1], list(f["label"])
+print("ok")'
+check_exit 1 "a class folder not in --classes is an error" $P --patch 8 --classes "$T/acd.txt" "$T/dnew"
+check_grep "... naming it" "^patchify: class folder 'emu' is not in .*acd.txt" "$T/err"
+check "an empty class folder" $P --patch 8 "$T/dempty"
+check_grep "... is warned of" "^patchify: .*dempty/dog: an empty class folder; it is class 1" "$T/err"
+
 # --- the per-record source field (vitpipe(5)) -----------------------------
 $P --frames 3 --stride 5 --patch 8 "$T/v.mp4" >"$T/vs.vt" || nok "video with --stride"
 mkdir -p "$T/odd/c"

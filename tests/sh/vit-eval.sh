@@ -295,4 +295,18 @@ for page in vit-train vit-eval; do
 			ok "$what" || nok "$what: $(tail -c 300 "$T/exout")"
 	done
 done
+# Class names: a stream whose class c is named otherwise than the model's
+# class c is refused (its labels mean other classes), one with the same
+# names is scored.
+mkdir -p "$T/cn/circle" "$T/cn/square" "$T/cn2/hexagon" "$T/cn2/square"
+for d in cn/circle cn/square cn2/hexagon cn2/square; do
+	convert -size 8x8 xc:gray40 "$T/$d/1.png" && convert -size 8x8 xc:gray80 "$T/$d/2.png"
+done
+patchify --patch 4 "$T/cn" | posgen >"$T/cn.vt" && patchify --patch 4 "$T/cn2" | posgen >"$T/cn2.vt" ||
+	nok "class folder streams"
+check "a model of {circle, square}" vit-train --dim 16 --depth 1 --heads 2 --mlp 16 --threads 1 \
+	--epochs 1 --batch 2 -o "$T/cn.vt.m" "$T/cn.vt"
+check "its own classes are scored" $E "$T/cn.vt.m" "$T/cn.vt"
+check_exit 1 "a stream of {hexagon, square} is refused" $E "$T/cn.vt.m" "$T/cn2.vt"
+check_grep "... naming both names" "^vit-eval: .*cn2.vt: class 0 is 'hexagon', but .*class 0 is 'circle'" "$T/err"
 finish

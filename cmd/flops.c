@@ -156,6 +156,8 @@ parse_args(int argc, char *argv[], struct opts *o)
 		usage_error("unexpected operand '%s'", argv[optind]);
 	if (o->model && o->shaped)
 		usage_error("--model: the model comes from the checkpoint; give only --tokens, --pe, --count, --batch or --json");
+	if (!o->model && o->c.dim % o->c.heads != 0)	/* as vit-train says it */
+		usage_error("--dim %d is not a multiple of --heads %d", o->c.dim, o->c.heads);
 }
 
 /* For vt_load_with: the keys alone. */
@@ -306,8 +308,8 @@ main(int argc, char *argv[])
 		c = o.c;
 		snprintf(c.pe, sizeof c.pe, "%s", list[i]);
 		if (flops_model(&c, T, o.batch, o.count, &f[m], err, sizeof err) < 0) {
-			if (!in_all(list[i]))
-				die("%s", err);
+			if (!in_all(list[i]))	/* the user's spec: a usage error */
+				usage_error("--pe %s: %s", list[i], err);
 			cli_warn("--pe all: %s left out: %s", list[i], err);
 			continue;
 		}

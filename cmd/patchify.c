@@ -329,6 +329,12 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 	}
 	if (strcmp(f, "dir") == 0)
 		warn_empty_classes(s, argv[0]);
+	/* PyTorch's layout (N,C,H,W) reads as volumes of C slices */
+	if (strcmp(s->what, "npy") == 0 && s->temporal && !o->volume && s->c == 1 &&
+	    (s->t == 1 || s->t == 3 || s->t == 4) && s->w != 1 && s->w != 3 && s->w != 4)
+		cli_warn("%s: read as volumes of %d slices of %dx%d; if it is PyTorch's (N,C,H,W), "
+		    "images want (N,H,W,C): numpy's transpose(0, 2, 3, 1)", argv[0], s->t, s->h,
+		    s->w);
 	if (o->classes && (source_read_classes(s, o->classes, err) < 0 ||
 	    source_check_labels(s, o->classes, err) < 0))
 		die("%s", err);
@@ -369,9 +375,9 @@ transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, cha
 		}
 	}
 	if (w->a.t != p->t || w->a.h != p->oh || w->a.w != p->ow)
-		return snprintf(err, IMAGE_ERRLEN, "size %dx%dx%d differs from the first "
-		    "record's %dx%dx%d (use --resize or --crop)", w->a.t, w->a.h, w->a.w,
-		    p->t, p->oh, p->ow), -1;
+		return snprintf(err, IMAGE_ERRLEN, "%d frame%s of %dx%d (height x width), the "
+		    "first record %d of %dx%d (use --resize or --crop)", w->a.t,
+		    w->a.t == 1 ? "" : "s", w->a.h, w->a.w, p->t, p->oh, p->ow), -1;
 	if (o->pad) {
 		if (aug_crop_pad(&w->a, &w->b, p->oh, p->ow, o->pad, r) < 0)
 			goto oom;

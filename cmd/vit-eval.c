@@ -48,10 +48,10 @@ static const struct cli_opt options[] = {
 	{ "per-class", OPT_PER_CLASS, NULL, "also the accuracy of every class" },
 	{ "confusion", OPT_CONFUSION, NULL,
 	    "also the confusion matrix (rows true, columns predicted)" },
-	{ "predict", OPT_PREDICT, NULL, "one line per record: predicted class, "
-	    "probability and\nsource (when the stream has one)" },
+	{ "predict", OPT_PREDICT, NULL, "one line per record: predicted class,\n"
+	    "probability, true class, right or wrong, and\nsource (when the stream has one)" },
 	{ "logits", OPT_LOGITS, NULL,
-	    "with --predict: the record's logits after its probability" },
+	    "with --predict: the record's logits, before the source" },
 	{ "json", OPT_JSON, NULL, "JSON output" },
 	{ "resamples", OPT_RESAMPLES, "N", "bootstrap resamples (1000; 0: no intervals)" },
 	{ "seed", OPT_SEED, "N", "bootstrap seed (1)" },
@@ -146,6 +146,26 @@ model_class_names(const struct vt *ms, const struct vt *s, int classes, const ch
 	return names;
 }
 
+/* A position table read at a grid other than the training one is
+ * resampled: correct, but a choice the user should see once. */
+static void
+table_note(const struct vit *m, const char *grid, const char *name)
+{
+	char had[64] = "";
+	int64_t g[VIT_MAXAXES];
+	int n = 0, same = 1;
+
+	if (!vit_has_table(m) || grid == NULL || vt_parse_dims(grid, g, VIT_MAXAXES) != m->c.axes)
+		return;
+	for (int a = 0; a < m->c.axes; a++) {
+		same &= g[a] == m->c.grid[a];
+		n += snprintf(had + n, sizeof had - (size_t)n, "%s%d", a ? "x" : "", m->c.grid[a]);
+	}
+	if (!same)
+		cli_warn("%s: grid %s, the model's %s: its position table (--pe %s) is "
+		    "interpolated to it", name, grid, had, m->c.pe);
+}
+
 /* name as a JSON string, or null. */
 static void
 json_name(const char *name)
@@ -154,6 +174,16 @@ json_name(const char *name)
 		json_put_string(stdout, name);
 	else
 		printf("null");
+}
+
+/* Class c's name, or its index in buf. */
+static const char *
+label_of(char **names, int c, char *buf, size_t len)
+{
+	if (names[c])
+		return names[c];
+	snprintf(buf, len, "%d", c);
+	return buf;
 }
 
 /* --predict: print b's records, first .. first+b->n-1 of out, as they
@@ -168,11 +198,17 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 		int64_t i = first + k;
 		const char *name = p->names[out->pred[i]], *src = batch_source(b, k);
 		const float *z = out->logits + (int64_t)k * out->classes;
+		int label = b->label[k];
 		if (p->o->json) {
 			printf("{\"record\":%lld,\"class\":%d,\"name\":", (long long)i,
 			    out->pred[i]);
 			json_name(name);
 			printf(",\"prob\":%.6f", out->prob[i]);
+			if (label >= 0) {
+				printf(",\"label\":%d,\"label_name\":", label);
+				json_name(p->names[label]);
+				printf(",\"correct\":%s", label == out->pred[i] ? "true" : "false");
+			}
 			for (int c = 0; p->o->logits && c < out->classes; c++)
 				printf("%s%.9g%s", c ? "," : ",\"logits\":[", z[c],
 				    c == out->classes - 1 ? "]" : "");
@@ -183,10 +219,12 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 			printf("}\n");
 			continue;
 		}
-		if (name)
-			printf("%s %.6f", name, out->prob[i]);
-		else
-			printf("%d %.6f", out->pred[i], out->prob[i]);
+		char buf[32];
+		printf("%s %.6f", label_of(p->names, out->pred[i], buf, sizeof buf), out->prob[i]);
+		/* the true class and whether the prediction is it */
+		if (label >= 0)
+			printf(" %s %s", label_of(p->names, label, buf, sizeof buf),
+			    label == out->pred[i] ? "right" : "wrong");
 		for (int c = 0; p->o->logits && c < out->classes; c++)
 			printf(" %.9g", z[c]);
 		printf(src ? " %s\n" : "\n", src);
@@ -209,16 +247,6 @@ static int
 shown(const struct eval_out *out, int i)
 {
 	return i != 1 || out->classes > 5;
-}
-
-/* Class c's name, or its index in buf. */
-static const char *
-label_of(char **names, int c, char *buf, size_t len)
-{
-	if (names[c])
-		return names[c];
-	snprintf(buf, len, "%d", c);
-	return buf;
 }
 
 /* The confusion matrix as aligned text: a row per true class, a column per
@@ -349,6 +377,7 @@ main(int argc, char *argv[])
 		die("%s: %s", name, err);
 	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
 		cli_warn("%s: %s", name, err);
+	table_note(m, vt_meta(&s, "GRID"), name);
 
 	char **names = model_class_names(&ms, &s, m->c.classes, o.model, name);
 	struct printer pr = { &o, names };

@@ -327,7 +327,8 @@ static void
 read_log(struct run *r)
 {
 	const char *name;
-	FILE *fp = cli_open_in(r->file, &name);
+	/* a log is text: typed on a terminal is fine */
+	FILE *fp = strcmp(r->file, "-") == 0 ? (name = "stdin", stdin) : cli_open_in(r->file, &name);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;

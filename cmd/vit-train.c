@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -52,7 +53,7 @@
 #include "vitfit.h"
 #include "vt.h"
 
-enum { DRAW_DROPOUT = 1, DRAW_MIXUP = 2 };	/* rng stream kinds */
+enum { DRAW_DROPOUT = 1, DRAW_MIXUP = 2, DRAW_SHUFFLE = 3 };	/* rng stream kinds */
 
 /* img_s is records over the wall time of the last RATE_WINDOW seconds of
  * steps (or since the start), or of the last RATE_MARKS steps when they
@@ -76,15 +77,38 @@ struct opts {
 	int64_t	 epochs, steps;	/* 0: all the input holds; no step limit */
 	int64_t	 seed;
 	int64_t	 val_every, val_steps, save_every, save_steps;
+	int64_t	 patience;	/* validations without a better top-1 that end
+				   the run; 0: never */
+	double	 progress;	/* seconds between log lines on a non-terminal */
+	int64_t	 shuffle;	/* the shuffle buffer, records (order.h); -1:
+				   a file's epoch, a pipe's 10000; 0: the
+				   input's order (--no-shuffle) */
 	int	 threads;
 	enum gemm_prec prec;
 	int	 prec_given;	/* --precision given: else --resume keeps the run's */
+	int	 threads_given;	/* --threads given: else --resume keeps the run's */
+	int	 force;		/* --force: --resume on another input */
 	const char *val, *out, *log, *best, *input;
 	int	 resume, no_out;
 	int	 stream_positions;	/* --positions stream: as the stream has them */
 	int	 positions_given;	/* --positions given (not with --init's map) */
 	const char *fixed;	/* an option --resume cannot take */
+	uint64_t given;		/* bit k - CLI_OPT_LONG: option k given; bit 63: --batch */
 };
+
+/* Keys of the options without a short letter: first those that shape the
+ * model (--init gives it), last those --resume takes (the rest the
+ * checkpoint fixes). */
+enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE,
+	OPT_SHARE, OPT_LOCALITY, OPT_SIGMA, OPT_POOL, OPT_CLASSES, OPT_GENERATORS,
+	OPT_DROPOUT, OPT_EMB_DROPOUT, OPT_POSITIONS, OPT_INIT, OPT_LR, OPT_LR_MIN,
+	OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WARMUP, OPT_SMOOTHING, OPT_CLIP,
+	OPT_ACCUM, OPT_MIXUP, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_VAL_EVERY,
+	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_NO_SHUFFLE, OPT_SHUFFLE_BUFFER,
+	OPT_PATIENCE,
+	OPT_THREADS,
+	OPT_PRECISION, OPT_PROGRESS, OPT_VAL,
+	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_FORCE, OPT_LOG };
 
 /* Training options kept in checkpoints, restored by --resume. */
 static const struct tkey {
@@ -92,26 +116,29 @@ static const struct tkey {
 	int	 isint;		/* int64_t, else double */
 	size_t	 off;
 	int	 optional;	/* older checkpoints lack it: keep the default */
+	int	 opt;		/* the option that sets it (enum below) */
 } tkeys[] = {
-	{ "TRAIN_LR", 0, offsetof(struct opts, lr), 0 },
-	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min), 0 },
-	{ "TRAIN_WD", 0, offsetof(struct opts, wd), 0 },
-	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1), 0 },
-	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2), 0 },
-	{ "TRAIN_EPS", 0, offsetof(struct opts, eps), 0 },
-	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing), 0 },
-	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip), 0 },
-	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup), 0 },
-	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup), 0 },
-	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum), 0 },
-	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch), 0 },
-	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs), 0 },
-	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps), 0 },
-	{ "TRAIN_SEED", 1, offsetof(struct opts, seed), 0 },
-	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every), 0 },
-	{ "TRAIN_VAL_STEPS", 1, offsetof(struct opts, val_steps), 1 },
-	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every), 0 },
-	{ "TRAIN_SAVE_STEPS", 1, offsetof(struct opts, save_steps), 1 },
+	{ "TRAIN_LR", 0, offsetof(struct opts, lr), 0, OPT_LR },
+	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min), 0, OPT_LR_MIN },
+	{ "TRAIN_WD", 0, offsetof(struct opts, wd), 0, OPT_WD },
+	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1), 0, OPT_BETA1 },
+	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2), 0, OPT_BETA2 },
+	{ "TRAIN_EPS", 0, offsetof(struct opts, eps), 0, OPT_EPS },
+	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing), 0, OPT_SMOOTHING },
+	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip), 0, OPT_CLIP },
+	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup), 0, OPT_MIXUP },
+	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup), 0, OPT_WARMUP },
+	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum), 0, OPT_ACCUM },
+	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch), 0, 'b' },
+	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs), 0, OPT_EPOCHS },
+	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps), 0, OPT_STEPS },
+	{ "TRAIN_SEED", 1, offsetof(struct opts, seed), 0, OPT_SEED },
+	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every), 0, OPT_VAL_EVERY },
+	{ "TRAIN_VAL_STEPS", 1, offsetof(struct opts, val_steps), 1, OPT_VAL_STEPS },
+	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every), 0, OPT_SAVE_EVERY },
+	{ "TRAIN_SAVE_STEPS", 1, offsetof(struct opts, save_steps), 1, OPT_SAVE_STEPS },
+	{ "TRAIN_SHUFFLE", 1, offsetof(struct opts, shuffle), 1, OPT_SHUFFLE_BUFFER },
+	{ "TRAIN_PATIENCE", 1, offsetof(struct opts, patience), 1, OPT_PATIENCE },
 };
 
 /* Stream keys a model keeps for vit-eval, flops and shuffle-eval. */
@@ -147,6 +174,7 @@ static const struct skey {
 struct run {
 	struct opts o;
 	struct state st;
+	struct state at_step;	/* st when the step under way began */
 	struct vit *m;
 	struct vt s;		/* the training stream */
 	FILE	*fp;		/* NULL: a stream, on a rank other than 0 */
@@ -161,6 +189,9 @@ struct run {
 	int64_t	 nepoch;	/* epochs to train; 0: until the input ends */
 	struct vt meta;		/* the keys every checkpoint carries */
 	int64_t	 saved_step;	/* step of the last checkpoint; -1: none */
+	int	 extend;	/* --resume with more --epochs or --steps */
+	int64_t	 since_best;	/* validations since the best one */
+	double	 last_note;	/* when --progress last wrote */
 	int64_t	 val_step;	/* step of the last validation; -1: none */
 	double	 train_loss;	/* the last step's; NAN: none yet */
 	double	 best_acc;	/* best validation top-1; -1: none yet */
@@ -181,18 +212,6 @@ struct run {
 	int64_t	 seen_start;	/* records seen before */
 	char	 positions[64];	/* the POSITIONS key: what the model sees */
 };
-
-/* Keys of the options without a short letter: first those that shape the
- * model (--init gives it), last those --resume takes (the rest the
- * checkpoint fixes). */
-enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE,
-	OPT_SHARE, OPT_LOCALITY, OPT_SIGMA, OPT_POOL, OPT_CLASSES, OPT_GENERATORS,
-	OPT_DROPOUT, OPT_EMB_DROPOUT, OPT_POSITIONS, OPT_INIT, OPT_LR, OPT_LR_MIN,
-	OPT_WD, OPT_BETA1, OPT_BETA2, OPT_EPS, OPT_WARMUP, OPT_SMOOTHING, OPT_CLIP,
-	OPT_ACCUM, OPT_MIXUP, OPT_EPOCHS, OPT_STEPS, OPT_SEED, OPT_VAL_EVERY,
-	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_THREADS,
-	OPT_PRECISION, OPT_VAL,
-	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_LOG };
 
 static char pe_help[512];	/* --pe's, with the registered encodings */
 
@@ -232,12 +251,20 @@ static const struct cli_opt options[] = {
 	{ "epochs", OPT_EPOCHS, "N", "epochs (all the input holds; a file is re-read)" },
 	{ "steps", OPT_STEPS, "N", "optimizer steps: stop there, schedule length" },
 	{ "seed", OPT_SEED, "N", "seed of every random draw (1)" },
+	{ "no-shuffle", OPT_NO_SHUFFLE, NULL, "train in the input's order (default: a file "
+	    "in a new\nrandom order each epoch, a pipe through a shuffle buffer)" },
+	{ "shuffle-buffer", OPT_SHUFFLE_BUFFER, "N", "records the shuffle draws from (a file:\n"
+	    "its epoch's; a pipe: 10000)" },
 	{ "threads", OPT_THREADS, "N", "threads (0: all cores)" },
+	{ "progress", OPT_PROGRESS, "SECONDS", "a line on stderr every SECONDS when it is no\n"
+	    "terminal (0: none)" },
 	{ "precision", OPT_PRECISION, "fp32|bf16",
 	    "the products' precision (fp32; bf16: bf16 operands, fp32 sums)" },
 	{ "val", OPT_VAL, "FILE", "held-out stream evaluated every --val-every epochs" },
 	{ "val-every", OPT_VAL_EVERY, "N", "epochs between validations (1)" },
 	{ "val-steps", OPT_VAL_STEPS, "N", "also validate every N optimizer steps (0: never)" },
+	{ "patience", OPT_PATIENCE, "N", "stop after N validations without a better top-1\n"
+	    "(0: never)" },
 	{ "out", 'o', "MODEL", "checkpoint every --save-every epochs and at the end" },
 	{ "save-every", OPT_SAVE_EVERY, "N", "epochs between checkpoints (1)" },
 	{ "save-steps", OPT_SAVE_STEPS, "N",
@@ -245,6 +272,7 @@ static const struct cli_opt options[] = {
 	{ "best", OPT_BEST, "FILE", "the model of the best --val top-1 so far" },
 	{ "no-out", OPT_NO_OUT, NULL, "train without -o (benchmarks): the model is lost" },
 	{ "resume", OPT_RESUME, NULL, "continue the run checkpointed in MODEL" },
+	{ "force", OPT_FORCE, NULL, "--resume on an input other than the run's" },
 	{ "log", OPT_LOG, "FILE", "JSON lines: step, epoch, loss, lr, img_s, val_acc" },
 	{ NULL, 0, NULL, NULL }
 };
@@ -298,6 +326,7 @@ parse(int argc, char *argv[], struct opts *o)
 	o->seed = 1;
 	o->val_every = 1;
 	o->save_every = 1;
+	o->shuffle = -1;
 	n = snprintf(pe_help, sizeof pe_help, "position encoding (none):\n");
 	pe_list(pe_help + n, sizeof pe_help - n, " ", 0, 0, 0);
 	while ((c = cli_getopt(argc, argv, &command)) != -1) {
@@ -337,7 +366,10 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
 		case OPT_STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
 		case OPT_SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
-		case OPT_THREADS: o->threads = cli_opt_threads(optarg); break;
+		case OPT_THREADS:
+			o->threads = cli_opt_threads(optarg);
+			o->threads_given = 1;
+			break;
 		case OPT_PRECISION:
 			o->prec = cli_opt_precision(optarg);
 			o->prec_given = 1;
@@ -347,15 +379,24 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
 		case OPT_SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
 		case OPT_SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
+		case OPT_NO_SHUFFLE: o->shuffle = 0; break;
+		case OPT_PATIENCE: o->patience = cli_int("--patience", optarg, 0, INT64_MAX / 2); break;
+		case OPT_PROGRESS: o->progress = cli_num("--progress", optarg, 0, 1e9); break;
+		case OPT_SHUFFLE_BUFFER: o->shuffle = cli_int("--shuffle-buffer", optarg, 1, 1 << 30); break;
 		case OPT_BEST: o->best = optarg; break;
 		case OPT_NO_OUT: o->no_out = 1; break;
 		case OPT_INIT: o->init = optarg; break;
 		case 'o': o->out = optarg; break;
 		case OPT_RESUME: o->resume = 1; break;
+		case OPT_FORCE: o->force = 1; break;
 		case OPT_LOG: o->log = optarg; break;
 		}
 		if (c != 'o' && c < OPT_THREADS && o->fixed == NULL)
 			o->fixed = option_name(c);
+		if (c == 'b' || (c >= CLI_OPT_LONG && c < OPT_THREADS))
+			o->given |= 1ULL << (c == 'b' ? 63 : c - CLI_OPT_LONG);
+		if (c == OPT_NO_SHUFFLE)	/* both say TRAIN_SHUFFLE */
+			o->given |= 1ULL << (OPT_SHUFFLE_BUFFER - CLI_OPT_LONG);
 		if (c >= OPT_PRESET && c <= OPT_GENERATORS && o->model_opt == NULL)
 			o->model_opt = option_name(c);
 	}
@@ -366,10 +407,6 @@ parse(int argc, char *argv[], struct opts *o)
 	o->input = optind < argc ? argv[optind] : NULL;
 	if (o->resume && o->out == NULL)
 		usage_error("--resume needs --out MODEL, the checkpoint to continue");
-	if (o->resume && o->fixed != NULL)
-		usage_error("--%s: the checkpoint fixes it; --resume takes --out, --log, "
-		    "--val, --best, --threads, --precision and the input only",
-		    o->fixed);
 	if (vit_preset(&o->c, o->preset) < 0)
 		usage_error("--preset: '%s' is not tiny, small, base, large or cifar", o->preset);
 	if (o->dim)
@@ -378,8 +415,11 @@ parse(int argc, char *argv[], struct opts *o)
 		o->c.depth = o->depth;
 	if (o->heads)
 		o->c.heads = o->heads;
+	/* timm's ratio: the MLP follows --dim unless given */
 	if (o->mlp)
 		o->c.mlp = o->mlp;
+	else if (o->dim)
+		o->c.mlp = 4 * o->c.dim;
 	if (o->c.dim % o->c.heads != 0)
 		usage_error("--dim %d is not a multiple of --heads %d", o->c.dim, o->c.heads);
 	/* The stream gives the axes: a spec no count of them takes is wrong. */
@@ -397,6 +437,8 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("--save-steps needs --out MODEL");
 	if (o->best != NULL && o->val == NULL)
 		usage_error("--best needs --val FILE to rank the models");
+	if (o->patience > 0 && o->val == NULL)
+		usage_error("--patience needs --val FILE to count validations by");
 	/* A run without a model to show for it is a mistake, not a default. */
 	if (o->out == NULL && !o->no_out)
 		usage_error("no --out MODEL: the trained model would be lost (--no-out "
@@ -456,6 +498,112 @@ meta_get(const struct vt *s, const char *path, const char *key, int isint,
 	return 1;
 }
 
+/* The records of the input file, which declares none (vtool cat joins
+ * streams without RECORDS): an epoch is a pass over them. */
+static int64_t
+count_records(const struct run *r)
+{
+	const char *name;
+	FILE *fp = cli_open_in(r->o.input, &name);
+	struct vt s;
+	int64_t n = 0;
+	int rc;
+
+	vt_init(&s);
+	if (vt_read_header(&s, fp, name) < 0)
+		die("%s", s.err);
+	for (int i = 0; i < s.nfield; i++)
+		vt_skip(&s, i);
+	while ((rc = vt_read_record(&s)) == 1)
+		n++;
+	if (rc < 0)
+		die("%s", s.err);
+	vt_free(&s);
+	fclose(fp);
+	return n;
+}
+
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t
+fnv(uint64_t h, const void *p, size_t n)
+{
+	for (const unsigned char *c = p; n-- > 0; c++)
+		h = (h ^ *c) * 0x100000001b3ULL;
+	return h;
+}
+
+/*
+ * What identifies the training input, TRAIN_INPUT: its records an epoch,
+ * a hash of its header (fields, shapes and keys but HISTORY, which names
+ * the commands that made it) and, of a file, of its first 16 records.
+ * --resume on another input (the test set for the training set) is
+ * refused; a pipe's records cannot be read twice, so its text has no
+ * "first" and only the rest is compared.
+ */
+static void
+fingerprint(const struct run *r, char *out, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ULL, f = h;
+	const struct vt *s = &r->s;
+	int n = snprintf(out, len, "records=%lld", (long long)r->E);
+
+	for (int i = 0; i < s->nfield; i++) {
+		h = fnv(h, s->field[i].name, strlen(s->field[i].name) + 1);
+		h = fnv(h, &s->field[i].dtype, sizeof s->field[i].dtype);
+		h = fnv(h, s->field[i].dim, (size_t)s->field[i].rank * sizeof *s->field[i].dim);
+	}
+	for (int i = 0; i < s->nmeta; i++)
+		if (strcmp(s->meta[i].key, "HISTORY") != 0) {
+			h = fnv(h, s->meta[i].key, strlen(s->meta[i].key) + 1);
+			h = fnv(h, s->meta[i].val, strlen(s->meta[i].val) + 1);
+		}
+	n += snprintf(out + n, len - (size_t)n, " header=%016llx", (unsigned long long)h);
+	if (r->stream)
+		return;
+	const char *name;
+	FILE *fp = cli_open_in(r->o.input, &name);
+	struct vt t;
+
+	vt_init(&t);
+	if (vt_read_header(&t, fp, name) < 0)
+		die("%s", t.err);
+	for (int k = 0; k < 16 && vt_read_record(&t) == 1; k++)
+		for (int i = 0; i < t.nfield; i++)
+			f = fnv(f, t.field[i].data, t.field[i].nbytes);
+	vt_free(&t);
+	fclose(fp);
+	snprintf(out + n, len - (size_t)n, " first=%016llx", (unsigned long long)f);
+}
+
+/* The word of fingerprint text p for key ("records="), into w[len]. */
+static const char *
+word_of(const char *p, const char *key, char *w, size_t len)
+{
+	const char *at = strstr(p, key);
+
+	snprintf(w, len, "%.*s", at ? (int)strcspn(at, " ") : 0, at ? at : "");
+	return w;
+}
+
+/* --resume: the input is the one the run trained on, or --force. */
+static void
+same_input(const struct run *r, const char *had)
+{
+	static const char *const words[] = { "records=", "header=", "first=" };
+	char now[160], a[48], b[48];
+
+	fingerprint(r, now, sizeof now);
+	for (size_t k = 0; k < sizeof words / sizeof *words; k++) {
+		word_of(now, words[k], a, sizeof a);
+		word_of(had, words[k], b, sizeof b);
+		/* records=0: a pipe that declares none, which says nothing */
+		if (*a && *b && strcmp(a, b) != 0 && strcmp(a, "records=0") != 0 &&
+		    strcmp(b, "records=0") != 0)
+			die("--resume: %s is not the input the run trained on (%s, the run's %s): "
+			    "give that input, or --force to train on this one", r->name, a, b);
+	}
+}
+
 /* Open the input for pass r->st.pass (a file's next, a stream's only)
  * and check it.  Rank 0 opens it first, and the others open it only when
  * it is no stream, which they would take records from. */
@@ -464,6 +612,7 @@ open_pass(struct run *r)
 {
 	if (r->fp != NULL) {
 		fclose(r->fp);
+		batch_close(&r->br);
 		vt_free(&r->s);
 		batch_free(&r->b);
 	}
@@ -494,7 +643,78 @@ open_pass(struct run *r)
 	r->E = r->s.records > 0 ? r->s.records : 0;
 	if (e != NULL && ((r->E = strtoll(e, &end, 10)) < 1 || *end != '\0'))
 		die("%s: bad EPOCH_RECORDS '%s'", r->name, e);
+	if (r->E == 0 && !r->stream)
+		r->E = count_records(r);
 	r->st.inpass = 0;
+	if (r->o.shuffle != 0 && r->fp != NULL) {
+		struct rng g;
+
+		draw(&g, (uint64_t)r->o.seed, DRAW_SHUFFLE, r->st.pass);
+		if (batch_shuffle(&r->br, &g, r->E, r->o.shuffle) < 0)
+			die("%s", r->s.err);
+	} else if (r->o.shuffle == 0 && r->st.pass == 1 && !r->stream && r->d.rank == 0)
+		cli_warn("%s: read again in the same order (--no-shuffle): every epoch "
+		    "sees the records in one order", r->name);
+}
+
+/*
+ * SIGINT or SIGTERM: the step under way ends, the checkpoint is written,
+ * and the run exits 128 + the signal, saying how to go on.  A second
+ * signal ends it at once (the handlers go back to the default).  One
+ * process only: ranks would stop at different steps.
+ */
+static volatile sig_atomic_t stop_sig;
+
+static void
+on_stop(int sig)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+
+	sigaction(SIGINT, &dfl, NULL);
+	sigaction(SIGTERM, &dfl, NULL);
+	stop_sig = sig;
+}
+
+static void
+catch_stop(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+static void save(struct run *r);
+
+/* Stop for stop_sig: in_step, the step under way is dropped (its records
+ * are read again on --resume). */
+static void
+interrupted(struct run *r, int in_step)
+{
+	char cmd[1024];
+	int n;
+
+	if (in_step)
+		r->st = r->at_step;
+	progress_end(&r->pr);
+	if (r->o.out == NULL)
+		die("interrupted at step %lld; --no-out: nothing kept", (long long)r->st.step);
+	if (r->saved_step != r->st.step)
+		save(r);
+	n = snprintf(cmd, sizeof cmd, "vit-train --resume -o %s", r->o.out);
+	if (r->o.log != NULL)
+		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --log %s", r->o.log);
+	if (r->o.val != NULL && n < (int)sizeof cmd)
+		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --val %s", r->o.val);
+	if (r->o.best != NULL && n < (int)sizeof cmd)
+		n += snprintf(cmd + n, sizeof cmd - (size_t)n, " --best %s", r->o.best);
+	if (n < (int)sizeof cmd)
+		snprintf(cmd + n, sizeof cmd - (size_t)n, " %s", r->o.input != NULL ?
+		    r->o.input : "< INPUT");
+	cli_warn("interrupted (%s) at step %lld: %s holds the run; continue with: %s",
+	    stop_sig == SIGINT ? "SIGINT" : "SIGTERM", (long long)r->st.step, r->o.out, cmd);
+	exit(128 + stop_sig);
 }
 
 /* Next micro-batch of up to max records (over all ranks; this rank's
@@ -508,8 +728,11 @@ fetch(struct run *r, int64_t max)
 		r->held = 0;
 		return n;
 	}
-	if ((n = dist_next(&r->d, &r->br, &r->b, (int)max)) < 0)
+	if ((n = dist_next(&r->d, &r->br, &r->b, (int)max)) < 0) {
+		if (stop_sig)	/* the data stage went with the same Ctrl-C */
+			interrupted(r, 1);
 		die("%s", r->s.err);
+	}
 	return n;
 }
 
@@ -678,6 +901,10 @@ build_model(struct run *r)
 	if (r->o.generators != NULL &&
 	    ckpt_load_generators(r->m, r->o.generators, err, sizeof err) < 0)
 		die("--generators: %s", err);
+	/* what the preset and the options resolved to, for the one watching */
+	if (r->d.rank == 0 && isatty(STDERR_FILENO))
+		cli_warn("model: dim %d, depth %d, heads %d, mlp %d, --pe %s, %zu parameters",
+		    c->dim, c->depth, c->heads, c->mlp, c->pe, r->m->nparam);
 }
 
 /* The keys every checkpoint of a fresh run carries: the stream's
@@ -691,8 +918,12 @@ fresh_meta(struct run *r, int argc, char *argv[])
 			if (strcmp(r->s.meta[i].key, kept_keys[k]) == 0 &&
 			    vt_meta_add(&r->meta, r->s.meta[i].key, r->s.meta[i].val) < 0)
 				die("%s", r->meta.err);
+	char input[160];
+
+	fingerprint(r, input, sizeof input);
 	if (vt_history(&r->meta, argc, argv) < 0 ||
-	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0)
+	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0 ||
+	    vt_meta_set(&r->meta, "TRAIN_INPUT", input) < 0)
 		die("%s", r->meta.err);
 	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
 		meta_num(&r->meta, tkeys[k].key, tkeys[k].isint,
@@ -862,6 +1093,8 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 	    !S_ISREG(st.st_mode))
 		die("--val: %s: not a regular file (it is read at every validation)",
 		    r->o.val);
+	if (strcmp(r->o.val, "-") != 0 && access(r->o.val, R_OK) != 0)
+		die_errno("--val: %s", r->o.val);
 	fp = cli_open_in(r->o.val, name);
 	vt_init(vs);
 	if (vt_read_header(vs, fp, *name) < 0 ||
@@ -916,7 +1149,9 @@ validate(struct run *r)
 	meta_num(&r->meta, "VAL_LOSS", 0, &sum.loss.mean);
 	meta_num(&r->meta, "VAL_STEP", 1, &r->st.step);
 	meta_num(&r->meta, "VAL_EPOCH", 1, &r->st.epoch);
+	r->since_best++;
 	if (sum.top1.mean > r->best_acc) {
+		r->since_best = 0;
 		r->best_acc = sum.top1.mean;
 		r->best_epoch = r->st.epoch;
 		meta_num(&r->meta, "BEST_VAL_ACC", 0, &r->best_acc);
@@ -925,9 +1160,23 @@ validate(struct run *r)
 		if (r->o.best != NULL)
 			write_model(r, r->o.best, 0);
 	}
+	meta_num(&r->meta, "VAL_SINCE_BEST", 1, &r->since_best);
 	eval_free(&out);
 	vt_free(&vs);
 	fclose(fp);
+}
+
+/* --patience validations have passed without a better top-1: the run
+ * ends, its best model in --best. */
+static int
+out_of_patience(struct run *r)
+{
+	if (r->o.patience == 0 || r->since_best < r->o.patience)
+		return 0;
+	say(r, "no better val top-1 in %lld validations: stopping early (best %.2f%%, "
+	    "epoch %lld)", (long long)r->since_best, 100 * r->best_acc,
+	    (long long)r->best_epoch);
+	return 1;
 }
 
 /* An epoch ended: validate and checkpoint when due. */
@@ -1005,6 +1254,7 @@ train_step(struct run *r)
 	char err[512];
 
 	d->comm = 0;
+	r->at_step = r->st;
 	vit_zero_grad(r->m);
 	for (int64_t micro = 0; micro < o->accum; micro++) {
 		int k = (int)fetch(r, room(r));	/* over all ranks */
@@ -1090,6 +1340,13 @@ train_step(struct run *r)
 	snprintf(msg, sizeof msg, "epoch %.2f loss %.4f %.0f img/s", epoch,
 	    r->train_loss, img_s);
 	progress_show(&r->pr, r->st.step, msg);
+	/* a batch job's log: a whole line every --progress seconds */
+	double now = now_seconds();
+	if (o->progress > 0 && !isatty(STDERR_FILENO) && now - r->last_note >= o->progress) {
+		r->last_note = now;
+		say(r, "step %lld of %lld, %s", (long long)r->st.step, (long long)r->st.total,
+		    msg);
+	}
 	return nstep;
 }
 
@@ -1112,6 +1369,126 @@ summary(struct run *r)
 	    t > 0 ? (r->st.seen - r->seen_start) / t : 0);
 }
 
+static int
+given(const struct opts *o, int key)
+{
+	return (o->given >> (key == 'b' ? 63 : key - CLI_OPT_LONG)) & 1;
+}
+
+/* A value of a given option against the checkpoint's, which wins. */
+static void
+same(const char *opt, int differ, const char *want, const char *had)
+{
+	if (differ)
+		usage_error("--%s %s: the checkpoint's run has %s; --resume keeps it",
+		    opt, want, had);
+}
+
+/*
+ * --resume with the options the run began with (the original command and
+ * --resume): those equal to the checkpoint's are fine, a real difference
+ * is refused naming both.  More --epochs or --steps than the run had
+ * extend it: the cosine is laid out again over the new length from the
+ * step reached, so a finished run decays once more.
+ */
+static void
+same_options(struct run *r, const struct opts *want, const char *had_pos)
+{
+	const struct vit_config *c = &r->m->c;
+	char a[64], b[64];
+
+	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++) {
+		const struct tkey *t = &tkeys[k];
+		const char *pw = (const char *)want + t->off, *ph = (const char *)&r->o + t->off;
+		if (!given(want, t->opt))
+			continue;
+		if (t->isint) {
+			int64_t w = *(const int64_t *)pw, h = *(const int64_t *)ph;
+			if ((t->opt == OPT_EPOCHS || t->opt == OPT_STEPS) && w > h) {
+				*(int64_t *)(void *)((char *)&r->o + t->off) = w;
+				r->extend = 1;
+				continue;
+			}
+			snprintf(a, sizeof a, "%lld", (long long)w);
+			snprintf(b, sizeof b, "%lld", (long long)h);
+			same(option_name(t->opt), w != h, a, b);
+		} else {
+			double w = *(const double *)pw, h = *(const double *)ph;
+			snprintf(a, sizeof a, "%.17g", w);
+			snprintf(b, sizeof b, "%.17g", h);
+			same(option_name(t->opt), w != h, a, b);
+		}
+	}
+	static const int shape[] = { OPT_PRESET, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP };
+	for (size_t k = 0; k < sizeof shape / sizeof *shape; k++)
+		if (given(want, shape[k])) {
+			snprintf(a, sizeof a, "dim %d depth %d heads %d mlp %d", want->c.dim,
+			    want->c.depth, want->c.heads, want->c.mlp);
+			snprintf(b, sizeof b, "dim %d depth %d heads %d mlp %d", c->dim, c->depth,
+			    c->heads, c->mlp);
+			same(option_name(shape[k]), strcmp(a, b) != 0, a, b);
+		}
+	if (given(want, OPT_PE)) {
+		struct pe pe;
+		int ok = pe_parse(&pe, want->c.pe, c->dim / c->heads, c->axes, c->heads,
+		    c->depth, pe_share_name(c->share)) == 0;
+		same("pe", !ok || strcmp(pe.spec, c->pe) != 0, want->c.pe, c->pe);
+	}
+	if (given(want, OPT_SHARE))
+		same("share", want->c.share != c->share, pe_share_name(want->c.share),
+		    pe_share_name(c->share));
+	if (given(want, OPT_CLASSES)) {
+		snprintf(a, sizeof a, "%d", want->classes);
+		snprintf(b, sizeof b, "%d", c->classes);
+		same("classes", want->classes != c->classes, a, b);
+	}
+	if (given(want, OPT_LOCALITY))
+		same("locality", !c->locality, "", "no locality focusing");
+	if (given(want, OPT_POOL))
+		same("pool", want->c.pool != c->pool, want->c.pool ? "mean" : "cls",
+		    c->pool ? "mean" : "cls");
+	if (given(want, OPT_POSITIONS))
+		same("positions", want->stream_positions != (strncmp(had_pos, "stream", 6) == 0),
+		    want->stream_positions ? "stream" : "native", had_pos);
+	static const struct { int opt; size_t off; } num[] = {
+		{ OPT_SIGMA, offsetof(struct vit_config, sigma) },
+		{ OPT_DROPOUT, offsetof(struct vit_config, dropout) },
+		{ OPT_EMB_DROPOUT, offsetof(struct vit_config, emb_dropout) },
+	};
+	for (size_t k = 0; k < sizeof num / sizeof *num; k++) {
+		float w = *(const float *)(const void *)((const char *)&want->c + num[k].off);
+		float h = *(const float *)(const void *)((const char *)c + num[k].off);
+		snprintf(a, sizeof a, "%.9g", w);
+		snprintf(b, sizeof b, "%.9g", h);
+		if (given(want, num[k].opt))
+			same(option_name(num[k].opt), w != h, a, b);
+	}
+}
+
+/* A stream, read once, ended before the epochs or steps asked for: the
+ * checkpoint keeps the run, not marked done, and the exit says so. */
+static void
+ended_early(struct run *r)
+{
+	char want[64];
+
+	if (stop_sig)
+		interrupted(r, 0);
+	if (r->o.steps > 0)
+		snprintf(want, sizeof want, "step %lld of %lld", (long long)r->st.step,
+		    (long long)r->o.steps);
+	else
+		snprintf(want, sizeof want, "%lld of %lld epochs", (long long)r->st.epoch,
+		    (long long)r->nepoch);
+	if (r->o.out != NULL && r->saved_step != r->st.step)
+		save(r);
+	progress_end(&r->pr);
+	if (r->o.out != NULL)
+		die("%s: ended after %s; %s holds the run, not finished (a file, not a pipe, "
+		    "is read again)", r->name, want, r->o.out);
+	die("%s: ended after %s (a file, not a pipe, is read again)", r->name, want);
+}
+
 /* Load the checkpoint at --out and put the run where it stopped. */
 static void
 resume(struct run *r)
@@ -1122,9 +1499,12 @@ resume(struct run *r)
 	if ((r->m = ckpt_load(r->o.out, &ck, (int)r->o.batch, 0, 1, err,
 	    sizeof err)) == NULL)
 		die("--resume: %s", err);
+	struct opts want = r->o;
+	r->o.shuffle = 0;	/* a checkpoint without TRAIN_SHUFFLE never shuffled */
 	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
 		meta_get(&ck, r->o.out, tkeys[k].key, tkeys[k].isint,
 		    (char *)&r->o + tkeys[k].off, tkeys[k].optional);
+	same_options(r, &want, vt_meta(&ck, "POSITIONS") ? vt_meta(&ck, "POSITIONS") : "native");
 	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
 		meta_get(&ck, r->o.out, skeys[k].key, 1, (char *)&r->st + skeys[k].off, 0);
 	/* What it knew of its validations and loss, absent before the first */
@@ -1132,9 +1512,12 @@ resume(struct run *r)
 	meta_get(&ck, r->o.out, "BEST_VAL_ACC", 0, &r->best_acc, 1);
 	meta_get(&ck, r->o.out, "BEST_EPOCH", 1, &r->best_epoch, 1);
 	meta_get(&ck, r->o.out, "TRAIN_LOSS", 0, &r->train_loss, 1);
+	meta_get(&ck, r->o.out, "VAL_SINCE_BEST", 1, &r->since_best, 1);
 	int64_t threads, ranks = 1;
 	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
 	meta_get(&ck, r->o.out, "TRAIN_RANKS", 1, &ranks, 1);
+	if (!r->o.threads_given && threads != r->threads)
+		r->threads = cli_threads((int)threads);
 	if (threads != r->threads && r->d.rank == 0)
 		cli_warn("--resume: %d threads, the run began with %lld: the result "
 		    "will not be bitwise the uninterrupted run's", r->threads,
@@ -1158,6 +1541,7 @@ resume(struct run *r)
 			die("%s", r->meta.err);
 	vt_free(&ck);
 	r->saved_step = r->st.step;
+	r->st.done &= !r->extend;
 	if (r->st.done) {
 		if (r->d.rank == 0)
 			cli_warn("%s: the run it holds is finished; nothing to do",
@@ -1191,7 +1575,9 @@ main(int argc, char *argv[])
 	if (r.o.batch < r.d.size)
 		usage_error("--batch %lld: fewer records than the %d ranks",
 		    (long long)r.o.batch, r.d.size);
-	r.t_start = now_seconds();
+	if (r.o.patience > 0 && r.d.size > 1)	/* rank 0 alone validates */
+		usage_error("--patience: one process only");
+	r.t_start = r.last_note = now_seconds();
 	r.seen_start = r.st.seen;
 	rate_mark(&r.rate, r.t_start, r.seen_start);
 	if (r.o.resume) {
@@ -1201,6 +1587,9 @@ main(int argc, char *argv[])
 			die("--resume: the run was reading its input file for the %lld. "
 			    "time: give that file, not %s, which is read once",
 			    (long long)r.st.pass + 1, r.name);
+		const char *had = vt_meta(&r.meta, "TRAIN_INPUT");
+		if (had != NULL && !r.o.force && r.d.rank == 0)
+			same_input(&r, had);
 		if (dist_skip(&r.d, &r.br, inpass) < 0)
 			die("--resume: %s", r.s.err);
 		r.st.inpass = inpass;
@@ -1215,10 +1604,12 @@ main(int argc, char *argv[])
 	r.adam.beta1 = r.o.beta1;
 	r.adam.beta2 = r.o.beta2;
 	r.adam.eps = r.o.eps;
+	/* Without --epochs, --steps reads a file as often as it takes; else
+	 * the epochs the input holds. */
 	r.nepoch = r.o.epochs;
-	if (r.nepoch == 0 && r.E > 0 && r.s.records > 0)
+	if (r.nepoch == 0 && r.o.steps == 0 && r.E > 0 && r.s.records > 0)
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
-	if (!r.o.resume)
+	if (!r.o.resume || r.extend)
 		r.st.total = schedule_steps(&r);
 	if (r.o.val != NULL && r.d.rank == 0) {
 		/* Bad --val input fails now, not after the first epoch. */
@@ -1238,7 +1629,13 @@ main(int argc, char *argv[])
 		open_log(&r);
 
 	progress_start(&r.pr, r.st.total);
+	if (r.d.size == 1)
+		catch_stop();
 	for (;;) {
+		if (stop_sig)
+			interrupted(&r, 0);
+		if (out_of_patience(&r))
+			break;
 		if (r.o.steps > 0 && r.st.step >= r.o.steps)
 			break;
 		if (r.nepoch > 0 && r.st.epoch >= r.nepoch)
@@ -1262,13 +1659,11 @@ main(int argc, char *argv[])
 		r.st.inpass = 0;
 		if (partial)
 			epoch_end(&r);
-		if (r.nepoch == 0 || r.st.epoch >= r.nepoch)
+		if (r.o.steps > 0 ? r.nepoch > 0 && r.st.epoch >= r.nepoch :
+		    r.nepoch == 0 || r.st.epoch >= r.nepoch)
 			break;
-		if (r.stream) {
-			say(&r, "%s: ended after %lld of %lld epochs", r.name,
-			    (long long)r.st.epoch, (long long)r.nepoch);
-			break;
-		}
+		if (r.stream)
+			ended_early(&r);
 		open_pass(&r);
 	}
 	progress_end(&r.pr);

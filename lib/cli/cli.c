@@ -1,5 +1,6 @@
 /* cli.c - messages, exit codes and I/O conventions shared by every command. */
 #include <sys/prctl.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -196,11 +197,19 @@ cli_open_in(const char *path, const char **name)
 	FILE *fp;
 
 	if (path == NULL || strcmp(path, "-") == 0) {
+		/* as binary output to one is refused: else it waits forever */
+		if (isatty(STDIN_FILENO))
+			die("stdin: refusing to read binary data from a terminal; give a file "
+			    "or a pipe");
 		*name = "stdin";
 		return stdin;
 	}
+	struct stat st;
+
 	if ((fp = fopen(path, "rb")) == NULL)
 		die_errno("%s", path);
+	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode))
+		die("%s: is a directory, not a vitpipe stream", path);
 	*name = path;
 	return fp;
 }

@@ -33,7 +33,8 @@ void	 cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Print "prog (vitpipe) VERSION" to stdout and exit 0. */
 void	 cli_version(void) __attribute__((noreturn));
 
-/* Open path for reading ("-" or NULL is stdin); dies on failure. */
+/* Open path for reading ("-" or NULL is stdin, refused when a terminal);
+ * dies on failure, a directory included. */
 FILE	*cli_open_in(const char *path, const char **name);
 /* Die unless stdout may take binary data (not a terminal, unless force). */
 void	 cli_binary_stdout(int force);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "batch.h"
+#include "order.h"
 
 __attribute__((format(printf, 2, 3)))
 static int
@@ -319,7 +320,9 @@ take(struct batch_reader *br, struct batch *b)
 {
 	struct vt *s = br->s;
 	struct vt_field *fp = &s->field[br->ipatch], *fq = &s->field[br->ipos];
-	long long rec = (long long)br->delivered + 1;	/* 1-based, as vt.c */
+	/* 1-based, as vt.c: the stream's number, whatever the order */
+	long long rec = br->order ? (long long)order_record(br->order) :
+	    (long long)br->delivered + 1;
 	int64_t T = fp->shape[0];
 
 	if (T < 1 || T > INT32_MAX)
@@ -371,6 +374,29 @@ take(struct batch_reader *br, struct batch *b)
 	return br->isource >= 0 ? take_source(br, b, rec) : 0;
 }
 
+/* The next record, in the stream's order or batch_shuffle's. */
+static int
+next_record(struct batch_reader *br)
+{
+	return br->order != NULL ? order_next(br->order, br->s) : vt_read_record(br->s);
+}
+
+int
+batch_shuffle(struct batch_reader *br, const struct rng *r, int64_t block, int64_t buffer)
+{
+	order_free(br->order);
+	if ((br->order = order_open(br->s, r, block, buffer, br->ipatch)) == NULL)
+		return -1;
+	return order_seeks(br->order);
+}
+
+void
+batch_close(struct batch_reader *br)
+{
+	order_free(br->order);
+	br->order = NULL;
+}
+
 int
 batch_next(struct batch_reader *br, struct batch *b, int max)
 {
@@ -380,7 +406,7 @@ batch_next(struct batch_reader *br, struct batch *b, int max)
 		if (!br->held) {
 			if (br->eof)
 				break;
-			int r = vt_read_record(br->s);
+			int r = next_record(br);
 			if (r < 0)
 				return -1;
 			if (r == 0) {
@@ -431,7 +457,7 @@ batch_skip(struct batch_reader *br, int64_t n)
 {
 	for (; n > 0; n--) {
 		if (!br->held) {
-			int r = br->eof ? 0 : vt_read_record(br->s);
+			int r = br->eof ? 0 : next_record(br);
 			if (r < 0)
 				return -1;
 			if (r == 0)

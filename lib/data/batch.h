@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "rng.h"
 #include "vt.h"
 
 #define BATCH_MAXCHANNELS 64
@@ -48,6 +49,7 @@ struct batch_reader {
 	int	 held;		/* s's fields hold a record not yet batched */
 	int64_t	 delivered;	/* records handed out (or skipped) so far */
 	int	 eof;
+	struct order *order;	/* batch_shuffle's; NULL: the stream's order */
 };
 
 /* Check that s (header read) has patch [*][P] u8/f32, pos f32 [*][A]
@@ -84,5 +86,14 @@ const char *batch_source(const struct batch *b, int i);
 /* Read past n records without converting them: 0, or -1 (also when the
  * stream ends first). */
 int	 batch_skip(struct batch_reader *br, int64_t n);
+/* Deliver the records from now on in r's random order (order.h): drawn
+ * from a buffer of buffer records of each block of block records, a run
+ * of one token count at a time; a seekable stream by its index.  1 when
+ * the stream seeks, 0 when it goes through the buffer, -1 with a message
+ * in s->err. */
+int	 batch_shuffle(struct batch_reader *br, const struct rng *r, int64_t block,
+	    int64_t buffer);
+/* Free what batch_open and batch_shuffle made (not the stream). */
+void	 batch_close(struct batch_reader *br);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * safetensors.c - safetensors files in and out (safetensors.h).
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -575,5 +576,5 @@ st_write(struct st *s, FILE *fp, const char *name)
 		const struct st_tensor *t = &s->tensor[i];
 		ok = fwrite(t->data, sizeof(float), (size_t)t->count, fp) == (size_t)t->count;
 	}
-	return ok ? 0 : fail(s, "write error");
+	return ok ? 0 : fail(s, "write error: %s", strerror(errno));
 }

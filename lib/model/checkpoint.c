@@ -242,6 +242,12 @@ build(struct vt *s, void *arg)
 	struct vit_config c;
 	char why[384];
 
+	/* a stream given where a model goes (operands swapped) */
+	if (vt_meta(s, "VIT_DIM") == NULL && vt_find(s, "patch") >= 0) {
+		snprintf(s->err, sizeof s->err, "%s: a data stream (field 'patch'), not a model "
+		    "checkpoint: the model comes first", s->name);
+		return -1;
+	}
 	if (vit_config_load(&c, s, why, sizeof why) < 0 ||
 	    carried(s, &c, L->resume, why, sizeof why) < 0)
 		goto bad;
@@ -263,6 +269,20 @@ bad:
 	return -1;
 }
 
+/* Whether path starts as a safetensors file does: an 8-byte header
+ * length, then the header's '{'. */
+static int
+safetensors_magic(const char *path)
+{
+	unsigned char b[9];
+	FILE *fp = fopen(path, "rb");
+	int yes = fp != NULL && fread(b, 1, 9, fp) == 9 && b[8] == '{' && b[6] == 0 && b[7] == 0;
+
+	if (fp != NULL)
+		fclose(fp);
+	return yes;
+}
+
 struct vit *
 ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
     char *err, size_t errlen)
@@ -270,7 +290,8 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 	struct load L = { maxB, maxT, resume, NULL };
 
 	if (vt_load_with(s, path, build, &L) < 0) {
-		snprintf(err, errlen, "%s", s->err);
+		snprintf(err, errlen, "%s%s", s->err, safetensors_magic(path) ?
+		    ": a safetensors file, which vtool from-safetensors converts" : "");
 		vit_destroy(L.m);
 		return NULL;
 	}

@@ -66,7 +66,7 @@ check "shuffle-eval --precision bf16 runs" shuffle-eval --precision bf16 -k 2 "$
 # and resumed: in bf16 unless told otherwise.
 sz=$(wc -c < "$T/d.vt")
 for p in "" fp32; do
-	head -c $((sz * 2 / 3)) "$T/d.vt" | vit-train $M --pe liere:8 --precision bf16 \
+	head -c $((sz * 2 / 3)) "$T/d.vt" | vit-train $M --pe liere:8 --precision bf16 --shuffle-buffer 4 \
 	    --save-steps 2 -o "$T/r$p.vt" 2>/dev/null
 	[ "$(vtool info "$T/r$p.vt" | awk '$2 == "STEP" {print $3}')" = 2 ] ||
 	    nok "no step-2 checkpoint to resume"

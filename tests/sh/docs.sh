@@ -3,8 +3,9 @@
 # here from Debian's (their D=... line is pointed at it), plus the demo
 # script's syntax.
 . tests/sh/lib.sh
-W="$T/docs"; mkdir -p "$W"
+W="$T/docs"; mkdir -p "$W/data"
 small_fmnist "$W/fm" 400 200
+cp data/fashion-mnist.classes "$W/data/"	# the quick start runs in the source tree
 # What the video example reads: a clip and a model trained on it.
 (cd "$W" && ffmpeg -loglevel error -f lavfi -i testsrc=size=64x64:rate=10 -t 3.2 -pix_fmt yuv420p clip.mp4 &&
  ffmpeg -loglevel error -i clip.mp4 -f rawvideo -pix_fmt rgb24 -s 32x32 - |
@@ -26,6 +27,10 @@ run_blocks() {
 awk -v d="$T/readme" '/^```sh$/ { on = 1; n++; next } /^```$/ { on = 0; next }
 	on { print > (d "." n) }' README.md
 run_blocks README "$T/readme"
+# The quick start's predictions name the classes.
+(cd "$W" && vit-eval --predict model.vt test.vt | head -n 3) > "$T/pred" 2>&1
+[ "$(grep -cE "^($(paste -sd'|' data/fashion-mnist.classes)) [0-9.]+" "$T/pred")" = 3 ] &&
+    ok "README's quick start: --predict prints class names" || nok "README's --predict: $(head -c 300 "$T/pred")"
 # The quick start's learning curves: a PNG.
 [ "$(head -c 8 "$W/curves.png" 2>/dev/null | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ] &&
     ok "README's vit-plot example wrote a PNG" || nok "README's vit-plot example wrote no PNG curves.png"

@@ -52,16 +52,16 @@ check_exit 2 "bad patch" flops --patch 0x4
 check_exit 2 "bad share" flops --share some
 check_exit 2 "bad count" flops --count approx
 check_exit 2 "model and sizes" flops --model m.vt --dim 64
-check_exit 1 "unknown encoding" flops --pe abs,foo
+check_exit 2 "unknown encoding: a usage error, as in vit-train" flops --pe abs,foo
 [ -s "$T/out" ] && nok "no partial output" || ok "no partial output"
-check_exit 1 "block not dividing the head" flops --pe liere:5
+check_exit 2 "block not dividing the head" flops --pe liere:5
 check_grep "says why" "dividing the head dimension" "$T/err"
 # --pe all on heads of 16: liere:64 cannot be built, and only it is left out.
 check_exit 0 "--pe all on a model of head dimension 16" flops --pe all --dim 64 --heads 4
 check_grep "... leaves liere:64 out, saying why" "^flops: --pe all: liere:64 left out: .*dividing the head dimension 16$" "$T/err"
 grep -q '^liere:8 ' "$T/out" && ! grep -q '^liere:64 ' "$T/out" && ok "... and counts the others" || nok "--pe all rows: $(cut -c1-16 "$T/out" | tr '\n' ' ')"
-check_exit 1 "liere:64 named on that model: an error" flops --pe liere:64 --dim 64 --heads 4
-check_exit 1 "heads not dividing dim" flops --dim 100 --heads 3
+check_exit 2 "liere:64 named on that model: a usage error" flops --pe liere:64 --dim 64 --heads 4
+check_exit 2 "heads not dividing dim" flops --dim 100 --heads 3
 check_exit 1 "missing checkpoint" flops --model "$T/none.vt"
 
 # A checkpoint of vit-train (one step of a small model): its configuration

@@ -372,6 +372,11 @@ check_grep "... naming it" "^patchify: class folder 'emu' is not in .*acd.txt" "
 check "an empty class folder" $P --patch 8 "$T/dempty"
 check_grep "... is warned of" "^patchify: .*dempty/dog: an empty class folder; it is class 1" "$T/err"
 
+# PyTorch's (N,C,H,W) arrays read as volumes: warned of, with the fix.
+$PY -c "import numpy as np; np.save('$T/nchw.npy', np.zeros((2, 3, 8, 8), np.uint8))"
+check "an (N,3,8,8) array" $P --patch 4 "$T/nchw.npy"
+check_grep "... is warned of as PyTorch's layout" "^patchify: .*nchw.npy: read as volumes of 3 slices of 8x8; if it is PyTorch's \(N,C,H,W\)" "$T/err"
+
 # --- the per-record source field (vitpipe(5)) -----------------------------
 $P --frames 3 --stride 5 --patch 8 "$T/v.mp4" >"$T/vs.vt" || nok "video with --stride"
 mkdir -p "$T/odd/c"

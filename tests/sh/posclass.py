@@ -18,7 +18,8 @@ label), --clspos VALUE (the CLSPOS key), --axes A, --values P, --patch-name NAME
 (positions as posgen makes them, integer, linspace or centre, and its POS
 key; default: integer positions under 'POS grid', a key that names no
 convention), --pos-scale S (positions times S), --no-pos (no pos field, POS
-or CLSPOS key: for posgen to add them)."""
+or CLSPOS key: for posgen to add them), --sorted (class 0 for the first
+half of the records, class 1 for the rest: a class-sorted data set)."""
 import argparse
 import sys
 
@@ -42,6 +43,7 @@ ap.add_argument("--tokens-from", default="")
 ap.add_argument("--convention", default="")
 ap.add_argument("--pos-scale", type=float, default=1)
 ap.add_argument("--no-pos", action="store_true")
+ap.add_argument("--sorted", action="store_true")
 a = ap.parse_args()
 rng = np.random.default_rng(a.seed)
 ALIGN = 64
@@ -79,6 +81,8 @@ for r in range(a.records):
     G = int(g2) if a.tokens_from and r >= int(k) else a.grid
     T = G * G
     label = int(rng.integers(2))
+    if a.sorted:
+        label = int(r >= a.records // 2)
     y, x = int(rng.integers(G - label)), int(rng.integers(G - 1 + label))
     tok = rng.integers(0, 40, size=(T, a.values))
     tok[y * G + x] = 250

@@ -309,4 +309,28 @@ check "a model of {circle, square}" vit-train --dim 16 --depth 1 --heads 2 --mlp
 check "its own classes are scored" $E "$T/cn.vt.m" "$T/cn.vt"
 check_exit 1 "a stream of {hexagon, square} is refused" $E "$T/cn.vt.m" "$T/cn2.vt"
 check_grep "... naming both names" "^vit-eval: .*cn2.vt: class 0 is 'hexagon', but .*class 0 is 'circle'" "$T/err"
+# --predict: the true class and right or wrong after the probability; in
+# JSON label, label_name and correct.
+paste "$T/labels" "$T/pred" | awk '{ want = $1 == 0 ? "right" : "below"
+	if ($4 != want || $5 != ($2 == want ? "right" : "wrong")) bad = 1 } END { exit bad }' &&
+	ok "--predict: each line's true class and right or wrong" || nok "--predict columns: $(head -n 2 "$T/pred")"
+$E --predict --json "$T/m.vt" "$T/test.vt" | $PY -c "import json, sys
+l = [json.loads(x) for x in sys.stdin]
+sys.exit(not all(r['label_name'] == ('right', 'below')[r['label']] and r['correct'] == (r['class'] == r['label']) for r in l))" &&
+	ok "--predict --json: label, label_name, correct" || nok "--predict --json lacks the true class"
+
+# Plausible mistakes, said plainly.
+check_exit 1 "operands swapped" $E "$T/test.vt" "$T/m.vt"
+check_grep "... the first is a stream, not a model" "^vit-eval: .*test.vt: a data stream \(field 'patch'\), not a model checkpoint" "$T/err"
+vtool to-safetensors "$T/m.vt" > "$T/m.safetensors"
+check_exit 1 "a safetensors file as the model" $E "$T/m.safetensors" "$T/test.vt"
+check_grep "... suggests vtool from-safetensors" "vtool from-safetensors" "$T/err"
+check_exit 1 "a directory as the stream" $E "$T/m.vt" "$T"
+check_grep "... says so" "is a directory" "$T/err"
+script -qec "$TOP/$BIN/vit-eval $T/m.vt; echo rc=\$?" /dev/null > "$T/tty" 2>&1
+check_grep "a stream from a terminal is refused, not waited for" "^vit-eval: stdin: refusing to read binary data from a terminal" "$T/tty"
+check_grep "... exit 1" "rc=1" "$T/tty"
+gen --records 20 --seed 3 --grid 6 > "$T/g6.vt"
+check "an abs model on another grid" $E --resamples 0 "$T/m.vt" "$T/g6.vt"
+check_grep "... says its table is interpolated" "^vit-eval: .*g6.vt: grid 6x6, the model's 4x4: its position table \(--pe abs\) is interpolated" "$T/err"
 finish

@@ -107,9 +107,11 @@ gen --records 50 --seed 5 --no-records > "$T/norec.vt"
 mkfifo "$T/val.fifo"
 check_exit 1 "--val a FIFO: refused" vit-train $N --pe none --val "$T/val.fifo" "$T/ep.vt"
 check_grep "... saying why" "^vit-train: --val: .*val.fifo: not a regular file" "$T/err"
+check_exit 1 "a --val file that is not there" vit-train $N --pe none --val "$T/nonesuch.vt" "$T/ep.vt"
+check_grep "... is named as --val's" "^vit-train: --val: .*nonesuch.vt: No such file" "$T/err"
 check_exit 1 "no RECORDS and no --steps: no schedule length" vit-train $N --pe none "$T/norec.vt"
 check_grep "... says to give --steps" "--steps" "$T/err"
-check "no RECORDS with --steps" sh -c "vit-train $M --pe none --steps 2 -o $T/n.vt < $T/norec.vt"
+check "no RECORDS with --steps" sh -c "vit-train $M --pe none --steps 1 -o $T/n.vt < $T/norec.vt"
 
 # Same seed and threads: same bytes; another seed: other bytes.
 mkdir "$T/a" "$T/b"
@@ -203,6 +205,43 @@ EOF
 	fi
 done
 
+# Ctrl-C (SIGINT): the step under way ends, its checkpoint is written (not
+# DONE), the exit is 130 and stderr says how to go on; so resumed, the run
+# ends with the bytes of the run that never stopped.
+mkdir -p "$T/c"
+(cd "$T/c" && { vit-train $K --log k.json -o k.vt ../small.vt 2>ierr & pid=$!; sleep 0.8; kill -INT $pid; wait $pid; echo "rc=$?" >irc; })
+check_grep "SIGINT: exit 130" "^rc=130" "$T/c/irc"
+check_grep "... saying how to continue" "^vit-train: interrupted \(SIGINT\) at step [0-9]+: k.vt holds the run; continue with: vit-train --resume -o k.vt --log k.json \.\./small.vt$" "$T/c/ierr"
+[ "$(key "$T/c/k.vt" DONE)" = 0 ] && [ "$(key "$T/c/k.vt" STEP)" = "$(sed -n 's/.*at step \([0-9]*\):.*/\1/p' "$T/c/ierr")" ] &&
+	ok "... the checkpoint holds that step, not done" || nok "SIGINT checkpoint: step $(key "$T/c/k.vt" STEP) done $(key "$T/c/k.vt" DONE)"
+(cd "$T/c" && vit-train --resume -o k.vt --log k.json ../small.vt 2>/dev/null)
+cmp -s "$T/a/k.vt" "$T/c/k.vt" && ok "... resumed as it says: bitwise the uninterrupted run" || nok "SIGINT, resumed: differs"
+
+# --resume takes the command that began the run: options equal to the
+# checkpoint's are fine, a real difference is refused naming both, and
+# more --epochs extend a finished run (the cosine laid out again).
+check "--resume with the run's own options" vit-train $K --resume --log k.json -o "$T/c/k.vt" "$T/small.vt"
+check_exit 2 "--resume with another --lr" vit-train $K --lr 0.5 --resume -o "$T/c/k.vt" "$T/small.vt"
+check_grep "... names both values" "^vit-train: --lr 0.5: the checkpoint's run has 0.001" "$T/err"
+check_exit 2 "--resume with another --pe" vit-train $M --pe liere:4 --resume -o "$T/c/k.vt" "$T/small.vt"
+check_grep "... names both encodings" "^vit-train: --pe liere:4: the checkpoint's run has abs" "$T/err"
+cp "$T/e1.vt" "$T/c/e.vt"
+check "--resume --epochs 2 extends a finished 1-epoch run" vit-train --resume --epochs 2 -o "$T/c/e.vt" "$T/ep.vt"
+[ "$(key "$T/c/e.vt" STEP)" = 8 ] && [ "$(key "$T/c/e.vt" TOTAL_STEPS)" = 8 ] && [ "$(key "$T/c/e.vt" DONE)" = 1 ] &&
+	ok "... to 8 steps, the schedule 8 long" || nok "extended: step $(key "$T/c/e.vt" STEP) total $(key "$T/c/e.vt" TOTAL_STEPS)"
+# --threads defaults to the run's, not to the cores.
+check "--resume without --threads" sh -c "OMP_NUM_THREADS=2 vit-train --resume --epochs 3 -o '$T/c/e.vt' '$T/ep.vt'"
+! grep -q 'threads, the run began with' "$T/err" && ok "... takes the run's 1 thread, without a warning" ||
+	nok "--resume without --threads: $(head -c 300 "$T/err")"
+# Resuming on another input (the test set for the training set) is refused.
+vit-train $M --pe abs --batch 32 --epochs 1 --save-steps 2 -o "$T/c/w.vt" "$T/ep.vt" 2>/dev/null
+check_exit 1 "--resume on another input" vit-train --resume --epochs 2 -o "$T/c/w.vt" "$T/val.vt"
+check_grep "... is refused, saying why" "^vit-train: --resume: .*val.vt is not the input the run trained on \(records=64, the run's records=100\)" "$T/err"
+gen --records 300 --epoch-records 100 --seed 8 > "$T/ep8.vt"
+check_exit 1 "--resume on other records of the same shape" vit-train --resume --epochs 2 -o "$T/c/w.vt" "$T/ep8.vt"
+check_grep "... is refused by their hash" "^vit-train: --resume: .*ep8.vt is not the input the run trained on \(first=" "$T/err"
+check "... unless --force" vit-train --resume --force --epochs 2 -o "$T/c/w.vt" "$T/ep8.vt"
+
 # --save-steps: checkpoints every N optimizer steps as well.  A run whose
 # input breaks off in epoch 2 leaves the checkpoint of step 6 (epochs are
 # 4 steps), mid-epoch; resumed, it ends with the bytes of the run that
@@ -268,7 +307,7 @@ $PY -c 'import sys, time
 d = open(sys.argv[1], "rb").read(); n = len(d) // 5 + 1
 for i in range(0, len(d), n):
     sys.stdout.buffer.write(d[i:i + n]); sys.stdout.flush(); time.sleep(0.6)' "$T/ep.vt" |
-	vit-train $N --pe abs --batch 10 --log "$T/rate.json" 2>/dev/null
+	vit-train $N --pe abs --batch 10 --no-shuffle --log "$T/rate.json" 2>/dev/null
 $PY - "$T/rate.json" > "$T/ratecheck" 2>&1 <<'EOF'
 import json, sys
 sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
@@ -350,6 +389,24 @@ $PY -c "import sys; sys.exit(not $d < 1e-6)" && ok "--clip 1e-12: the step moves
 vit-train $C -o "$T/c2.vt" "$T/small.vt" && vit-train $C --lr 0 -o "$T/c3.vt" "$T/small.vt"
 d=$($PY tests/sh/vtstream.py "$T/c2.vt" --maxdiff "$T/c3.vt")
 $PY -c "import sys; sys.exit(not $d > 1e-4)" && ok "... without --clip it does (max diff $d)" || nok "unclipped step moved only $d"
+
+# --steps beyond a file's end reads it again; a pipe that ends first ends
+# the run with exit 1, its checkpoint not done; --epochs the same.  A
+# stream without RECORDS (vtool cat) has its records counted.
+check "--steps 10 over a file of 3 steps" vit-train $M --pe abs --batch 20 --steps 10 -o "$T/st.vt" "$T/small.vt"
+[ "$(key "$T/st.vt" STEP)" = 10 ] && [ "$(key "$T/st.vt" DONE)" = 1 ] && ok "... takes 10 steps, reading it 4 times" ||
+	nok "--steps 10: step $(key "$T/st.vt" STEP)"
+rm -f "$T/sp.fifo" && mkfifo "$T/sp.fifo"
+cat "$T/small.vt" >"$T/sp.fifo" &
+check_exit 1 "--steps 10 over a pipe of 3 steps" vit-train $M --pe abs --batch 20 --steps 10 -o "$T/stp.vt" "$T/sp.fifo"
+check_grep "... says it ended early" "^vit-train: .*sp.fifo: ended after step 3 of 10; .*stp.vt holds the run, not finished" "$T/err"
+[ "$(key "$T/stp.vt" DONE)" = 0 ] && ok "... its checkpoint is not done" || nok "--steps over a pipe: DONE $(key "$T/stp.vt" DONE)"
+cat "$T/small.vt" >"$T/sp.fifo" &
+check_exit 1 "--epochs 3 over a pipe of one" vit-train $M --pe abs --batch 20 --epochs 3 -o "$T/ep3.vt" "$T/sp.fifo"
+check_grep "... says so" "^vit-train: .*sp.fifo: ended after 1 of 3 epochs" "$T/err"
+vtool cat "$T/small.vt" "$T/small.vt" > "$T/cat.vt"
+check "--epochs 2 of a vtool cat stream (no RECORDS)" vit-train $M --pe abs --batch 20 --epochs 2 -o "$T/cat2.vt" "$T/cat.vt"
+[ "$(key "$T/cat2.vt" STEP)" = 10 ] && ok "... its 100 records counted: 5 steps an epoch" || nok "vtool cat stream: step $(key "$T/cat2.vt" STEP)"
 
 # Multi-resolution: from record 50 on, 5x5 grids; batches end early.
 gen --records 100 --seed 7 --tokens-from 50:5 > "$T/multi.vt"
@@ -541,6 +598,28 @@ if [ -c /dev/full ] && [ -w /dev/full ]; then
 		nok "/dev/full was replaced by a file"; rm -f /dev/full; mknod -m 666 /dev/full c 1 7; }
 fi
 
+# --patience 2: a run that cannot improve (--lr 0) stops after the first
+# validation and two more, its model and --best kept, DONE.
+check "--patience 2 with --lr 0" vit-train $M --pe abs --batch 32 --epochs 30 --lr 0 --val "$T/val.vt" \
+	--patience 2 --best "$T/pb.vt" -o "$T/pt.vt" "$T/ep.vt"
+[ "$(key "$T/pt.vt" EPOCH)" = 3 ] && [ "$(key "$T/pt.vt" DONE)" = 1 ] && [ -f "$T/pb.vt" ] &&
+	ok "... stops after epoch 3 of 30, done, --best kept" || nok "--patience: epoch $(key "$T/pt.vt" EPOCH)"
+check_grep "... saying why" "^vit-train: no better val top-1 in 2 validations: stopping early" "$T/err"
+check_exit 2 "--patience without --val" vit-train $N --patience 2 "$T/ep.vt"
+# --progress: whole lines on a stderr that is no terminal.
+check "--progress 1e-6" vit-train $N --pe abs --batch 32 --epochs 1 --progress 1e-6 "$T/ep.vt"
+[ "$(grep -cE '^vit-train: step [1-4] of 4, epoch [0-9.]+ loss [0-9.]+ [0-9]+ img/s$' "$T/err")" -ge 3 ] &&
+	ok "... a line a step, each whole" || nok "--progress lines: $(head -c 300 "$T/err")"
+
+# --dim without --mlp: the MLP 4 times as wide (timm's ratio), not the
+# preset's; on a terminal the resolved shape is printed at the start.
+vit-train --dim 32 --heads 4 --depth 1 --threads 1 --steps 1 -o "$T/r4.vt" "$T/ep.vt" 2>/dev/null
+[ "$(key "$T/r4.vt" VIT_MLP)" = 128 ] && ok "--dim 32: mlp 128" || nok "--dim 32: mlp $(key "$T/r4.vt" VIT_MLP)"
+script -qec "$TOP/$BIN/vit-train --dim 32 --heads 4 --depth 1 --threads 1 --steps 1 --no-out $T/ep.vt" /dev/null > "$T/tty2" 2>&1
+check_grep "on a terminal: the model's shape" "^vit-train: model: dim 32, depth 1, heads 4, mlp 128, --pe none, [0-9]+ parameters" "$T/tty2"
+script -qec "$TOP/$BIN/vit-train $N; echo rc=\$?" /dev/null > "$T/tty3" 2>&1
+check_grep "no stream and a terminal on stdin: refused, not waited for" "^vit-train: stdin: refusing to read binary data from a terminal" "$T/tty3"
+
 # Learning: only the relative position of two markers tells the class.  A
 # LieRE model learns it in 6 passes over 2000 records (seconds); without
 # positions the model stays at chance.
@@ -555,4 +634,19 @@ acc=$(awk '/^top1/ { print $2 }' "$T/acc-liere:8")
 $PY -c "import sys; sys.exit(not ${acc:-0} >= 0.9)" && ok "liere:8 learns the task (top1 $acc)" || nok "liere:8 top1 $acc < 0.9"
 acc=$(awk '/^top1/ { print $2 }' "$T/acc-none")
 $PY -c "import sys; sys.exit(not 0.4 <= ${acc:-0} <= 0.6)" && ok "--pe none stays at chance (top1 $acc)" || nok "--pe none top1 $acc: not chance"
+# The same task sorted by class (all of class 0, then all of class 1): a
+# file is read in a new random order every epoch and learns it; in the
+# file's order (--no-shuffle, which warns) the model ends on the last
+# class seen, at chance.
+gen --records 2000 --seed 11 --sorted > "$T/sorted.vt"
+check "a class-sorted file, shuffled by default" vit-train $L --pe liere:8 -o "$T/srt.vt" "$T/sorted.vt"
+check "... and with --no-shuffle" vit-train $L --pe liere:8 --no-shuffle -o "$T/nsrt.vt" "$T/sorted.vt"
+check_grep "--no-shuffle warns that a file is read again in the same order" "^vit-train: .*sorted.vt: read again in the same order" "$T/err"
+for m in srt nsrt; do vit-eval --resamples 0 --threads 1 "$T/$m.vt" "$T/task-test.vt" > "$T/acc-$m"; done
+acc=$(awk '/^top1/ { print $2 }' "$T/acc-srt")
+$PY -c "import sys; sys.exit(not ${acc:-0} >= 0.9)" && ok "shuffled: the sorted file is learnt (top1 $acc)" || nok "shuffled sorted file: top1 $acc < 0.9"
+acc=$(awk '/^top1/ { print $2 }' "$T/acc-nsrt")
+$PY -c "import sys; sys.exit(not ${acc:-0} <= 0.65)" && ok "--no-shuffle: the sorted file is not (top1 $acc)" || nok "--no-shuffle sorted file: top1 $acc"
+[ "$(key "$T/srt.vt" TRAIN_SHUFFLE)" = -1 ] && [ "$(key "$T/nsrt.vt" TRAIN_SHUFFLE)" = 0 ] &&
+	ok "TRAIN_SHUFFLE recorded (-1: the default, 0: none)" || nok "TRAIN_SHUFFLE $(key "$T/srt.vt" TRAIN_SHUFFLE)"
 finish

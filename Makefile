@@ -8,13 +8,16 @@
 #   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
 #   make bench        benchmarks that print figures (not part of the tests)
-#   make install PREFIX=/usr/local   binaries and man pages;  make uninstall
+#   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completion;
+#                                     make uninstall
 #   make clean
 
 VERSION	= 0.1.0
 PREFIX	?= /usr/local
 BINDIR	= $(PREFIX)/bin
 MANDIR	= $(PREFIX)/share/man
+BASHCOMPDIR = $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR = $(PREFIX)/share/zsh/site-functions
 
 PKGS	= libpng libjpeg libavformat libavcodec libavutil libswscale openblas zlib
 # vit-train alone links MPI (Open MPI's C bindings): the other commands
@@ -194,15 +197,28 @@ demo: deps
 	@$(MAKE) -s --no-print-directory all
 	@BIN=$(BIN) sh data/demo.sh
 
-install: $(PROGS)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7
+# Shell completion, made from the commands' own --help (completion/gen.sh).
+$(BUILD)/completion/vitpipe.bash $(BUILD)/completion/_vitpipe: $(PROGS) completion/gen.sh
+	@mkdir -p $(@D)
+	sh completion/gen.sh bash $(BIN) > $(BUILD)/completion/vitpipe.bash
+	sh completion/gen.sh zsh $(BIN) > $(BUILD)/completion/_vitpipe
+
+# bash-completion loads a command's file by its name: one file, a link
+# for each command.
+install: $(PROGS) $(BUILD)/completion/vitpipe.bash $(BUILD)/completion/_vitpipe
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man7 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR)
 	for f in $(PROGS); do install -m 755 $$f $(DESTDIR)$(BINDIR) || exit 1; done
 	for f in $(MAN1) $(MAN5) $(MAN7); do \
 	  install -m 644 $$f $(DESTDIR)$(MANDIR)/$$(basename $$(dirname $$f)) || exit 1; done
+	install -m 644 $(BUILD)/completion/vitpipe.bash $(DESTDIR)$(BASHCOMPDIR)/vitpipe
+	for c in $(CMDS); do ln -sf vitpipe $(DESTDIR)$(BASHCOMPDIR)/$$c || exit 1; done
+	install -m 644 $(BUILD)/completion/_vitpipe $(DESTDIR)$(ZSHCOMPDIR)/_vitpipe
 
 uninstall:
 	rm -f $(CMDS:%=$(DESTDIR)$(BINDIR)/%)
 	rm -f $(MAN1:man/%=$(DESTDIR)$(MANDIR)/%) $(MAN5:man/%=$(DESTDIR)$(MANDIR)/%) $(MAN7:man/%=$(DESTDIR)$(MANDIR)/%)
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/vitpipe $(CMDS:%=$(DESTDIR)$(BASHCOMPDIR)/%) $(DESTDIR)$(ZSHCOMPDIR)/_vitpipe
 
 clean:
 	rm -rf bin build

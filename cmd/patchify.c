@@ -375,9 +375,10 @@ transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, cha
 		}
 	}
 	if (w->a.t != p->t || w->a.h != p->oh || w->a.w != p->ow)
-		return snprintf(err, IMAGE_ERRLEN, "%d frame%s of %dx%d (height x width), the "
-		    "first record %d of %dx%d (use --resize or --crop)", w->a.t,
-		    w->a.t == 1 ? "" : "s", w->a.h, w->a.w, p->t, p->oh, p->ow), -1;
+		return snprintf(err, IMAGE_ERRLEN, "size %dx%d (height x width), %d frame%s, "
+		    "differs from the first record's %dx%d, %d frame%s (use --resize or --crop)",
+		    w->a.h, w->a.w, w->a.t, w->a.t == 1 ? "" : "s", p->oh, p->ow, p->t,
+		    p->t == 1 ? "" : "s"), -1;
 	if (o->pad) {
 		if (aug_crop_pad(&w->a, &w->b, p->oh, p->ow, o->pad, r) < 0)
 			goto oom;

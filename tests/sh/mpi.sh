@@ -112,9 +112,10 @@ check_grep "... and the same test top-1, above chance ($(cut -d' ' -f2 "$T/facc"
 # A rank killed (SIGKILL) while rank 0 waits on the FIFO it reads (the
 # stream stops after about half its records): mpirun ends the job within
 # seconds, naming the rank; the last checkpoint is whole, and resumed on 2
-# ranks it ends with the bytes of the run that never stopped.
+# ranks it ends with the bytes of the run that never stopped.  A shuffle
+# buffer of 8 records: steps follow the records as they come.
 gen --records 400 --seed 7 > "$T/s.vt"
-K="$M --pe liere:2 --batch 8 --save-steps 2 --seed 2"
+K="$M --pe liere:2 --batch 8 --save-steps 2 --seed 2 --shuffle-buffer 8"
 (cd "$T/a" && fed in "cat ../s.vt" mr 2 vit-train $K --log k.json -o k.vt in 2>/dev/null)
 [ "$(key "$T/a/k.vt" STEP)" = 50 ] && ok "2 ranks from a FIFO: 50 steps" || nok "uninterrupted run: step $(key "$T/a/k.vt" STEP)"
 mkfifo "$T/b/in"

@@ -69,7 +69,7 @@ def ci():
 def loss():
     names, nll = {"right": 0, "below": 1}, []
     for lab, line in zip(open(sys.argv[3]), open(sys.argv[4])):
-        name, p = line.split()
+        name, p = line.split()[:2]
         p = float(p) if names[name] == int(lab) else 1 - float(p)
         nll.append(-math.log(max(p, 1e-7)))
     assert len(nll) == 300 and abs(sum(nll) / 300 - j["loss"]) < 1e-3, f"loss {j['loss']}, -log p(label) {sum(nll) / 300}"
@@ -199,9 +199,9 @@ check_exit 2 "--confusion with --predict" vit-eval --confusion --predict "$T/m12
 # --predict line, and in --json; without the field the lines are as before.
 SOURCE="set A/img" restream "$T/test.vt" "$T/src.vt" -
 check "--predict with a source field" $E --predict "$T/m12.vt" "$T/src.vt"
-awk '{ s = $3; for (i = 4; i <= NF; i++) s = s " " $i; if (s != "set A/img/" NR - 1 ".png") bad = 1 }
+awk '{ s = $5; for (i = 6; i <= NF; i++) s = s " " $i; if (s != "set A/img/" NR - 1 ".png") bad = 1 }
 	END { exit bad }' "$T/out" && ok "... each record's source ends its line" || nok "... $(head -n 2 "$T/out")"
-cut -d' ' -f1,2 "$T/out" | cmp -s - "$T/m12.pred" && ok "... after the same class and probability" ||
+cut -d' ' -f1-4 "$T/out" | cmp -s - "$T/m12.pred" && ok "... after the same class, probability and true class" ||
 	nok "... other predictions: $(head -n 2 "$T/out")"
 check "--predict --json with a source field" $E --predict --json "$T/m12.vt" "$T/src.vt"
 $PY -c "
@@ -209,7 +209,7 @@ import json, sys
 l = [json.loads(x) for x in open('$T/out')]
 sys.exit(len(l) != 300 or not all(r['source'] == f'set A/img/{i}.png' for i, r in enumerate(l)))" &&
 	ok "... a source key in every object" || nok "... $(head -n 1 "$T/out")"
-[ "$(awk '{ print NF }' "$T/m12.pred" | sort -u)" = 2 ] && ok "without the field: class and probability alone" ||
+[ "$(awk '{ print NF }' "$T/m12.pred" | sort -u)" = 4 ] && ok "without the field: class, probability, true class, right or wrong" ||
 	nok "without the field: $(head -n 1 "$T/m12.pred")"
 restream "$T/test.vt" "$T/nopos.vt" "FIELD pos"
 check_exit 1 "no field pos" $E "$T/m12.vt" "$T/nopos.vt"
@@ -245,7 +245,7 @@ check_exit 2 "--predict with --per-class" vit-eval --predict --per-class "$T/m.v
 # the absolute positions.  probs_close A B: the same classes,
 # probabilities within 1e-5 (float rounding: 1e-7; what the positions
 # change in these small models: 1e-4).
-probs_close() { paste "$1" "$2" | awk '$1 != $3 || ($2 - $4) ^ 2 > 1e-10 { bad = 1 } END { exit bad }'; }
+probs_close() { paste "$1" "$2" | awk '{ n = NF / 2 } $1 != $(n + 1) || ($2 - $(n + 2)) ^ 2 > 1e-10 { bad = 1 } END { exit bad }'; }
 gen --records 300 --seed 1 --no-pos | posgen --cls centre > "$T/ctrain.vt"
 gen --records 100 --seed 2 --no-pos | posgen --cls centre > "$T/ctest.vt"
 gen --records 100 --seed 2 --no-pos | posgen --cls centre --offset 1 --seed 3 > "$T/coff.vt"

@@ -310,7 +310,7 @@ done > "$T/undoc"
 	nok "no OPTIONS entry for $(tr '\n' ' ' < "$T/undoc")"
 # A write that fails says why.
 if [ -c /dev/full ] && [ -w /dev/full ]; then
-	$PY tests/sh/posclass.py --records 16 > "$T/wf-in.vt"
+	$PY "$TOP/tests/sh/posclass.py" --records 16 > "$T/wf-in.vt"
 	vit-train --dim 16 --depth 1 --heads 2 --mlp 16 --threads 1 --epochs 1 -o "$T/wf.vt" "$T/wf-in.vt" 2>/dev/null
 	vtool to-safetensors "$T/wf.vt" > /dev/full 2> "$T/err"
 	check_grep "to-safetensors on a full disk names the reason" "^vtool: .*No space left on device" "$T/err"

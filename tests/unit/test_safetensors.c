@@ -23,7 +23,8 @@ file_of(const char *json, const void *data, size_t n, uint64_t *size)
 
 	fwrite(&len, 8, 1, fp);
 	fputs(json, fp);
-	fwrite(data, 1, n, fp);
+	if (n > 0)	/* data may be NULL then, which fwrite's contract forbids */
+		fwrite(data, 1, n, fp);
 	*size = 8 + len + n;
 	rewind(fp);
 	return fp;

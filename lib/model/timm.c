@@ -669,24 +669,23 @@ slot(const struct timm_plan *p, const struct timm_entry *e)
 	return 2 * (int)(vit_find_tensor(p->m, name) - p->m->tensor) + (e->how == H_SCALE);
 }
 
-/* Whether the data of s can hold the weight matrices (and the position
- * table of grid table[axes]) of config c at 2 bytes a value (F16): names
- * and metadata are input like any other, and a model many times the
- * file's size is refused before it is built.  0, or -1 with why. */
+/* Build p's model (described, its every tensor mapped) with room for one
+ * token: it is only filled and written here.  Its fixed table is none of
+ * the file's: it must be within vit_fixed_check's bounds. */
 static int
-carried(const struct st *s, const struct vit_config *c, const int *table, int new_head,
-    char *why, size_t len)
+build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
 {
-	double D = c->dim, need = 2 * (D * c->P + c->depth * (4 * D * D + 2 * D * c->mlp) +
-	    (new_head ? 0 : (double)c->classes * D) +
-	    (strcmp(c->pe, "abs") == 0 ? (1 + (double)tokens(table, c->axes)) * D : 0));
+	const struct vit_config *c = &p->m->c;
+	struct vit *m;
+	char why[256];
 
-	if (need <= (double)s->data_len)
-		return 0;
-	snprintf(why, len, "its names and shapes describe a model of %.0f values or more, "
-	    "its %llu bytes of data cannot hold them", need / 2,
-	    (unsigned long long)s->data_len);
-	return -1;
+	if (vit_fixed_check(c, p->m->nparam, why, sizeof why) < 0 ||
+	    (m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
+	    vit_create_infer(c, 1, 1, why, sizeof why)) == NULL)
+		return fail(err, errlen, "the model: %s", why);
+	vit_destroy(p->m);
+	p->m = m;
+	return 0;
 }
 
 int
@@ -738,12 +737,12 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		    NULL) < 0)
 			return fail(err, errlen, "%s", p->keys.err);
 	}
-	if (carried(s, &c, p->src_grid, p->new_head, why, sizeof why) < 0)
-		return fail(err, errlen, "%s", why);
-	/* Room for one token: the model is only filled and written here. */
-	p->m = p->new_head ? vit_create(&c, 1, 1, o->seed, why, sizeof why) :
-	    vit_create_infer(&c, 1, 1, why, sizeof why);
-	if (p->m == NULL)
+	/* Planned on the model's tensor table alone, and built only once each
+	 * of its tensors has a tensor of the file of exactly its shape (but a
+	 * new head), as ckpt_load checks a checkpoint's fields: names and
+	 * metadata are input like any other, and a model many times the
+	 * file's size is refused before it is built. */
+	if ((p->m = vit_describe(&c, why, sizeof why)) == NULL)
 		return fail(err, errlen, "the model: %s", why);
 	int nt = p->m->ntensor, *own = calloc(2 * (size_t)nt, sizeof *own);
 	p->e = calloc((size_t)s->ntensor + nt, sizeof *p->e);
@@ -780,7 +779,7 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		p->nbad++;
 	}
 	free(own);
-	return 0;
+	return p->nbad ? 0 : build(p, o, err, errlen);
 }
 
 /* ---- resampling ---- */

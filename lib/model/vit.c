@@ -449,6 +449,30 @@ vit_layout(const struct vit_config *c, int (*fn)(void *arg,
 	return b.rc;
 }
 
+/* Floats of the fixed table of a model of c, whose encoding is pe: sincos's
+ * [1+G][D], or 0. */
+static size_t
+fixed_floats(const struct vit_config *c, const struct pe *pe)
+{
+	return pe->table == PE_TABLE_SINCOS ?
+	    (size_t)(1 + vit_grid_size(c->grid, c->axes)) * c->dim : 0;
+}
+
+int
+vit_fixed_check(const struct vit_config *c, size_t nparam, char *err, size_t errlen)
+{
+	struct pe pe;
+	size_t n;
+
+	if (parse_pe(&pe, c, err, errlen) == -1)
+		return -1;
+	if ((n = fixed_floats(c, &pe)) <= nparam || n <= VIT_MAXFIXED)
+		return 0;
+	snprintf(err, errlen, "its %s table of %d tokens would be %zu floats, more than "
+	    "its %zu parameters", c->pe, vit_grid_size(c->grid, c->axes), n, nparam);
+	return -1;
+}
+
 static struct vit *
 create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
     int infer, char *err, size_t errlen)
@@ -522,8 +546,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	    (s->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
 		goto nomem;
 	if (s->pe.table == PE_TABLE_SINCOS) {
-		s->sincos = malloc(sizeof(float) * (size_t)(1 + vit_grid_size(c->grid,
-		    c->axes)) * c->dim);
+		s->sincos = malloc(sizeof(float) * fixed_floats(c, &s->pe));
 		if (s->sincos == NULL)
 			goto nomem;
 		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
@@ -532,6 +555,31 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 		vit_set_grid(m, c->grid);
 	return m;
 nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	vit_destroy(m);
+	return NULL;
+}
+
+struct vit *
+vit_describe(const struct vit_config *c, char *err, size_t errlen)
+{
+	struct vit *m = calloc(1, sizeof *m);
+	struct vit_state *s = calloc(1, sizeof *s);
+
+	if (m != NULL)
+		m->st = s;
+	if (m == NULL || s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	m->c = *c;
+	if (vit_config_check(c, err, errlen) == -1 || parse_pe(&s->pe, c, err, errlen) == -1)
+		goto fail;
+	struct builder b = { .m = m, .sizing = 1 };
+	layout(&b);
+	if (b.rc == 0)
+		return m;
 	snprintf(err, errlen, "out of memory");
 fail:
 	vit_destroy(m);

@@ -5,13 +5,13 @@
 # (limited), so a regression fails its check instead of eating the machine.
 . tests/sh/lib.sh
 cd "$T" || exit 1
-MEM=1048576	# KiB of address space a command may take (ulimit -v)
+MEM=1048576	# KiB of memory a command may take (memlimit: ulimit -v, or ASan's)
 FSIZE=65536	# 512-byte blocks of the largest file it may write (ulimit -f)
 
 # limited SECONDS command...: run under the limits, stdout in out, stderr in err.
 limited() {
 	local s=$1; shift
-	(ulimit -v $MEM; ulimit -f $FSIZE; exec timeout "$s" "$@") >out 2>err
+	(ulimit -f $FSIZE; memlimit $MEM timeout "$s" "$@") >out 2>err
 }
 # refused "what" pattern command...: exit 1 within 20 s and the limits, with
 # a "prog: " message matching pattern; refused_as PROG ... for a command
@@ -124,7 +124,7 @@ pos="field 'pos_embed' is f32\\[17,192\\], the model wants f32\\[(65537|36865),1
 # resident memory under 24 MiB, within the address-space limit.
 rss_refused() {
 	local d=$1; shift
-	if "$PY" rss.py 24576 1 sh -c "ulimit -v $MEM; exec \"\$@\"" sh "$@" >rss &&
+	if memlimit $MEM "$PY" rss.py 24576 1 "$@" >rss &&
 	    grep -Eq -- "^$(basename "$1"): .*$pos" err; then ok "$d: $(cat rss)"
 	else nok "$d: $(cat rss) $(head -c 300 err)"; fi
 }
@@ -136,6 +136,25 @@ rss_refused "vtool to-safetensors: the same" vtool to-safetensors grid.vt
 rss_refused "vit-train --resume: the same" vit-train --threads 1 --resume -o grid-r.vt train.vt
 limited 60 vit-eval --threads 1 wide.vt train.vt && ok "the 192-wide model itself loads" ||
 	nok "wide.vt: $(head -c 300 err)"
+
+# sincos's table is carried by no file: keys of a 4096x4096 grid on a
+# model 32 wide (2 GB of table, built in 20 s) are refused before
+# anything is built, in a checkpoint and in a safetensors export's
+# metadata (issue 39), at the memory of the small file.
+check "train a sincos model" vit-train --dim 32 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe sincos --epochs 1 --batch 20 -o sc.vt train.vt
+rekey sc.vt sc-big.vt "VIT_GRID 4096,4096"
+check "... exported" sh -c 'vtool to-safetensors sc.vt >sc.safetensors'
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['VIT_GRID'] = '4096,4096'
+st_write('sc-big.safetensors', sd, meta)"
+pos="its sincos table of 16777216 tokens would be 536870944 floats, more than its [0-9]+ parameters"
+rss_refused "vit-eval: a sincos grid of 2^24 tokens on a small model" vit-eval --threads 1 --batch 1 sc-big.vt train.vt
+rss_refused "vtool from-safetensors: the same in the metadata" vtool from-safetensors sc-big.safetensors
+limited 60 vtool from-safetensors sc.safetensors && ok "the small sincos export itself imports" ||
+	nok "sc.safetensors: $(head -c 300 err)"
 
 # A stream of another class count than the model's (2 classes).
 rekey train.vt c100.vt "CLASSES 100"

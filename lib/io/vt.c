@@ -353,7 +353,13 @@ static int
 meta_append(struct vt *s, const char *key, const char *val)
 {
 	struct vt_meta *m;
+	size_t line = strlen(key) + strlen(val) + 2;
 
+	/* a reader reads no longer header: memory stops here too (an import's
+	 * metadata of millions of lines) */
+	if (s->metabytes + line > (size_t)VT_MAXHEADER)
+		return fail(s, "metadata over %ld bytes: longer than a header may be",
+		    VT_MAXHEADER);
 	if (grow(s, &s->meta, &s->metacap, s->nmeta + 1, sizeof(*s->meta)) == -1)
 		return -1;
 	m = &s->meta[s->nmeta];
@@ -362,6 +368,7 @@ meta_append(struct vt *s, const char *key, const char *val)
 		return fail(s, "out of memory");
 	}
 	s->nmeta++;
+	s->metabytes += line;
 	return 0;
 }
 
@@ -405,6 +412,7 @@ vt_meta_set(struct vt *s, const char *key, const char *val)
 		return -1;
 	for (int i = 0; i < s->nmeta; i++) {
 		if (strcmp(s->meta[i].key, key) == 0) {
+			s->metabytes -= strlen(s->meta[i].key) + strlen(s->meta[i].val) + 2;
 			free(s->meta[i].key);
 			free(s->meta[i].val);
 		} else
@@ -532,6 +540,17 @@ parse_field(struct vt *s, char *args, int lineno)
 	return add_field(s, name, dtype, rank, dim, 0) < 0 ? -1 : 0;
 }
 
+/* More records of no bytes than VT_MAXEMPTY, which readers refuse: a
+ * stream of them is work without data. */
+static int
+too_many_empty(struct vt *s)
+{
+	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
+		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
+		    (long long)VT_MAXEMPTY);
+	return 0;
+}
+
 int
 vt_read_header(struct vt *s, FILE *fp, const char *name)
 {
@@ -604,9 +623,8 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 		return fail(s, "header has no ALIGN");
 	if (s->nfield == 0)
 		return fail(s, "header declares no FIELD");
-	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
-		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
-		    (long long)VT_MAXEMPTY);
+	if (too_many_empty(s) == -1)
+		return -1;
 	for (size_t k = pad(consumed, s->align); k > 0; k--) {
 		int c = getc(fp);
 		if (c == EOF)
@@ -783,6 +801,8 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 	s->recno = 0;
 	if (s->nfield == 0)
 		return fail(s, "no fields to write");
+	if (too_many_empty(s) == -1)
+		return -1;
 	if ((m = open_memstream(&buf, &len)) == NULL)
 		return fail(s, "out of memory");
 	fprintf(m, "%s\nBYTEORDER little\nALIGN %d\n", VT_MAGIC, s->align);
@@ -806,6 +826,10 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 	if (fclose(m) == EOF) {
 		free(buf);
 		return fail(s, "out of memory");
+	}
+	if (len > (size_t)VT_MAXHEADER) {
+		free(buf);
+		return fail(s, "a header of %zu bytes: longer than %ld", len, VT_MAXHEADER);
 	}
 	rc = put(s, buf, len);
 	free(buf);

@@ -166,6 +166,34 @@ refused "vit-train --val: the same" 'c100\.vt: CLASSES 100, the model has 2 clas
     vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --epochs 1 --batch 20 \
     --val c100.vt -o v.vt train.vt
 
+# --- imports (vtool from-npy, from-safetensors): what they write, a
+# reader reads, and they refuse the rest before the work (issue 39) ---
+# An .npy of shape (2^40, 0), 128 bytes: 2^40 records of no bytes, which
+# every reader refuses; from-npy looped over them for 21 days.
+mkdir -p npy0
+"$PY" -c 'import sys
+d = b"{\x27descr\x27: \x27|u1\x27, \x27fortran_order\x27: False, \x27shape\x27: (1099511627776, 0), }"
+d += b" " * (-(10 + len(d) + 1) % 64) + b"\n"
+sys.stdout.buffer.write(b"\x93NUMPY\x01\x00" + len(d).to_bytes(2, "little") + d)' >npy0/e.npy
+refused "from-npy: 2^40 records of no bytes, at once" 'RECORDS 1099511627776 of no bytes: more than 1048576' \
+    vtool from-npy e=npy0/e.npy
+[ -s out ] && nok "... yet wrote $(wc -c <out) bytes" || ok "... writing nothing"
+# header.json of a million keys, 20 MB of them: more than a header holds.
+"$PY" -c 'import json
+m = [["HISTORY", "x" * 10]] * 1000000
+json.dump({"align": 64, "fields": {"e": {"dtype": "u8", "dims": [1]}}, "meta": m}, open("npy0/header.json", "w"))
+import numpy as np; np.save("npy0/one.npy", np.zeros((2, 1), "u1"))'
+refused "from-npy: header.json of a million keys is refused as it is read" \
+    'metadata over 16777216 bytes: longer than a header may be' vtool from-npy e=npy0/one.npy
+# A vitpipe export whose HISTORY holds two million lines.
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['HISTORY'] = '\n'.join(['x' * 8] * 2000000)
+st_write('history.safetensors', sd, meta)"
+refused "from-safetensors: 2 million HISTORY lines (20 MB of header)" \
+    'metadata over 16777216 bytes: longer than a header may be' vtool from-safetensors history.safetensors
+
 # --- videos (lib/video.c): a file never makes the reader open another ---
 ffmpeg -v error -y -f lavfi -i testsrc=size=32x32:rate=16:duration=1 -c:v mpeg2video secret.ts ||
 	nok "ffmpeg: secret.ts"

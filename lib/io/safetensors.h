@@ -36,7 +36,7 @@ enum st_dtype {
 };
 
 struct st_tensor {
-	char	*name;
+	char	*name;			/* first: unique_names sorts by it */
 	int	 dtype;			/* enum st_dtype */
 	int	 rank;
 	int64_t	 shape[ST_MAXRANK];
@@ -47,7 +47,7 @@ struct st_tensor {
 };
 
 struct st_meta {
-	char	*key, *val;
+	char	*key, *val;		/* key first: unique_names sorts by it */
 };
 
 struct st {

@@ -497,18 +497,20 @@ read_line(FILE *fp, char *buf, size_t max, size_t *consumed)
 	return -1;
 }
 
-static int
-parse_i64(const char *str, int64_t lo, int64_t hi, int64_t *out)
+int
+vt_parse_int(const char *str, char **end, int64_t lo, int64_t hi, int64_t *out)
 {
-	char *end;
+	char *e;
 	long long v;
 
-	if (!isdigit((unsigned char)*str))
+	if (!isdigit((unsigned char)str[*str == '-' && lo < 0]))
 		return -1;
 	errno = 0;
-	v = strtoll(str, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	v = strtoll(str, &e, 10);
+	if (errno || (end == NULL && *e) || v < lo || v > hi)
 		return -1;
+	if (end != NULL)
+		*end = e;
 	*out = v;
 	return 0;
 }
@@ -533,7 +535,7 @@ parse_field(struct vt *s, char *args, int lineno)
 			    lineno, name, VT_MAXRANK);
 		if (strcmp(tok, "*") == 0)
 			dim[rank++] = VT_ANY;
-		else if (parse_i64(tok, 0, VT_MAXDIM, &dim[rank++]) == -1)
+		else if (vt_parse_int(tok, NULL, 0, VT_MAXDIM, &dim[rank++]) == -1)
 			return fail(s, "header line %d: field '%.40s': bad dim '%.20s'", lineno,
 			    name, tok);
 	}
@@ -599,13 +601,13 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 			have_order = 1;
 		} else if (strcmp(line, "ALIGN") == 0) {
 			int64_t a;
-			if (parse_i64(val, 1, VT_MAXALIGN, &a) == -1 || (a & (a - 1)))
+			if (vt_parse_int(val, NULL, 1, VT_MAXALIGN, &a) == -1 || (a & (a - 1)))
 				return fail(s, "header line %d: ALIGN must be a power of two "
 				    "in 1..%d", lineno, VT_MAXALIGN);
 			s->align = (int)a;
 			have_align = 1;
 		} else if (strcmp(line, "RECORDS") == 0) {
-			if (parse_i64(val, 0, INT64_MAX / 2, &s->records) == -1)
+			if (vt_parse_int(val, NULL, 0, INT64_MAX / 2, &s->records) == -1)
 				return fail(s, "header line %d: bad RECORDS '%.20s'", lineno, val);
 		} else if (strcmp(line, "FIELD") == 0) {
 			if (parse_field(s, val, lineno) == -1)
@@ -926,15 +928,9 @@ vt_parse_dims(const char *str, int64_t *g, int max)
 
 	while (*str) {
 		char *end;
-		long long v;
 
-		if (n == max || !isdigit((unsigned char)*str))
+		if (n == max || vt_parse_int(str, &end, 1, INT32_MAX, &g[n++]) == -1)
 			return -1;
-		errno = 0;
-		v = strtoll(str, &end, 10);
-		if (errno || v <= 0 || v > INT32_MAX)
-			return -1;
-		g[n++] = v;
 		if (*end == 'x' && end[1])
 			end++;
 		else if (*end)

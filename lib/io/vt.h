@@ -135,6 +135,11 @@ int	 vt_load_with(struct vt *s, const char *path,
 /* Write s, whose fields hold one record, to path atomically.  0 or -1. */
 int	 vt_save(struct vt *s, const char *path);
 
+/* The one parser of header keys' whole numbers: the decimal at str, an
+ * optional '-' only when lo < 0, in [lo, hi] (never wrapped) into *out,
+ * and then the string's end, or anything when end is not NULL (*end: past
+ * the digits).  0, or -1. */
+int	 vt_parse_int(const char *str, char **end, int64_t lo, int64_t hi, int64_t *out);
 /* Grid dims parsed from "4x7x7" into g[], returning their count or -1. */
 int	 vt_parse_dims(const char *str, int64_t *g, int max);
 /* The shape dims[rank] as "[a,b,c]" ('*' for VT_ANY) into buf[len]

@@ -188,9 +188,8 @@ patch_geometry(const struct vit_config *c, const struct vt *keys, int *C, int64_
 {
 	const char *ch = vt_meta(keys, "CHANNELS"), *pk = vt_meta(keys, "PATCH");
 	int64_t n = 0, prod = 1;
-	char *end;
 
-	if (ch != NULL && pk != NULL && (n = strtol(ch, &end, 10)) > 0 && *end == '\0' &&
+	if (ch != NULL && pk != NULL && vt_parse_int(ch, NULL, 1, c->P, &n) == 0 &&
 	    (*ns = vt_parse_dims(pk, s, VIT_MAXAXES)) == c->axes) {
 		for (int k = 0; k < *ns; k++)
 			prod *= s[k];

@@ -106,6 +106,10 @@ refused "a checkpoint whose fields are not in the file is refused before buildin
     'short\.vt: the header declares [0-9]+ bytes of fields, the file holds [0-9]+ after it' \
     vit-eval --threads 1 short.vt train.vt
 limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
+# 2^32 + 16 is no dim 16 (issue 39: (int)strtol wrapped it).
+rekey m.vt wrap.vt "VIT_DIM 4294967312"
+refused "VIT_DIM 4294967312 is refused, not read as 16" "bad value '4294967312' for VIT_DIM" \
+    vit-eval --threads 1 wrap.vt train.vt
 
 # Every field is checked against the exact shape of its tensor before
 # anything is built.  All of a 192-wide model's weights and moments

@@ -522,7 +522,18 @@ test_writer_limits(void)
 static void
 test_parse_dims(void)
 {
-	int64_t g[4];
+	int64_t g[4], v = 0;
+	char *end;
+
+	CHECK(vt_parse_int("4294967328", NULL, 0, INT32_MAX, &v) == -1 &&
+	    vt_parse_int("99999999999999999999", NULL, 0, INT64_MAX, &v) == -1 &&
+	    vt_parse_int("-5", NULL, 0, 9, &v) == -1 && vt_parse_int(" 5", NULL, 0, 9, &v) == -1 &&
+	    vt_parse_int("+5", NULL, 0, 9, &v) == -1 && vt_parse_int("5 ", NULL, 0, 9, &v) == -1 &&
+	    vt_parse_int("", NULL, 0, 9, &v) == -1, "vt_parse_int: out of range, signs, "
+	    "spaces, nothing: refused, never wrapped");
+	CHECK(vt_parse_int("-5", NULL, -9, 9, &v) == 0 && v == -5 &&
+	    vt_parse_int("12,3", &end, 0, 99, &v) == 0 && v == 12 && *end == ',',
+	    "vt_parse_int: a sign where lo < 0; digits up to end");
 
 	CHECK(vt_parse_dims("4x7x7", g, 4) == 3 && g[0] == 4 && g[2] == 7, "4x7x7");
 	CHECK(vt_parse_dims("28", g, 4) == 1 && g[0] == 28, "28");

@@ -384,13 +384,26 @@ structural(const char *key)
 	return 0;
 }
 
+/* Whether s has a control character (C0 or DEL): none goes into a header
+ * written here, whose values (class names, an import's metadata) are
+ * printed to terminals. */
+static int
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int
 check_meta(struct vt *s, const char *key, const char *val)
 {
 	if (!valid_name(key, 64) || structural(key))
 		return fail(s, "bad metadata key '%.40s'", key);
-	if (val && (strchr(val, '\n') || strlen(key) + strlen(val) + 2 > VT_MAXLINE))
-		return fail(s, "metadata %s: value has a newline or is too long", key);
+	if (val && (has_control(val) || strlen(key) + strlen(val) + 2 > VT_MAXLINE))
+		return fail(s, "metadata %s: value has a newline or another control "
+		    "character, or is too long", key);
 	return 0;
 }
 
@@ -451,7 +464,7 @@ vt_history(struct vt *s, int argc, char *const argv[])
 	if (n >= sizeof(line))
 		n = sizeof(line) - 1;
 	for (size_t i = 0; i < n; i++)
-		if (line[i] == '\n' || line[i] == '\r')
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = ' ';
 	return vt_meta_add(s, "HISTORY", line);
 }

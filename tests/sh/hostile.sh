@@ -198,6 +198,37 @@ st_write('history.safetensors', sd, meta)"
 refused "from-safetensors: 2 million HISTORY lines (20 MB of header)" \
     'metadata over 16777216 bytes: longer than a header may be' vtool from-safetensors history.safetensors
 
+# --- terminal escapes (issue 39): text from input is printed with its
+# control characters escaped, and no writer puts them into a header ---
+# raw FILE: whether FILE holds an ESC, BEL or CR byte
+raw() { grep -q "$(printf '[\033\007\r]')" "$1"; }
+printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 1\nFIELD x u8 1\nCLASS 0 \033]0;owned\007\r\nENDHDR\n\001' >esc.vt
+limited 20 vtool info esc.vt
+! raw out && grep -q 'CLASS 0 \\x1b]0;owned\\x07\\x0d' out && ok "vtool info escapes a key's ESC, BEL, CR" ||
+    nok "vtool info: $(od -c out | head -5)"
+cp esc.vt "$(printf 'e\033[2Jv.vt')"
+limited 20 vtool info "$(printf 'e\033[2Jv.vt')"
+! raw out && grep -q '^stream   e\\x1b\[2Jv\.vt$' out && ok "... and the stream's name" || nok "name: $(od -c out | head -3)"
+limited 20 vtool info "$(printf 'no\033such')"
+! raw err && grep -q 'no\\x1bsuch' err && ok "... and the names in its messages" || nok "messages: $(od -c err | head -3)"
+limited 20 vtool from-npy --no-header --meta "$(printf 'CLASS=0 \033[31mred')" e=npy0/one.npy
+[ $? -eq 2 ] && grep -q 'CLASS: value has a newline or another control character' err && ! raw err &&
+    ok "vtool from-npy --meta: a control character in a value is a usage error" || nok "--meta: $(head -c 300 err)"
+[ -s out ] && nok "... yet it wrote $(wc -c <out) bytes" || ok "... and writes no stream"
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['CLASS'] = '0 \x1b]0;owned\x07'
+st_write('esc-meta.safetensors', sd, meta)
+meta['CLASS'] = '0 plain'
+sd['\x1b[2Jjunk'] = sd['norm.bias']
+st_write('esc-name.safetensors', sd, meta)"
+refused "from-safetensors: a CLASS with ESC is refused, not carried into the checkpoint" \
+    'CLASS: value has a newline or another control character' vtool from-safetensors esc-meta.safetensors
+limited 20 vtool from-safetensors --list esc-name.safetensors
+! raw out && ! raw err && grep -q '^unknown \\x1b\[2Jjunk' out && ok "from-safetensors --list escapes a tensor's name" ||
+    nok "--list: $(od -c out | grep -m1 033)"
+
 # --- videos (lib/video.c): a file never makes the reader open another ---
 ffmpeg -v error -y -f lavfi -i testsrc=size=32x32:rate=16:duration=1 -c:v mpeg2video secret.ts ||
 	nok "ffmpeg: secret.ts"

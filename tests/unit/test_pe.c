@@ -477,7 +477,9 @@ test_conv(void)
 	    pe_conv_check("centre grid=7x7", NULL, err, sizeof err) == 0,
 	    "a stream of the training convention or of an unknown one suits a model");
 	CHECK(pe_conv_check("linspace n0=7x7", "integer grid=7x7", err, sizeof err) == -1 &&
-	    strstr(err, "integer") && strstr(err, "linspace"), "another convention does not: %s", err);
+	    strstr(err, "integer") && strstr(err, "as if they were linspace ones (posgen -c "
+	    "linspace makes those)"), "another convention does not, and the message says what "
+	    "the model takes: %s", err);
 }
 
 static void

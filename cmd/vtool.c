@@ -531,7 +531,8 @@ read_header_json(const char *path, struct vt *h, int missing_ok)
 {
 	FILE *fp = fopen(path, "rb");
 	char *text = NULL;
-	size_t len = 0, n;
+	size_t len = 0, cap = 0, n;
+	int rc;
 
 	if (fp == NULL && errno == ENOENT && missing_ok)
 		return -1;
@@ -540,18 +541,22 @@ read_header_json(const char *path, struct vt *h, int missing_ok)
 	do {
 		if (len > VT_MAXHEADER * 2)
 			die("%s: longer than %ld bytes", path, VT_MAXHEADER * 2);
-		if ((text = realloc(text, len + 65537)) == NULL)
-			die("out of memory");
+		if (len + 65537 > cap) {	/* doubled: no copy per 64 KiB */
+			cap = 2 * (len + 65537);
+			if ((text = realloc(text, cap)) == NULL)
+				die("out of memory");
+		}
 		len += n = fread(text + len, 1, 65536, fp);
 	} while (n > 0);
 	if (ferror(fp))
 		die_errno("%s", path);
 	fclose(fp);
 	text[len] = '\0';
-	if (vt_json_read(h, text, len) < 0)
+	rc = vt_json_read(h, text, len);
+	free(text);
+	if (rc < 0)
 		die("%s: %s", path, h->err);
 	h->name = path;
-	free(text);
 	return 0;
 }
 

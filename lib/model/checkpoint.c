@@ -197,8 +197,7 @@ fits(void *arg, const struct vit_tensor *t)
 
 /* Whether the record of s, header read, carries the model of c: a field
  * of the exact dtype and shape of each of its tensors, laid out as
- * vit_create will (vit_layout), and with resume the moments [nparam]; no
- * fixed table larger than the model (vit_fixed_check);
+ * vit_create will (vit_layout), and with resume the moments [nparam];
  * and, in a regular file, the bytes the header declares must be there.
  * Checked before anything is built, so that a checkpoint whose keys
  * describe a model larger than its fields costs only its own bytes.
@@ -223,8 +222,7 @@ carried(struct vt *s, const struct vit_config *c, int resume, char *why,
 		    (long long)(st.st_size - at));
 		return -1;
 	}
-	if (vit_layout(c, fits, &F, &np, why, len) != 0 ||
-	    vit_fixed_check(c, np, why, len) < 0)
+	if (vit_layout(c, fits, &F, &np, why, len) != 0)
 		return -1;
 	n[0] = (int64_t)np;
 	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why, len) < 0 ||

@@ -669,8 +669,7 @@ slot(const struct timm_plan *p, const struct timm_entry *e)
 }
 
 /* Build p's model (described, its every tensor mapped) with room for one
- * token: it is only filled and written here.  Its fixed table is none of
- * the file's: it must be within vit_fixed_check's bounds. */
+ * token: it is only filled and written here. */
 static int
 build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
 {
@@ -678,8 +677,7 @@ build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
 	struct vit *m;
 	char why[256];
 
-	if (vit_fixed_check(c, p->m->nparam, why, sizeof why) < 0 ||
-	    (m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
+	if ((m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
 	    vit_create_infer(c, 1, 1, why, sizeof why)) == NULL)
 		return fail(err, errlen, "the model: %s", why);
 	vit_destroy(p->m);

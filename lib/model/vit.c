@@ -458,15 +458,17 @@ fixed_floats(const struct vit_config *c, const struct pe *pe)
 	    (size_t)(1 + vit_grid_size(c->grid, c->axes)) * c->dim : 0;
 }
 
-int
-vit_fixed_check(const struct vit_config *c, size_t nparam, char *err, size_t errlen)
+/* 0 when the fixed table of model m, sized (nparam known), which no file
+ * carries, holds no more floats than its parameters or VIT_MAXFIXED: a
+ * small file cannot make its reader build a large table, nor can a
+ * writer make what readers refuse.  -1 with err. */
+static int
+fixed_check(const struct vit *m, char *err, size_t errlen)
 {
-	struct pe pe;
-	size_t n;
+	const struct vit_config *c = &m->c;
+	size_t n = fixed_floats(c, &m->st->pe), nparam = m->nparam;
 
-	if (parse_pe(&pe, c, err, errlen) == -1)
-		return -1;
-	if ((n = fixed_floats(c, &pe)) <= nparam || n <= VIT_MAXFIXED)
+	if (n <= nparam || n <= VIT_MAXFIXED)
 		return 0;
 	snprintf(err, errlen, "its %s table of %d tokens would be %zu floats, more than "
 	    "its %zu parameters", c->pe, vit_grid_size(c->grid, c->axes), n, nparam);
@@ -512,6 +514,8 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	layout(&b);
 	if (b.rc != 0)
 		goto nomem;
+	if (fixed_check(m, err, errlen) == -1)
+		goto fail;
 	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
 	m->param = aligned_alloc(64, arena * sizeof(float));
 	if (m->param == NULL)

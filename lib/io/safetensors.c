@@ -105,10 +105,8 @@ new_tensor(struct st *s, const char *name)
 	return t;
 }
 
-/* Append a metadata entry, unchecked (the reader checks its keys at once:
- * unique_names). */
-static int
-meta_append(struct st *s, const char *key, const char *val)
+int
+st_meta_add(struct st *s, const char *key, const char *val)
 {
 	if (s->nmeta == s->mcap) {
 		int cap = s->mcap ? 2 * s->mcap : 16;
@@ -128,14 +126,6 @@ meta_append(struct st *s, const char *key, const char *val)
 	}
 	s->nmeta++;
 	return 0;
-}
-
-int
-st_meta_add(struct st *s, const char *key, const char *val)
-{
-	if (st_meta(s, key) != NULL)
-		return fail(s, "%s: metadata key '%s' twice", ST_METADATA, key);
-	return meta_append(s, key, val);
 }
 
 static int
@@ -216,7 +206,7 @@ read_metadata(struct hdr *h)
 			return -1;
 		}
 		int rc = json_string(&h->j, h->buf, h->buflen) < 0 ? bad_json(h) :
-		    meta_append(h->s, key, h->buf);
+		    st_meta_add(h->s, key, h->buf);
 		free(key);
 		if (rc < 0)
 			return -1;
@@ -556,6 +546,11 @@ st_write(struct st *s, FILE *fp, const char *name)
 	s->name = name;
 	if (m == NULL)
 		return fail(s, "out of memory");
+	if (unique_names(s, s->meta, s->nmeta, sizeof *s->meta, ST_METADATA ": metadata key") < 0) {
+		fclose(m);
+		free(json);
+		return -1;
+	}
 	putc('{', m);
 	if (s->nmeta > 0) {
 		json_put_string(m, ST_METADATA);

@@ -203,38 +203,81 @@ patch_geometry(const struct vit_config *c, const struct vt *keys, int *C, int64_
 	s[0] = s[1] = 1;
 }
 
-/* Metadata from the keys of ckpt, a repeated key's values joined by
- * newlines (the keys' values hold none). */
+/* A header line of a checkpoint, and its place in the header. */
+struct kline {
+	const char *key, *val;
+	int	 at;
+};
+
+/* By key, then by place. */
+static int
+by_key(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Pointers to lines, by place. */
+static int
+by_at(const void *a, const void *b)
+{
+	const struct kline *x = *(const struct kline *const *)a,
+	    *y = *(const struct kline *const *)b;
+
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* One key's lines, from first, joined by newlines into out. */
+static int
+join_key(const struct kline *first, const struct kline *end, struct st *out, char *err,
+    size_t errlen)
+{
+	char *val = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&val, &len);
+	int rc;
+
+	if (m == NULL)
+		return fail(err, errlen, "out of memory");
+	for (const struct kline *k = first; k < end && strcmp(k->key, first->key) == 0; k++)
+		fprintf(m, "%s%s", k > first ? "\n" : "", k->val);
+	if (fclose(m) != 0)
+		return fail(err, errlen, "out of memory");
+	rc = st_meta_add(out, first->key, val);
+	free(val);
+	return rc < 0 ? fail(err, errlen, "%s", out->err) : 0;
+}
+
+/* Metadata from the keys of ckpt in the order of their first lines, a
+ * repeated key's values joined by newlines (the keys' values hold none):
+ * the lines grouped by sorting, not by a scan per line, for a header may
+ * hold millions. */
 static int
 export_meta(const struct vt *ckpt, struct st *out, char *err, size_t errlen)
 {
-	if (st_meta_add(out, "format", "pt") < 0 || st_meta_add(out, TIMM_MARK,
-	    VITPIPE_VERSION) < 0)
-		return fail(err, errlen, "%s", out->err);
-	for (int i = 0; i < ckpt->nmeta; i++) {
-		const char *key = ckpt->meta[i].key;
-		char *val = NULL;
-		size_t len = 0;
-		FILE *m;
-		int seen = 0, rc;
+	int n = ckpt->nmeta, nhead = 0, rc = 0;
+	struct kline *l = malloc(sizeof *l * (n + 1)), **head = malloc(sizeof *head * (n + 1));
 
-		for (int k = 0; k < i && !seen; k++)
-			seen = strcmp(ckpt->meta[k].key, key) == 0;
-		if (seen)
-			continue;
-		if ((m = open_memstream(&val, &len)) == NULL)
-			return fail(err, errlen, "out of memory");
-		for (int k = i, n = 0; k < ckpt->nmeta; k++)
-			if (strcmp(ckpt->meta[k].key, key) == 0)
-				fprintf(m, "%s%s", n++ ? "\n" : "", ckpt->meta[k].val);
-		if (fclose(m) != 0)
-			return fail(err, errlen, "out of memory");
-		rc = st_meta_add(out, key, val);
-		free(val);
-		if (rc < 0)
-			return fail(err, errlen, "%s", out->err);
+	if (l == NULL || head == NULL || st_meta_add(out, "format", "pt") < 0 ||
+	    st_meta_add(out, TIMM_MARK, VITPIPE_VERSION) < 0) {
+		free(l);
+		free(head);
+		return fail(err, errlen, "out of memory");
 	}
-	return 0;
+	for (int i = 0; i < n; i++)
+		l[i] = (struct kline){ ckpt->meta[i].key, ckpt->meta[i].val, i };
+	qsort(l, n, sizeof *l, by_key);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || strcmp(l[i - 1].key, l[i].key) != 0)
+			head[nhead++] = &l[i];
+	qsort(head, nhead, sizeof *head, by_at);
+	for (int h = 0; h < nhead && rc == 0; h++)
+		rc = join_key(head[h], l + n, out, err, errlen);
+	free(l);
+	free(head);
+	return rc;
 }
 
 int

@@ -82,8 +82,12 @@ main(void)
 	uint64_t size;
 
 	st_init(&w);
+	st_init(&r);
 	CHECK(st_meta_add(&w, "MEAN", "0.5") == 0 && st_meta_add(&w, "HISTORY", "a\nb") == 0 &&
-	    st_meta_add(&w, "MEAN", "0.1") == -1, "metadata keys are unique");
+	    st_meta_add(&r, "MEAN", "0.1") == 0 && st_meta_add(&r, "MEAN", "0.5") == 0 &&
+	    st_write(&r, fp, "tmp") == -1 && strstr(r.err, "'MEAN' twice") && ftell(fp) == 0,
+	    "metadata keys are unique: %s", r.err);
+	st_free(&r);
 	CHECK(st_add_f32(&w, "x.weight", 2, sa, a, 0) == 0 && st_add_f32(&w, "b", 1, sb, b, 0) == 0 &&
 	    st_add_f32(&w, "b", 1, sb, b, 0) == -1, "tensor names are unique");
 	CHECK(st_write(&w, fp, "tmp") == 0, "written");

@@ -5,6 +5,7 @@
 #   make test SAN=1   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make test PORTABLE=1   the same, built without -march=native
 #   make CC=clang     build with clang (GCC is the reference compiler)
+#   make syntax CC=clang   that compiler's warnings over lib/ and cmd/, no build
 #   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
 #   make bench        benchmarks that print figures (not part of the tests)
@@ -161,6 +162,12 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(LIBA) $(BUILD)/flags
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/fuzz -fsanitize=fuzzer,address,undefined -o $@ $< $(LIBA) $(PKG_LIBS) $(LDLIBS)
 
+# The compiler's errors and warnings over lib/ and cmd/, nothing built: a
+# few seconds.  make test runs it with clang (tests/sh/clang_syntax.sh),
+# so that code GCC passes but clang refuses cannot break make fuzz.
+syntax:
+	@printf '%s\n' $(LIBSRC) cmd/*.c | xargs -P2 -n8 $(CC) -fsyntax-only $(CFLAGS) $(PKG_CFLAGS)
+
 # The benchmarks are built (not run) too, so that a change that breaks one
 # fails the tests rather than the next make bench.
 build-all: $(PROGS) $(UNITS) $(BENCHES) $(REPLAYS)
@@ -223,5 +230,5 @@ uninstall:
 clean:
 	rm -rf bin build
 
-.PHONY: all deps build-all test bench fuzz demo install uninstall clean FORCE
+.PHONY: all deps syntax build-all test bench fuzz demo install uninstall clean FORCE
 .SECONDARY:

@@ -21,9 +21,11 @@
 #include "json.h"
 #include "npy.h"
 #include "safetensors.h"
+#include "text.h"
 #include "timm.h"
 #include "vt.h"
 #include "vtcopy.h"
+#include "vtjson.h"
 
 #define MAXIN	1024		/* streams for cat, arrays for from-npy */
 #define HEADER_JSON "header.json"	/* to-npy's sidecar in DIR */
@@ -160,6 +162,13 @@ print_dims(const struct vt_field *f, const int64_t *dims)
 	putchar(']');
 }
 
+/* Text from the input to stdout, its control characters escaped. */
+static void
+put_text(const char *s)
+{
+	text_put(stdout, s, strlen(s));
+}
+
 static void
 cmd_info(const struct opts *o, int argc, char *argv[])
 {
@@ -181,7 +190,9 @@ cmd_info(const struct opts *o, int argc, char *argv[])
 			}
 			bytes += f->nbytes;
 		}
-	printf("stream   %s\nalign    %d\nrecords  %lld", s.name, s.align, (long long)s.recno);
+	printf("stream   ");
+	put_text(s.name);
+	printf("\nalign    %d\nrecords  %lld", s.align, (long long)s.recno);
 	if (s.records >= 0)
 		printf(" (declared %lld)", (long long)s.records);
 	printf("\npayload  %.0f bytes\n", bytes);
@@ -204,8 +215,11 @@ cmd_info(const struct opts *o, int argc, char *argv[])
 		}
 		putchar('\n');
 	}
-	for (int i = 0; i < s.nmeta; i++)
-		printf("meta     %s %s\n", s.meta[i].key, s.meta[i].val);
+	for (int i = 0; i < s.nmeta; i++) {
+		printf("meta     %s ", s.meta[i].key);
+		put_text(s.meta[i].val);
+		putchar('\n');
+	}
 	close_stream(&s);
 }
 
@@ -509,56 +523,6 @@ add_meta(const struct opts *o, struct vt *out)
 	}
 }
 
-/* Fail reading header.json at path: the message and where. */
-static void __attribute__((noreturn))
-bad_json(const char *path, struct json *j, const char *text)
-{
-	die("%s: byte %ld: %s", path, (long)(j->p - text), j->err);
-}
-
-/* A field of header.json ({"dtype": "u8", "dims": ["*", 16]}) into h. */
-static void
-json_field(const char *path, struct json *j, const char *text, struct vt *h,
-    const char *name)
-{
-	char key[32], dt[32] = "";
-	int64_t dims[VT_MAXRANK];
-	int rank = 0, more;
-
-	for (more = json_begin(j, '{'); more == 1; more = json_next(j, '}')) {
-		if (json_string(j, key, sizeof key) < 0 || json_expect(j, ':') < 0)
-			bad_json(path, j, text);
-		if (strcmp(key, "dtype") == 0 && json_string(j, dt, sizeof dt) < 0)
-			bad_json(path, j, text);
-		else if (strcmp(key, "dims") == 0) {
-			int dim;
-			for (dim = json_begin(j, '['); dim == 1; dim = json_next(j, ']')) {
-				char star[2];
-				double v;
-				if (rank == VT_MAXRANK)
-					die("%s: field '%s': more than %d dims", path, name, VT_MAXRANK);
-				if (json_peek(j) == '"') {
-					if (json_string(j, star, sizeof star) < 0 || strcmp(star, "*"))
-						die("%s: field '%s': a dim is a number or \"*\"", path, name);
-					dims[rank++] = VT_ANY;
-				} else if (json_number(j, &v) < 0)
-					bad_json(path, j, text);
-				else if (v < 0 || v != (int64_t)v)
-					die("%s: field '%s': bad dim %g", path, name, v);
-				else
-					dims[rank++] = (int64_t)v;
-			}
-			if (dim < 0)
-				bad_json(path, j, text);
-		} else if (strcmp(key, "dims") && strcmp(key, "dtype") && json_skip(j) < 0)
-			bad_json(path, j, text);
-	}
-	if (more < 0)
-		bad_json(path, j, text);
-	if (vt_add_field(h, name, vt_dtype_parse(dt), rank, dims) < 0)
-		die("%s", h->err);
-}
-
 /* Read header.json at path (as write_header_json writes it) into h: its
  * ALIGN, fields and keys.  0, or -1 when there is no such file and
  * missing_ok. */
@@ -566,10 +530,9 @@ static int
 read_header_json(const char *path, struct vt *h, int missing_ok)
 {
 	FILE *fp = fopen(path, "rb");
-	char *text = NULL, name[VT_MAXLINE];
-	size_t len = 0, n;
-	struct json j;
-	int more;
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
 
 	if (fp == NULL && errno == ENOENT && missing_ok)
 		return -1;
@@ -578,57 +541,22 @@ read_header_json(const char *path, struct vt *h, int missing_ok)
 	do {
 		if (len > VT_MAXHEADER * 2)
 			die("%s: longer than %ld bytes", path, VT_MAXHEADER * 2);
-		if ((text = realloc(text, len + 65537)) == NULL)
-			die("out of memory");
+		if (len + 65537 > cap) {	/* doubled: no copy per 64 KiB */
+			cap = 2 * (len + 65537);
+			if ((text = realloc(text, cap)) == NULL)
+				die("out of memory");
+		}
 		len += n = fread(text + len, 1, 65536, fp);
 	} while (n > 0);
 	if (ferror(fp))
 		die_errno("%s", path);
 	fclose(fp);
 	text[len] = '\0';
-	j = (struct json){ .p = text, .end = text + len };
-	vt_init(h);
-	h->name = path;
-	h->align = 0;
-	for (more = json_begin(&j, '{'); more == 1; more = json_next(&j, '}')) {
-		double v;
-		if (json_string(&j, name, sizeof name) < 0 || json_expect(&j, ':') < 0)
-			bad_json(path, &j, text);
-		if (strcmp(name, "align") == 0) {
-			if (json_number(&j, &v) < 0)
-				bad_json(path, &j, text);
-			if (v < 1 || v > VT_MAXALIGN || ((int)v & ((int)v - 1)) || v != (int)v)
-				die("%s: align %g is not a power of two up to %d", path, v, VT_MAXALIGN);
-			h->align = (int)v;
-		} else if (strcmp(name, "fields") == 0 || strcmp(name, "meta") == 0) {
-			int obj = name[0] == 'f', inner;
-			for (inner = json_begin(&j, obj ? '{' : '['); inner == 1;
-			    inner = json_next(&j, obj ? '}' : ']')) {
-				char key[VT_MAXLINE];
-				if (obj) {
-					if (json_string(&j, key, sizeof key) < 0 ||
-					    json_expect(&j, ':') < 0)
-						bad_json(path, &j, text);
-					json_field(path, &j, text, h, key);
-					continue;
-				}
-				if (json_expect(&j, '[') < 0 || json_string(&j, key, sizeof key) < 0 ||
-				    json_expect(&j, ',') < 0 || json_string(&j, name, sizeof name) < 0 ||
-				    json_expect(&j, ']') < 0)
-					bad_json(path, &j, text);
-				if (vt_meta_add(h, key, name) < 0)
-					die("%s", h->err);
-			}
-			if (inner < 0)
-				bad_json(path, &j, text);
-		} else if (json_skip(&j) < 0)
-			bad_json(path, &j, text);
-	}
-	if (more < 0)
-		bad_json(path, &j, text);
-	if (json_peek(&j) != 0)
-		die("%s: byte %ld: text after the object", path, (long)(j.p - text));
+	rc = vt_json_read(h, text, len);
 	free(text);
+	if (rc < 0)
+		die("%s: %s", path, h->err);
+	h->name = path;
 	return 0;
 }
 
@@ -907,16 +835,19 @@ print_plan(const struct timm_plan *p)
 
 		printf("%-8s", fate_name[e->fate]);
 		if (e->t != NULL) {
-			printf("%s %s[", e->t->name, st_dtype_name(e->t->dtype));
+			put_text(e->t->name);
+			printf(" %s[", st_dtype_name(e->t->dtype));
 			for (int k = 0; k < e->t->rank; k++)
 				printf("%s%lld", k ? "," : "", (long long)e->t->shape[k]);
 			printf("]");
 		} else
 			printf("%s", e->dst);
 		if (e->fate == TIMM_MAPPED)
-			printf(" -> %s (%s)\n", e->dst, e->why);
+			printf(" -> %s (", e->dst);
 		else
-			printf(": %s\n", e->why);
+			printf(": ");
+		put_text(e->why);	/* it may quote the file's names */
+		fputs(e->fate == TIMM_MAPPED ? ")\n" : "\n", stdout);
 	}
 }
 

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "nn.h"
 #include "pe.h"
+#include "text.h"
 #include "vit.h"
 
 const char *progname = "vitpipe";
@@ -104,21 +105,30 @@ cli_init(int argc, char *argv[])
 }
 
 /* "prog: fmt[: tail]" as one whole line in one write: pipeline stages
- * that share a terminal never cut each other's lines. */
+ * that share a terminal never cut each other's lines.  Its control
+ * characters escaped (text_put): messages quote names from the input. */
 static void
 vmsg(const char *fmt, va_list ap, const char *tail)
 {
-	char buf[1024];
+	char buf[1024], line[4 * sizeof buf + 1];
 	int n = snprintf(buf, sizeof buf, "%s: ", progname);
+	FILE *m = fmemopen(line, sizeof line, "w");
+	long len;
 
 	n += vsnprintf(buf + n, sizeof buf - n, fmt, ap);
 	if (tail && n < (int)sizeof buf)
 		n += snprintf(buf + n, sizeof buf - n, ": %s", tail);
-	if (n > (int)sizeof buf - 2)
-		n = (int)sizeof buf - 2;	/* cut, still one line */
-	buf[n++] = '\n';
+	if (n > (int)sizeof buf - 1)
+		n = (int)sizeof buf - 1;	/* cut, still one line */
+	if (m != NULL) {
+		text_put(m, buf, (size_t)n);
+		len = ftell(m);
+		fclose(m);
+	} else	/* no FILE for it: the message as it is, rather than none */
+		len = (long)strlen(memcpy(line, buf, (size_t)n + 1));
+	line[len++] = '\n';
 	fflush(stdout);
-	(void)cli_write_all(STDERR_FILENO, buf, (size_t)n);
+	(void)cli_write_all(STDERR_FILENO, line, (size_t)len);
 }
 
 int

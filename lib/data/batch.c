@@ -1,6 +1,7 @@
 /*
  * batch.c - stream records to float batches.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -63,9 +64,8 @@ norm_values(struct vt *s, const char *whose, const char *m, const char *d,
 		return fail(s, "bad %sSTD '%s'", whose, d);
 	channels = nm > nd ? nm : nd;
 	if (c != NULL) {
-		char *end;
-		long n = strtol(c, &end, 10);
-		if (*end != '\0' || n < 1 || n > BATCH_MAXCHANNELS)
+		int64_t n;
+		if (vt_parse_int(c, NULL, 1, BATCH_MAXCHANNELS, &n) < 0)
 			return fail(s, "bad CHANNELS '%s'", c);
 		channels = (int)n;
 	}
@@ -102,6 +102,9 @@ static int
 open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
     int need_label, const char *m, const char *d, const char *c)
 {
+	const char *n;
+	int64_t k;
+
 	memset(br, 0, sizeof *br);
 	br->s = s;
 	br->ipatch = vt_find(s, "patch");
@@ -150,8 +153,11 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 		if (f->rank != 1 || f->dtype != VT_U8)
 			return fail(s, "field 'source' must be u8 [*] text");
 	}
-	if (classes <= 0 && vt_meta(s, "CLASSES") != NULL)
-		classes = atoi(vt_meta(s, "CLASSES"));
+	if (classes <= 0 && (n = vt_meta(s, "CLASSES")) != NULL) {
+		if (vt_parse_int(n, NULL, 1, INT_MAX, &k) < 0)
+			return fail(s, "bad CLASSES '%.20s'", n);
+		classes = (int)k;
+	}
 	br->P = P;
 	br->A = A;
 	br->need_label = need_label;
@@ -197,11 +203,11 @@ batch_open_model(struct batch_reader *br, struct vt *s, const struct vt *ck,
 	const char *m = vt_meta(s, "MEAN"), *d = vt_meta(s, "STD");
 	const char *km = vt_meta(ck, "MEAN"), *kd = vt_meta(ck, "STD");
 	const char *c = vt_meta(s, "CHANNELS"), *n = vt_meta(s, "CLASSES");
-	char *end;
+	int64_t k;
 
 	/* Labels of another class count are another task's: the model would
 	 * score them against outputs that mean something else. */
-	if (n != NULL && (strtol(n, &end, 10) != classes || *end != '\0' || *n == '\0'))
+	if (n != NULL && (vt_parse_int(n, NULL, 1, INT_MAX, &k) < 0 || k != classes))
 		return fail(s, "CLASSES %.20s, the model has %d classes", n, classes);
 	if (c == NULL)
 		c = vt_meta(ck, "CHANNELS");

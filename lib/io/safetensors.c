@@ -109,8 +109,6 @@ new_tensor(struct st *s, const char *name)
 int
 st_meta_add(struct st *s, const char *key, const char *val)
 {
-	if (st_meta(s, key) != NULL)
-		return fail(s, "%s: metadata key '%s' twice", ST_METADATA, key);
 	if (s->nmeta == s->mcap) {
 		int cap = s->mcap ? 2 * s->mcap : 16;
 		void *p = realloc(s->meta, sizeof *s->meta * cap);
@@ -129,6 +127,33 @@ st_meta_add(struct st *s, const char *key, const char *val)
 	}
 	s->nmeta++;
 	return 0;
+}
+
+static int
+by_string(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The names at base (n of them, each the first member of a struct of size
+ * bytes) unique, checked by sorting, not pairwise: a header of 100 MB has
+ * millions.  0, or -1 naming the first repeated one as what. */
+static int
+unique_names(struct st *s, const void *base, int n, size_t size, const char *what)
+{
+	const char **name = malloc(sizeof *name * (n ? n : 1));
+	int rc = 0;
+
+	if (name == NULL)
+		return fail(s, "out of memory");
+	for (int i = 0; i < n; i++)
+		name[i] = *(char *const *)((const char *)base + (size_t)i * size);
+	qsort(name, n, sizeof *name, by_string);
+	for (int i = 1; i < n && rc == 0; i++)
+		if (strcmp(name[i - 1], name[i]) == 0)
+			rc = fail(s, "%s '%s' twice", what, name[i]);
+	free(name);
+	return rc;
 }
 
 /* ---- reading ---- */
@@ -187,7 +212,10 @@ read_metadata(struct hdr *h)
 		if (rc < 0)
 			return -1;
 	}
-	return more < 0 ? bad_json(h) : 0;
+	if (more < 0)
+		return bad_json(h);
+	return unique_names(h->s, h->s->meta, h->s->nmeta, sizeof *h->s->meta,
+	    ST_METADATA ": metadata key");
 }
 
 /* One tensor's entry {"dtype": .., "shape": [..], "data_offsets": [b, e]}
@@ -276,12 +304,6 @@ read_entry(struct hdr *h, struct st_tensor *t)
 }
 
 static int
-by_name(const void *a, const void *b)
-{
-	return strcmp(((const struct st_tensor *)a)->name, ((const struct st_tensor *)b)->name);
-}
-
-static int
 by_offset(const void *a, const void *b)
 {
 	const struct st_tensor *x = *(struct st_tensor *const *)a, *y = *(struct st_tensor *const *)b;
@@ -296,25 +318,17 @@ by_offset(const void *a, const void *b)
 static int
 check_layout(struct st *s)
 {
-	struct st_tensor *copy, **ord;
+	struct st_tensor **ord;
 	uint64_t at = 0;
 	int rc = 0;
 
 	if (s->ntensor == 0)
 		return s->data_len == 0 ? 0 :
 		    fail(s, "%llu bytes of data, but no tensor", (unsigned long long)s->data_len);
-	copy = malloc(sizeof *copy * s->ntensor);
-	ord = malloc(sizeof *ord * s->ntensor);
-	if (copy == NULL || ord == NULL) {
-		free(copy);
-		free(ord);
+	if (unique_names(s, s->tensor, s->ntensor, sizeof *s->tensor, "tensor") < 0)
+		return -1;
+	if ((ord = malloc(sizeof *ord * s->ntensor)) == NULL)
 		return fail(s, "out of memory");
-	}
-	memcpy(copy, s->tensor, sizeof *copy * s->ntensor);
-	qsort(copy, s->ntensor, sizeof *copy, by_name);
-	for (int i = 1; i < s->ntensor && rc == 0; i++)
-		if (strcmp(copy[i - 1].name, copy[i].name) == 0)
-			rc = fail(s, "tensor '%s' twice", copy[i].name);
 	for (int i = 0; i < s->ntensor; i++)
 		ord[i] = &s->tensor[i];
 	qsort(ord, s->ntensor, sizeof *ord, by_offset);
@@ -331,7 +345,6 @@ check_layout(struct st *s)
 		rc = fail(s, "the tensors end at byte %llu of the data, the file at %llu: the "
 		    "data must be covered exactly", (unsigned long long)at,
 		    (unsigned long long)s->data_len);
-	free(copy);
 	free(ord);
 	return rc;
 }
@@ -343,7 +356,7 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 	uint64_t n = 0;
 	struct hdr h = { .s = s };
 	char *text;
-	int more, rc = -1;
+	int more, rc = -1, seen_meta = 0;
 
 	st_init(s);
 	s->fp = fp;
@@ -389,11 +402,12 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 			goto out;
 		}
 		if (strcmp(h.buf, ST_METADATA) == 0) {
-			if (s->nmeta > 0 || read_metadata(&h) < 0) {
-				if (s->nmeta > 0)
-					fail(s, "%s twice", ST_METADATA);
+			if (seen_meta++) {
+				fail(s, "%s twice", ST_METADATA);
 				goto out;
 			}
+			if (read_metadata(&h) < 0)
+				goto out;
 			continue;
 		}
 		if (strlen(h.buf) > ST_MAXNAME) {
@@ -533,6 +547,11 @@ st_write(struct st *s, FILE *fp, const char *name)
 	s->name = name;
 	if (m == NULL)
 		return fail(s, "out of memory");
+	if (unique_names(s, s->meta, s->nmeta, sizeof *s->meta, ST_METADATA ": metadata key") < 0) {
+		fclose(m);
+		free(json);
+		return -1;
+	}
 	putc('{', m);
 	if (s->nmeta > 0) {
 		json_put_string(m, ST_METADATA);

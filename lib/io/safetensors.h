@@ -36,7 +36,7 @@ enum st_dtype {
 };
 
 struct st_tensor {
-	char	*name;
+	char	*name;			/* first: unique_names sorts by it */
 	int	 dtype;			/* enum st_dtype */
 	int	 rank;
 	int64_t	 shape[ST_MAXRANK];
@@ -47,7 +47,7 @@ struct st_tensor {
 };
 
 struct st_meta {
-	char	*key, *val;
+	char	*key, *val;		/* key first: unique_names sorts by it */
 };
 
 struct st {
@@ -85,7 +85,7 @@ int	 st_read_f32(struct st *s, const struct st_tensor *t, float *dst);
  * st_free frees it).  0, or -1. */
 int	 st_add_f32(struct st *s, const char *name, int rank, const int64_t *shape,
 	    const float *data, int owned);
-/* Append a metadata entry; keys are unique.  0, or -1. */
+/* Append a metadata entry (st_write refuses a key twice).  0, or -1. */
 int	 st_meta_add(struct st *s, const char *key, const char *val);
 /* Write s's tensors (st_add_f32), in order, and metadata to fp as one
  * safetensors file, its header padded to 8 bytes so that every tensor's

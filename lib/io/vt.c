@@ -353,7 +353,13 @@ static int
 meta_append(struct vt *s, const char *key, const char *val)
 {
 	struct vt_meta *m;
+	size_t line = strlen(key) + strlen(val) + 2;
 
+	/* a reader reads no longer header: memory stops here too (an import's
+	 * metadata of millions of lines) */
+	if (s->metabytes + line > (size_t)VT_MAXHEADER)
+		return fail(s, "metadata over %ld bytes: longer than a header may be",
+		    VT_MAXHEADER);
 	if (grow(s, &s->meta, &s->metacap, s->nmeta + 1, sizeof(*s->meta)) == -1)
 		return -1;
 	m = &s->meta[s->nmeta];
@@ -362,6 +368,7 @@ meta_append(struct vt *s, const char *key, const char *val)
 		return fail(s, "out of memory");
 	}
 	s->nmeta++;
+	s->metabytes += line;
 	return 0;
 }
 
@@ -377,13 +384,26 @@ structural(const char *key)
 	return 0;
 }
 
+/* Whether s has a control character (C0 or DEL): none goes into a header
+ * written here, whose values (class names, an import's metadata) are
+ * printed to terminals. */
+static int
+has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
 static int
 check_meta(struct vt *s, const char *key, const char *val)
 {
 	if (!valid_name(key, 64) || structural(key))
 		return fail(s, "bad metadata key '%.40s'", key);
-	if (val && (strchr(val, '\n') || strlen(key) + strlen(val) + 2 > VT_MAXLINE))
-		return fail(s, "metadata %s: value has a newline or is too long", key);
+	if (val && (has_control(val) || strlen(key) + strlen(val) + 2 > VT_MAXLINE))
+		return fail(s, "metadata %s: value has a newline or another control "
+		    "character, or is too long", key);
 	return 0;
 }
 
@@ -405,6 +425,7 @@ vt_meta_set(struct vt *s, const char *key, const char *val)
 		return -1;
 	for (int i = 0; i < s->nmeta; i++) {
 		if (strcmp(s->meta[i].key, key) == 0) {
+			s->metabytes -= strlen(s->meta[i].key) + strlen(s->meta[i].val) + 2;
 			free(s->meta[i].key);
 			free(s->meta[i].val);
 		} else
@@ -443,7 +464,7 @@ vt_history(struct vt *s, int argc, char *const argv[])
 	if (n >= sizeof(line))
 		n = sizeof(line) - 1;
 	for (size_t i = 0; i < n; i++)
-		if (line[i] == '\n' || line[i] == '\r')
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
 			line[i] = ' ';
 	return vt_meta_add(s, "HISTORY", line);
 }
@@ -489,18 +510,20 @@ read_line(FILE *fp, char *buf, size_t max, size_t *consumed)
 	return -1;
 }
 
-static int
-parse_i64(const char *str, int64_t lo, int64_t hi, int64_t *out)
+int
+vt_parse_int(const char *str, char **end, int64_t lo, int64_t hi, int64_t *out)
 {
-	char *end;
+	char *e;
 	long long v;
 
-	if (!isdigit((unsigned char)*str))
+	if (!isdigit((unsigned char)str[*str == '-' && lo < 0]))
 		return -1;
 	errno = 0;
-	v = strtoll(str, &end, 10);
-	if (errno || *end || v < lo || v > hi)
+	v = strtoll(str, &e, 10);
+	if (errno || (end == NULL && *e) || v < lo || v > hi)
 		return -1;
+	if (end != NULL)
+		*end = e;
 	*out = v;
 	return 0;
 }
@@ -525,11 +548,22 @@ parse_field(struct vt *s, char *args, int lineno)
 			    lineno, name, VT_MAXRANK);
 		if (strcmp(tok, "*") == 0)
 			dim[rank++] = VT_ANY;
-		else if (parse_i64(tok, 0, VT_MAXDIM, &dim[rank++]) == -1)
+		else if (vt_parse_int(tok, NULL, 0, VT_MAXDIM, &dim[rank++]) == -1)
 			return fail(s, "header line %d: field '%.40s': bad dim '%.20s'", lineno,
 			    name, tok);
 	}
 	return add_field(s, name, dtype, rank, dim, 0) < 0 ? -1 : 0;
+}
+
+/* More records of no bytes than VT_MAXEMPTY, which readers refuse: a
+ * stream of them is work without data. */
+static int
+too_many_empty(struct vt *s)
+{
+	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
+		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
+		    (long long)VT_MAXEMPTY);
+	return 0;
 }
 
 int
@@ -580,13 +614,13 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 			have_order = 1;
 		} else if (strcmp(line, "ALIGN") == 0) {
 			int64_t a;
-			if (parse_i64(val, 1, VT_MAXALIGN, &a) == -1 || (a & (a - 1)))
+			if (vt_parse_int(val, NULL, 1, VT_MAXALIGN, &a) == -1 || (a & (a - 1)))
 				return fail(s, "header line %d: ALIGN must be a power of two "
 				    "in 1..%d", lineno, VT_MAXALIGN);
 			s->align = (int)a;
 			have_align = 1;
 		} else if (strcmp(line, "RECORDS") == 0) {
-			if (parse_i64(val, 0, INT64_MAX / 2, &s->records) == -1)
+			if (vt_parse_int(val, NULL, 0, INT64_MAX / 2, &s->records) == -1)
 				return fail(s, "header line %d: bad RECORDS '%.20s'", lineno, val);
 		} else if (strcmp(line, "FIELD") == 0) {
 			if (parse_field(s, val, lineno) == -1)
@@ -604,9 +638,8 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 		return fail(s, "header has no ALIGN");
 	if (s->nfield == 0)
 		return fail(s, "header declares no FIELD");
-	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
-		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
-		    (long long)VT_MAXEMPTY);
+	if (too_many_empty(s) == -1)
+		return -1;
 	for (size_t k = pad(consumed, s->align); k > 0; k--) {
 		int c = getc(fp);
 		if (c == EOF)
@@ -783,6 +816,8 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 	s->recno = 0;
 	if (s->nfield == 0)
 		return fail(s, "no fields to write");
+	if (too_many_empty(s) == -1)
+		return -1;
 	if ((m = open_memstream(&buf, &len)) == NULL)
 		return fail(s, "out of memory");
 	fprintf(m, "%s\nBYTEORDER little\nALIGN %d\n", VT_MAGIC, s->align);
@@ -806,6 +841,10 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 	if (fclose(m) == EOF) {
 		free(buf);
 		return fail(s, "out of memory");
+	}
+	if (len > (size_t)VT_MAXHEADER) {
+		free(buf);
+		return fail(s, "a header of %zu bytes: longer than %ld", len, VT_MAXHEADER);
 	}
 	rc = put(s, buf, len);
 	free(buf);
@@ -902,15 +941,9 @@ vt_parse_dims(const char *str, int64_t *g, int max)
 
 	while (*str) {
 		char *end;
-		long long v;
 
-		if (n == max || !isdigit((unsigned char)*str))
+		if (n == max || vt_parse_int(str, &end, 1, INT32_MAX, &g[n++]) == -1)
 			return -1;
-		errno = 0;
-		v = strtoll(str, &end, 10);
-		if (errno || v <= 0 || v > INT32_MAX)
-			return -1;
-		g[n++] = v;
 		if (*end == 'x' && end[1])
 			end++;
 		else if (*end)

@@ -62,6 +62,8 @@ struct vt {
 	struct vt_field	*field;		/* [nfield] */
 	int		 nmeta, metacap;
 	struct vt_meta	*meta;		/* [nmeta], header order */
+	size_t		 metabytes;	/* their "KEY val" lines' bytes: within
+					   VT_MAXHEADER, as a reader wants */
 	int		 ndyn;		/* number of '*' dims over all fields */
 	int64_t		 maxbytes;	/* largest record accepted (VT_MAXRECORD) */
 	char		 err[512];
@@ -117,7 +119,8 @@ int	 vt_copy_header(struct vt *dst, const struct vt *src);
 int	 vt_read_header(struct vt *s, FILE *fp, const char *name);
 /* Read the next record into the fields: 1 read, 0 clean end, -1 error. */
 int	 vt_read_record(struct vt *s);
-/* Write s's header to fp.  0 or -1. */
+/* Write s's header to fp, unless a reader would refuse it (longer than
+ * VT_MAXHEADER, more than VT_MAXEMPTY records of no bytes).  0 or -1. */
 int	 vt_write_header(struct vt *s, FILE *fp, const char *name);
 /* Write the fields' current payloads as one record.  0 or -1. */
 int	 vt_write_record(struct vt *s);
@@ -132,6 +135,11 @@ int	 vt_load_with(struct vt *s, const char *path,
 /* Write s, whose fields hold one record, to path atomically.  0 or -1. */
 int	 vt_save(struct vt *s, const char *path);
 
+/* The one parser of header keys' whole numbers: the decimal at str, an
+ * optional '-' only when lo < 0, in [lo, hi] (never wrapped) into *out,
+ * and then the string's end, or anything when end is not NULL (*end: past
+ * the digits).  0, or -1. */
+int	 vt_parse_int(const char *str, char **end, int64_t lo, int64_t hi, int64_t *out);
 /* Grid dims parsed from "4x7x7" into g[], returning their count or -1. */
 int	 vt_parse_dims(const char *str, int64_t *g, int max);
 /* The shape dims[rank] as "[a,b,c]" ('*' for VT_ANY) into buf[len]

@@ -188,9 +188,8 @@ patch_geometry(const struct vit_config *c, const struct vt *keys, int *C, int64_
 {
 	const char *ch = vt_meta(keys, "CHANNELS"), *pk = vt_meta(keys, "PATCH");
 	int64_t n = 0, prod = 1;
-	char *end;
 
-	if (ch != NULL && pk != NULL && (n = strtol(ch, &end, 10)) > 0 && *end == '\0' &&
+	if (ch != NULL && pk != NULL && vt_parse_int(ch, NULL, 1, c->P, &n) == 0 &&
 	    (*ns = vt_parse_dims(pk, s, VIT_MAXAXES)) == c->axes) {
 		for (int k = 0; k < *ns; k++)
 			prod *= s[k];
@@ -204,38 +203,81 @@ patch_geometry(const struct vit_config *c, const struct vt *keys, int *C, int64_
 	s[0] = s[1] = 1;
 }
 
-/* Metadata from the keys of ckpt, a repeated key's values joined by
- * newlines (the keys' values hold none). */
+/* A header line of a checkpoint, and its place in the header. */
+struct kline {
+	const char *key, *val;
+	int	 at;
+};
+
+/* By key, then by place. */
+static int
+by_key(const void *a, const void *b)
+{
+	const struct kline *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+/* Pointers to lines, by place. */
+static int
+by_at(const void *a, const void *b)
+{
+	const struct kline *x = *(const struct kline *const *)a,
+	    *y = *(const struct kline *const *)b;
+
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+/* One key's lines, from first, joined by newlines into out. */
+static int
+join_key(const struct kline *first, const struct kline *end, struct st *out, char *err,
+    size_t errlen)
+{
+	char *val = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&val, &len);
+	int rc;
+
+	if (m == NULL)
+		return fail(err, errlen, "out of memory");
+	for (const struct kline *k = first; k < end && strcmp(k->key, first->key) == 0; k++)
+		fprintf(m, "%s%s", k > first ? "\n" : "", k->val);
+	if (fclose(m) != 0)
+		return fail(err, errlen, "out of memory");
+	rc = st_meta_add(out, first->key, val);
+	free(val);
+	return rc < 0 ? fail(err, errlen, "%s", out->err) : 0;
+}
+
+/* Metadata from the keys of ckpt in the order of their first lines, a
+ * repeated key's values joined by newlines (the keys' values hold none):
+ * the lines grouped by sorting, not by a scan per line, for a header may
+ * hold millions. */
 static int
 export_meta(const struct vt *ckpt, struct st *out, char *err, size_t errlen)
 {
-	if (st_meta_add(out, "format", "pt") < 0 || st_meta_add(out, TIMM_MARK,
-	    VITPIPE_VERSION) < 0)
-		return fail(err, errlen, "%s", out->err);
-	for (int i = 0; i < ckpt->nmeta; i++) {
-		const char *key = ckpt->meta[i].key;
-		char *val = NULL;
-		size_t len = 0;
-		FILE *m;
-		int seen = 0, rc;
+	int n = ckpt->nmeta, nhead = 0, rc = 0;
+	struct kline *l = malloc(sizeof *l * (n + 1)), **head = malloc(sizeof *head * (n + 1));
 
-		for (int k = 0; k < i && !seen; k++)
-			seen = strcmp(ckpt->meta[k].key, key) == 0;
-		if (seen)
-			continue;
-		if ((m = open_memstream(&val, &len)) == NULL)
-			return fail(err, errlen, "out of memory");
-		for (int k = i, n = 0; k < ckpt->nmeta; k++)
-			if (strcmp(ckpt->meta[k].key, key) == 0)
-				fprintf(m, "%s%s", n++ ? "\n" : "", ckpt->meta[k].val);
-		if (fclose(m) != 0)
-			return fail(err, errlen, "out of memory");
-		rc = st_meta_add(out, key, val);
-		free(val);
-		if (rc < 0)
-			return fail(err, errlen, "%s", out->err);
+	if (l == NULL || head == NULL || st_meta_add(out, "format", "pt") < 0 ||
+	    st_meta_add(out, TIMM_MARK, VITPIPE_VERSION) < 0) {
+		free(l);
+		free(head);
+		return fail(err, errlen, "out of memory");
 	}
-	return 0;
+	for (int i = 0; i < n; i++)
+		l[i] = (struct kline){ ckpt->meta[i].key, ckpt->meta[i].val, i };
+	qsort(l, n, sizeof *l, by_key);
+	for (int i = 0; i < n; i++)
+		if (i == 0 || strcmp(l[i - 1].key, l[i].key) != 0)
+			head[nhead++] = &l[i];
+	qsort(head, nhead, sizeof *head, by_at);
+	for (int h = 0; h < nhead && rc == 0; h++)
+		rc = join_key(head[h], l + n, out, err, errlen);
+	free(l);
+	free(head);
+	return rc;
 }
 
 int
@@ -669,24 +711,21 @@ slot(const struct timm_plan *p, const struct timm_entry *e)
 	return 2 * (int)(vit_find_tensor(p->m, name) - p->m->tensor) + (e->how == H_SCALE);
 }
 
-/* Whether the data of s can hold the weight matrices (and the position
- * table of grid table[axes]) of config c at 2 bytes a value (F16): names
- * and metadata are input like any other, and a model many times the
- * file's size is refused before it is built.  0, or -1 with why. */
+/* Build p's model (described, its every tensor mapped) with room for one
+ * token: it is only filled and written here. */
 static int
-carried(const struct st *s, const struct vit_config *c, const int *table, int new_head,
-    char *why, size_t len)
+build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
 {
-	double D = c->dim, need = 2 * (D * c->P + c->depth * (4 * D * D + 2 * D * c->mlp) +
-	    (new_head ? 0 : (double)c->classes * D) +
-	    (strcmp(c->pe, "abs") == 0 ? (1 + (double)tokens(table, c->axes)) * D : 0));
+	const struct vit_config *c = &p->m->c;
+	struct vit *m;
+	char why[256];
 
-	if (need <= (double)s->data_len)
-		return 0;
-	snprintf(why, len, "its names and shapes describe a model of %.0f values or more, "
-	    "its %llu bytes of data cannot hold them", need / 2,
-	    (unsigned long long)s->data_len);
-	return -1;
+	if ((m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
+	    vit_create_infer(c, 1, 1, why, sizeof why)) == NULL)
+		return fail(err, errlen, "the model: %s", why);
+	vit_destroy(p->m);
+	p->m = m;
+	return 0;
 }
 
 int
@@ -738,12 +777,12 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		    NULL) < 0)
 			return fail(err, errlen, "%s", p->keys.err);
 	}
-	if (carried(s, &c, p->src_grid, p->new_head, why, sizeof why) < 0)
-		return fail(err, errlen, "%s", why);
-	/* Room for one token: the model is only filled and written here. */
-	p->m = p->new_head ? vit_create(&c, 1, 1, o->seed, why, sizeof why) :
-	    vit_create_infer(&c, 1, 1, why, sizeof why);
-	if (p->m == NULL)
+	/* Planned on the model's tensor table alone, and built only once each
+	 * of its tensors has a tensor of the file of exactly its shape (but a
+	 * new head), as ckpt_load checks a checkpoint's fields: names and
+	 * metadata are input like any other, and a model many times the
+	 * file's size is refused before it is built. */
+	if ((p->m = vit_describe(&c, why, sizeof why)) == NULL)
 		return fail(err, errlen, "the model: %s", why);
 	int nt = p->m->ntensor, *own = calloc(2 * (size_t)nt, sizeof *own);
 	p->e = calloc((size_t)s->ntensor + nt, sizeof *p->e);
@@ -780,7 +819,7 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		p->nbad++;
 	}
 	free(own);
-	return 0;
+	return p->nbad ? 0 : build(p, o, err, errlen);
 }
 
 /* ---- resampling ---- */

@@ -77,7 +77,9 @@ struct timm_entry {
 /* An import planned from a file's header: the model, and every tensor's
  * fate. */
 struct timm_plan {
-	struct vit *m;			/* built, parameters not read yet */
+	struct vit *m;			/* nbad: its tensor table alone
+					   (vit_describe); else built,
+					   parameters not read yet */
 	struct vt keys;			/* header keys for its checkpoint */
 	int	 vitpipe;		/* the file is vitpipe's export */
 	int	 new_head;		/* head initialised from opts.seed */

@@ -449,6 +449,32 @@ vit_layout(const struct vit_config *c, int (*fn)(void *arg,
 	return b.rc;
 }
 
+/* Floats of the fixed table of a model of c, whose encoding is pe: sincos's
+ * [1+G][D], or 0. */
+static size_t
+fixed_floats(const struct vit_config *c, const struct pe *pe)
+{
+	return pe->table == PE_TABLE_SINCOS ?
+	    (size_t)(1 + vit_grid_size(c->grid, c->axes)) * c->dim : 0;
+}
+
+/* 0 when the fixed table of model m, sized (nparam known), which no file
+ * carries, holds no more floats than its parameters or VIT_MAXFIXED: a
+ * small file cannot make its reader build a large table, nor can a
+ * writer make what readers refuse.  -1 with err. */
+static int
+fixed_check(const struct vit *m, char *err, size_t errlen)
+{
+	const struct vit_config *c = &m->c;
+	size_t n = fixed_floats(c, &m->st->pe), nparam = m->nparam;
+
+	if (n <= nparam || n <= VIT_MAXFIXED)
+		return 0;
+	snprintf(err, errlen, "its %s table of %d tokens would be %zu floats, more than "
+	    "its %zu parameters", c->pe, vit_grid_size(c->grid, c->axes), n, nparam);
+	return -1;
+}
+
 static struct vit *
 create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
     int infer, char *err, size_t errlen)
@@ -488,6 +514,8 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	layout(&b);
 	if (b.rc != 0)
 		goto nomem;
+	if (fixed_check(m, err, errlen) == -1)
+		goto fail;
 	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
 	m->param = aligned_alloc(64, arena * sizeof(float));
 	if (m->param == NULL)
@@ -522,8 +550,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	    (s->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
 		goto nomem;
 	if (s->pe.table == PE_TABLE_SINCOS) {
-		s->sincos = malloc(sizeof(float) * (size_t)(1 + vit_grid_size(c->grid,
-		    c->axes)) * c->dim);
+		s->sincos = malloc(sizeof(float) * fixed_floats(c, &s->pe));
 		if (s->sincos == NULL)
 			goto nomem;
 		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
@@ -532,6 +559,31 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 		vit_set_grid(m, c->grid);
 	return m;
 nomem:
+	snprintf(err, errlen, "out of memory");
+fail:
+	vit_destroy(m);
+	return NULL;
+}
+
+struct vit *
+vit_describe(const struct vit_config *c, char *err, size_t errlen)
+{
+	struct vit *m = calloc(1, sizeof *m);
+	struct vit_state *s = calloc(1, sizeof *s);
+
+	if (m != NULL)
+		m->st = s;
+	if (m == NULL || s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	m->c = *c;
+	if (vit_config_check(c, err, errlen) == -1 || parse_pe(&s->pe, c, err, errlen) == -1)
+		goto fail;
+	struct builder b = { .m = m, .sizing = 1 };
+	layout(&b);
+	if (b.rc == 0)
+		return m;
 	snprintf(err, errlen, "out of memory");
 fail:
 	vit_destroy(m);

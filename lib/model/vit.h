@@ -149,10 +149,18 @@ int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 int	 vit_layout(const struct vit_config *c,
 	    int (*fn)(void *arg, const struct vit_tensor *t), void *arg,
 	    size_t *nparam, char *err, size_t errlen);
+/* The most floats of a fixed table (sincos's [1+G][D]) a model may hold
+ * beyond its parameter count: 4 MiB.  No file carries the table. */
+#define VIT_MAXFIXED	((size_t)1 << 20)
+/* A model of c with its tensor table and nparam but no arrays, to plan
+ * what fills it before anything is built (the timm import); only
+ * vit_find_tensor and vit_destroy take it.  NULL with err. */
+struct vit *vit_describe(const struct vit_config *c, char *err, size_t errlen);
 /* Build a model for batches up to maxB records of up to maxT patch tokens,
  * parameters initialized from seed (truncated normal std 0.02 for weights,
  * zero biases, unit LayerNorm gains, position encodings as lib/pe/pe.h).
- * NULL with a reason in err on a bad config or no memory. */
+ * NULL with a reason in err on a bad config (a fixed table of more floats
+ * than its parameters and VIT_MAXFIXED too) or no memory. */
 struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
 	    uint64_t seed, char *err, size_t errlen);
 /* The same for forward passes alone (evaluation): no gradient, optimizer

@@ -2,6 +2,7 @@
  * vitconfig.c - ViT configuration: defaults, paper presets, validation and
  * its round trip through container header keys (checkpoints).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -192,9 +193,13 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				snprintf(err, errlen, "missing header key %s", keys[i].key);
 				return -1;
 			}
+			int64_t x;
+			int bad = 0;
 			switch (keys[i].kind) {
-			case KINT:
-				*(int *)p = (int)strtol(v, &end, 10);
+			case KINT:	/* in int's range here, in the model's by the check */
+				bad = vt_parse_int(v, NULL, INT_MIN, INT_MAX, &x);
+				*(int *)p = bad ? 0 : (int)x;
+				end = "";
 				break;
 			case KFLOAT:
 				*(float *)p = strtof(v, &end);
@@ -217,16 +222,19 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				end = (char *)v;
 				for (int a = 0; a < c->axes; a++) {
 					const char *q = end + (a > 0 && *end == ',');
-					if (keys[i].kind == KINTS)
-						((int *)p)[a] = (int)strtol(q, &end, 10);
-					else
+					if (keys[i].kind == KINTS) {
+						if ((bad = vt_parse_int(q, &end, INT_MIN, INT_MAX,
+						    &x)))
+							break;
+						((int *)p)[a] = (int)x;
+					} else
 						((float *)p)[a] = strtof(q, &end);
 					if (end == q)
 						break;
 				}
 				break;
 			}
-			if (*end != '\0') {
+			if (bad || *end != '\0') {
 				snprintf(err, errlen, "bad value '%s' for %s", v, keys[i].key);
 				return -1;
 			}

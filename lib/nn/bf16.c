@@ -30,8 +30,9 @@ static enum gemm_bf16 mode;
 static int probed, emulate;
 static dnnl_engine_t engine;
 
-/* Unrecoverable: oneDNN refused a shape it takes, or memory ran out. */
-static void
+/* Unrecoverable: oneDNN refused a shape it takes, or memory ran out.
+ * noreturn, so that clang too sees that no caller goes on after it. */
+static void __attribute__((noreturn))
 fail(const char *what)
 {
 	fprintf(stderr, "vitpipe: bf16 product: %s\n", what);

@@ -368,14 +368,11 @@ static int
 meta_int(struct pe *pe, const struct vt *s, const char *key, int *v)
 {
 	const char *str = vt_meta(s, key);
-	char *end;
-	long x;
+	int64_t x;
 
 	if (!str)
 		return fail(pe, "%s: no %s key", s->name ? s->name : "input", key);
-	errno = 0;
-	x = strtol(str, &end, 10);
-	if (!*str || *end || errno || x < 1 || x > (1 << 20))
+	if (vt_parse_int(str, NULL, 1, 1 << 20, &x) < 0)
 		return fail(pe, "%s: %s '%s' is not a positive whole number",
 		    s->name ? s->name : "input", key, str);
 	*v = (int)x;

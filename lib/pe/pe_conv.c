@@ -199,8 +199,9 @@ pe_conv_check(const char *trained, const char *pos, char *err, size_t errlen)
 	if (a < 0 || b < 0 || a == b)
 		return 0;
 	snprintf(err, errlen, "%s positions, but the model was trained on %s ones "
-	    "(POS %s): it reads them as if they were", pe_conv_name(b),
-	    pe_conv_name(a), trained);
+	    "(POS %s): it reads them as if they were %s ones (posgen -c %s makes "
+	    "those)", pe_conv_name(b), pe_conv_name(a), trained, pe_conv_name(a),
+	    pe_conv_name(a));
 	return -1;
 }
 

@@ -1,9 +1,30 @@
-/* fuzz_safetensors.c - a safetensors header, the import planned from it
- * (timm's names, shapes, vitpipe's metadata) and, when it maps, the
- * weights read into the model. */
+/* fuzz_safetensors.c - vtool from-safetensors end to end: a safetensors
+ * header, the import planned from it (timm's names, shapes, vitpipe's
+ * metadata), the model built and its weights read when it maps, and the
+ * checkpoint written (to /dev/null). */
+#include "checkpoint.h"
 #include "fuzz.h"
 #include "safetensors.h"
 #include "timm.h"
+
+/* The checkpoint of plan p, as vtool writes it. */
+static void
+write_checkpoint(const struct timm_plan *p)
+{
+	FILE *out = fopen("/dev/null", "wb");
+	struct vt v;
+	char err[512];
+
+	vt_init(&v);
+	if (out != NULL && ckpt_describe(&v, p->m, &p->keys, 0, err, sizeof err) == 0) {
+		v.records = 1;
+		if (vt_write_header(&v, out, "fuzz") == 0)
+			vt_write_record(&v);
+	}
+	vt_free(&v);
+	if (out != NULL)
+		fclose(out);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -18,8 +39,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (path == NULL || (fp = fopen(path, "rb")) == NULL)
 		return 0;
 	if (st_read_header(&s, fp, "fuzz", size) == 0) {
-		if (timm_plan(&p, &s, &o, err, sizeof err) == 0 && p.nbad == 0)
-			timm_load(&p, &s, err, sizeof err);
+		if (timm_plan(&p, &s, &o, err, sizeof err) == 0 && p.nbad == 0 &&
+		    timm_load(&p, &s, err, sizeof err) == 0)
+			write_checkpoint(&p);
 		timm_plan_free(&p);
 	}
 	st_free(&s);

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The fuzz corpora (tests/fuzz/corpus: seeds; tests/fuzz/regress: every
 # input that ever crashed, hung or blew up memory) through each harness
-# (built with replay.c's main), one input at a time under 2 GiB of address
-# space and 5 s: a regression fails here.  Findings of make fuzz go to
+# (built with replay.c's main), one input at a time under 2 GiB of memory
+# (memlimit) and 5 s: a regression fails here.  Findings of make fuzz go to
 # tests/fuzz/regress/HARNESS.
 . tests/sh/lib.sh
 for h in tests/fuzz/fuzz_*.c; do
@@ -11,7 +11,7 @@ for h in tests/fuzz/fuzz_*.c; do
 	for f in tests/fuzz/corpus/$h/* tests/fuzz/regress/$h/*; do
 		[ -f "$f" ] || continue
 		n=$((n + 1))
-		(ulimit -v 2097152; TMPDIR=$T exec timeout 5 "$BUILD/fuzz/replay_$h" "$f") >"$T/out" 2>&1
+		TMPDIR=$T memlimit 2097152 timeout 5 "$BUILD/fuzz/replay_$h" "$f" >"$T/out" 2>&1
 		rc=$?
 		[ $rc -eq 0 ] || { bad=1; nok "$h: $f (exit $rc: $(head -c 300 "$T/out"))"; }
 	done

@@ -5,13 +5,13 @@
 # (limited), so a regression fails its check instead of eating the machine.
 . tests/sh/lib.sh
 cd "$T" || exit 1
-MEM=1048576	# KiB of address space a command may take (ulimit -v)
+MEM=1048576	# KiB of memory a command may take (memlimit: ulimit -v, or ASan's)
 FSIZE=65536	# 512-byte blocks of the largest file it may write (ulimit -f)
 
 # limited SECONDS command...: run under the limits, stdout in out, stderr in err.
 limited() {
 	local s=$1; shift
-	(ulimit -v $MEM; ulimit -f $FSIZE; exec timeout "$s" "$@") >out 2>err
+	(ulimit -f $FSIZE; memlimit $MEM timeout "$s" "$@") >out 2>err
 }
 # refused "what" pattern command...: exit 1 within 20 s and the limits, with
 # a "prog: " message matching pattern; refused_as PROG ... for a command
@@ -55,7 +55,8 @@ refused "... and posgen" "record 1: field 'patch' truncated \\(100 of 3900000000
 refused "'*' fields over the limit together in one record" "record 1: field 'b': record too large" vtool cat dyn.vt
 
 # rekey IN OUT LINE...: IN with header lines replaced (a line "KEY value"
-# replaces KEY's, or is added before ENDHDR), the header padded again.
+# replaces KEY's, or is added before ENDHDR; @FILE: FILE's lines), the
+# header padded again.
 cat >rekey.py <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
@@ -63,12 +64,18 @@ end = data.index(b"\nENDHDR\n") + 8
 lines = data[:end].decode().split("\n")[:-2]
 align = int([l for l in lines if l.startswith("ALIGN ")][0].split()[1])
 body = data[-(-end // align) * align:]
-for new in sys.argv[3:]:
+news = []
+for a in sys.argv[3:]:
+    news += open(a[1:]).read().splitlines() if a.startswith("@") else [a]
+first = {}
+for i, l in enumerate(lines):
+    first.setdefault(l.split(" ")[0], i)
+for new in news:
     key = new.split(" ")[0]
-    at = [i for i, l in enumerate(lines) if l.split(" ")[0] == key and key != "FIELD"]
-    if at:
-        lines[at[0]] = new
+    if key in first and key != "FIELD":
+        lines[first[key]] = new
     else:
+        first.setdefault(key, len(lines))
         lines.append(new)
 head = ("\n".join(lines) + "\nENDHDR\n").encode()
 open(sys.argv[2], "wb").write(head + b"\n" * (-len(head) % align) + body)
@@ -85,6 +92,10 @@ rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
 print("exit %d, peak %d KiB" % (r.returncode, rss))
 sys.exit(r.returncode != want or rss > limit)
 PY
+# Under ASan a process starts with more resident memory (its shadow, its
+# allocator's): the bounds below are above that start, measured here.
+BASE=0
+[ "$SAN" = 1 ] && BASE=$("$PY" rss.py 100000000 0 vtool --version | sed 's/.* peak \([0-9]*\) KiB$/\1/')
 
 # --- checkpoints (lib/checkpoint.c) ---
 "$PY" "$TOP/tests/sh/posclass.py" --records 40 --seed 1 >train.vt
@@ -106,6 +117,16 @@ refused "a checkpoint whose fields are not in the file is refused before buildin
     'short\.vt: the header declares [0-9]+ bytes of fields, the file holds [0-9]+ after it' \
     vit-eval --threads 1 short.vt train.vt
 limited 60 vit-eval --threads 1 m.vt train.vt && ok "the small model itself still loads" || nok "m.vt: $(head -c 300 err)"
+# 300,000 keys (3.3 MB of header): to-safetensors groups a checkpoint's
+# keys by sorting, not by a scan per line (which took hours).
+seq 300000 | sed 's/^/K/; s/$/ v/' >keys.txt
+rekey m.vt keys.vt @keys.txt
+limited 20 vtool to-safetensors keys.vt && [ "$(od -An -tu8 -N8 out)" -gt 3000000 ] &&
+    ok "to-safetensors: 300,000 keys within 20 s" || nok "300,000 keys: $(head -c 300 err)"
+# 2^32 + 16 is no dim 16 (issue 39: (int)strtol wrapped it).
+rekey m.vt wrap.vt "VIT_DIM 4294967312"
+refused "VIT_DIM 4294967312 is refused, not read as 16" "bad value '4294967312' for VIT_DIM" \
+    vit-eval --threads 1 wrap.vt train.vt
 
 # Every field is checked against the exact shape of its tensor before
 # anything is built.  All of a 192-wide model's weights and moments
@@ -124,7 +145,7 @@ pos="field 'pos_embed' is f32\\[17,192\\], the model wants f32\\[(65537|36865),1
 # resident memory under 24 MiB, within the address-space limit.
 rss_refused() {
 	local d=$1; shift
-	if "$PY" rss.py 24576 1 sh -c "ulimit -v $MEM; exec \"\$@\"" sh "$@" >rss &&
+	if memlimit $MEM "$PY" rss.py $((24576 + BASE)) 1 "$@" >rss &&
 	    grep -Eq -- "^$(basename "$1"): .*$pos" err; then ok "$d: $(cat rss)"
 	else nok "$d: $(cat rss) $(head -c 300 err)"; fi
 }
@@ -137,6 +158,25 @@ rss_refused "vit-train --resume: the same" vit-train --threads 1 --resume -o gri
 limited 60 vit-eval --threads 1 wide.vt train.vt && ok "the 192-wide model itself loads" ||
 	nok "wide.vt: $(head -c 300 err)"
 
+# sincos's table is carried by no file: keys of a 4096x4096 grid on a
+# model 32 wide (2 GB of table, built in 20 s) in a safetensors export's
+# metadata, or of a 256x256 grid in a checkpoint's, are refused before
+# anything is built (issue 39), at the memory of the small file.
+check "train a sincos model" vit-train --dim 32 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe sincos --epochs 1 --batch 20 -o sc.vt train.vt
+rekey sc.vt sc-big.vt "VIT_GRID 256,256"
+check "... exported" sh -c 'vtool to-safetensors sc.vt >sc.safetensors'
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['VIT_GRID'] = '4096,4096'
+st_write('sc-big.safetensors', sd, meta)"
+pos="its sincos table of (65536|16777216) tokens would be (2097184|536870944) floats, more than its [0-9]+ parameters"
+rss_refused "vit-eval: a sincos grid of 2^16 tokens on a small model" vit-eval --threads 1 --batch 1 sc-big.vt train.vt
+rss_refused "vtool from-safetensors: the same in the metadata" vtool from-safetensors sc-big.safetensors
+limited 60 vtool from-safetensors sc.safetensors && ok "the small sincos export itself imports" ||
+	nok "sc.safetensors: $(head -c 300 err)"
+
 # A stream of another class count than the model's (2 classes).
 rekey train.vt c100.vt "CLASSES 100"
 refused "vit-eval: a CLASSES 100 stream for a 2-class model" 'c100\.vt: CLASSES 100, the model has 2 classes' \
@@ -146,6 +186,66 @@ refused "shuffle-eval: the same" 'c100\.vt: CLASSES 100, the model has 2 classes
 refused "vit-train --val: the same" 'c100\.vt: CLASSES 100, the model has 2 classes' \
     vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --epochs 1 --batch 20 \
     --val c100.vt -o v.vt train.vt
+
+# --- imports (vtool from-npy, from-safetensors): what they write, a
+# reader reads, and they refuse the rest before the work (issue 39) ---
+# An .npy of shape (2^40, 0), 128 bytes: 2^40 records of no bytes, which
+# every reader refuses; from-npy looped over them for 21 days.
+mkdir -p npy0
+"$PY" -c 'import sys
+d = b"{\x27descr\x27: \x27|u1\x27, \x27fortran_order\x27: False, \x27shape\x27: (1099511627776, 0), }"
+d += b" " * (-(10 + len(d) + 1) % 64) + b"\n"
+sys.stdout.buffer.write(b"\x93NUMPY\x01\x00" + len(d).to_bytes(2, "little") + d)' >npy0/e.npy
+refused "from-npy: 2^40 records of no bytes, at once" 'RECORDS 1099511627776 of no bytes: more than 1048576' \
+    vtool from-npy e=npy0/e.npy
+[ -s out ] && nok "... yet wrote $(wc -c <out) bytes" || ok "... writing nothing"
+# header.json of 17 MB of keys: more than a header holds (1.2 million
+# short ones made a 22.8 MB header that no reader read).
+"$PY" -c 'import json
+m = [["HISTORY", "x" * 4000]] * 4300
+json.dump({"align": 64, "fields": {"e": {"dtype": "u8", "dims": [1]}}, "meta": m}, open("npy0/header.json", "w"))
+import numpy as np; np.save("npy0/one.npy", np.zeros((2, 1), "u1"))'
+refused "from-npy: header.json of 17 MB of keys is refused as it is read" \
+    'metadata over 16777216 bytes: longer than a header may be' vtool from-npy e=npy0/one.npy
+# A vitpipe export whose HISTORY holds two million lines.
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['HISTORY'] = '\n'.join(['x' * 8] * 2000000)
+st_write('history.safetensors', sd, meta)"
+refused "from-safetensors: 2 million HISTORY lines (20 MB of header)" \
+    'metadata over 16777216 bytes: longer than a header may be' vtool from-safetensors history.safetensors
+
+# --- terminal escapes (issue 39): text from input is printed with its
+# control characters escaped, and no writer puts them into a header ---
+# raw FILE: whether FILE holds an ESC, BEL or CR byte
+raw() { grep -q "$(printf '[\033\007\r]')" "$1"; }
+printf 'VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 1\nFIELD x u8 1\nCLASS 0 \033]0;owned\007\r\nENDHDR\n\001' >esc.vt
+limited 20 vtool info esc.vt
+! raw out && grep -q 'CLASS 0 \\x1b]0;owned\\x07\\x0d' out && ok "vtool info escapes a key's ESC, BEL, CR" ||
+    nok "vtool info: $(od -c out | head -5)"
+cp esc.vt "$(printf 'e\033[2Jv.vt')"
+limited 20 vtool info "$(printf 'e\033[2Jv.vt')"
+! raw out && grep -q '^stream   e\\x1b\[2Jv\.vt$' out && ok "... and the stream's name" || nok "name: $(od -c out | head -3)"
+limited 20 vtool info "$(printf 'no\033such')"
+! raw err && grep -q 'no\\x1bsuch' err && ok "... and the names in its messages" || nok "messages: $(od -c err | head -3)"
+limited 20 vtool from-npy --no-header --meta "$(printf 'CLASS=0 \033[31mred')" e=npy0/one.npy
+[ $? -eq 2 ] && grep -q 'CLASS: value has a newline or another control character' err && ! raw err &&
+    ok "vtool from-npy --meta: a control character in a value is a usage error" || nok "--meta: $(head -c 300 err)"
+[ -s out ] && nok "... yet it wrote $(wc -c <out) bytes" || ok "... and writes no stream"
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+from timmref import st_read, st_write
+sd, meta = st_read('sc.safetensors')
+meta['CLASS'] = '0 \x1b]0;owned\x07'
+st_write('esc-meta.safetensors', sd, meta)
+meta['CLASS'] = '0 plain'
+sd['\x1b[2Jjunk'] = sd['norm.bias']
+st_write('esc-name.safetensors', sd, meta)"
+refused "from-safetensors: a CLASS with ESC is refused, not carried into the checkpoint" \
+    'CLASS: value has a newline or another control character' vtool from-safetensors esc-meta.safetensors
+limited 20 vtool from-safetensors --list esc-name.safetensors
+! raw out && ! raw err && grep -q '^unknown \\x1b\[2Jjunk' out && ok "from-safetensors --list escapes a tensor's name" ||
+    nok "--list: $(od -c out | grep -m1 033)"
 
 # --- videos (lib/video.c): a file never makes the reader open another ---
 ffmpeg -v error -y -f lavfi -i testsrc=size=32x32:rate=16:duration=1 -c:v mpeg2video secret.ts ||
@@ -198,7 +298,7 @@ with open("data_batch_1.bin", "wb") as f:
     for k in range(recs):
         f.write(bytes([k % 10]) + bytes([k % 251]) * 3072)
 PY
-TMPDIR=. "$PY" rss.py 81920 0 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
+TMPDIR=. "$PY" rss.py $((81920 + BASE)) 0 patchify --threads 2 --patch 16 --shard 0/1000 bomb-images-idx3-ubyte.gz >rss &&
     ok "gzip IDX of 131 MB: $(cat rss)" || nok "gzip IDX of 131 MB: $(cat rss) $(head -c 300 err)"
 vtpy '
 r = list(vtread(open("out", "rb"))[1])
@@ -207,7 +307,7 @@ p = r[0]["patch"].reshape(16, 16, 16, 16).transpose(0, 2, 1, 3).reshape(256, 256
 assert (p == np.arange(256, dtype="u1")[None, :]).all()
 assert not r[1]["patch"].any()' && ok "its records and sources (PATH:N)" || nok "gzip IDX records"
 ls patchify-idx.* >/dev/null 2>&1 && nok "a temporary is left in TMPDIR" || ok "no temporary left in TMPDIR"
-"$PY" rss.py 71680 0 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
+"$PY" rss.py $((71680 + BASE)) 0 patchify --threads 2 --patch 16 --shard 0/10000 data_batch_1.bin >rss &&
     ok "CIFAR-10 of 92 MB: $(cat rss)" || nok "CIFAR-10 of 92 MB: $(cat rss) $(head -c 300 err)"
 vtpy '
 r = list(vtread(open("out", "rb"))[1])

@@ -15,6 +15,23 @@ export PYTHONPATH="$T:${TOP:-.}/tests/sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_hwloc_base_binding_policy=none \
     OMPI_MCA_btl_vader_single_copy_mechanism=none
+# SAN=1 when the commands are built under AddressSanitizer (make test
+# SAN=1): its runtime answers ASAN_OPTIONS=help=1.
+SAN=0
+ASAN_OPTIONS=help=1 "${TOP:-.}/${BIN:-bin}/vtool" --version 2>&1 | grep -q AddressSanitizer && SAN=1
+# memlimit KIB command...: run command with KIB of memory at most: under
+# ulimit -v; or, under ASan, whose shadow memory alone is more address
+# space than any such limit, under ASan's own limits: an allocation over
+# KIB fails (returns NULL, as under ulimit -v), and so does the process
+# whose resident memory passes KIB.
+memlimit() {
+	local k=$1; shift
+	if [ "$SAN" = 1 ]; then
+		ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}allocator_may_return_null=1:malloc_limit_mb=$((k / 1024)):hard_rss_limit_mb=$((k / 1024))" "$@"
+	else
+		(ulimit -v "$k"; exec "$@")
+	fi
+}
 ok()   { echo "ok - $*"; }
 nok()  { echo "not ok - $*"; FAILED=1; }
 # check "what" command...: the command must succeed.

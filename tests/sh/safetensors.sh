@@ -218,7 +218,7 @@ PY
 for f in h-short:shorter h-len:header.length h-text:"header byte" h-brace:"does not start" h-dtype:"unknown dtype 'Q7'" \
     h-span:"make 4 bytes, its data_offsets span 8" h-hole:"leave a hole" h-overlap:overlap h-beyond:"outside the 4 bytes" \
     h-tail:"the tensors end at byte 4 of the data, the file at 8" h-huge:"more bytes than the file" h-twice:"'a' twice" \
-    h-meta:"not a string" h-neg:"whole number" h-model:"cannot hold them"; do
+    h-meta:"not a string" h-neg:"whole number" h-model:"tensors cannot be mapped"; do
 	name=${f%%:*} why=${f#*:}
 	check_exit 1 "$name: refused" vtool from-safetensors --list $name
 	check_grep "$name: says why ($why)" "$why" "$T/err"

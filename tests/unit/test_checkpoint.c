@@ -177,6 +177,30 @@ check_forward_only(const struct vit *m, const char *path)
 	unlink(other);
 }
 
+/* Integer keys are read whole and in range, never wrapped (issue 39):
+ * VIT_DIM 4294967328 is 2^32 + 32, which (int)strtol read as 32. */
+static void
+int_keys(const struct vit_config *c)
+{
+	static const char *const bad[][2] = {
+		{ "VIT_DIM", "4294967312" }, { "VIT_DEPTH", "4294967298" },
+		{ "VIT_GRID", "4294967299,3" }, { "VIT_GRID", "3,-4294967293" },
+		{ "VIT_HEADS", "" }, { "VIT_MLP", "24x" },
+	};
+	struct vit_config back;
+	struct vt s;
+	char err[256];
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		vt_init(&s);
+		vit_config_save(c, &s);
+		vt_meta_set(&s, bad[i][0], bad[i][1]);
+		CHECK(vit_config_load(&back, &s, err, sizeof err) == -1 && strstr(err, "bad value"),
+		    "%s '%s' refused: %s", bad[i][0], bad[i][1], err);
+		vt_free(&s);
+	}
+}
+
 int
 main(void)
 {
@@ -192,6 +216,21 @@ main(void)
 	strcpy(c.pe, "liere:4");
 	c.locality = 1;
 	c.pos_scale[0] = 6, c.pos_scale[1] = 1.0f / 7, c.pos_shift[1] = -0.5f;
+	int_keys(&c);
+	/* sincos's table, which no file carries (issue 39): a 32-wide model
+	 * on a 512x512 grid is refused by every builder, reader and writer
+	 * alike, before it is built */
+	struct vit_config sc = c;
+	strcpy(sc.pe, "sincos");
+	sc.locality = 0;
+	sc.dim = 32, sc.heads = 2, sc.grid[0] = sc.grid[1] = 512;
+	m = vit_create_infer(&sc, 1, 1, err, sizeof err);
+	CHECK(m == NULL && strstr(err, "sincos table of 262144 tokens"), "%s", err);
+	sc.grid[0] = sc.grid[1] = 16;
+	m = vit_create_infer(&sc, 1, 1, err, sizeof err);
+	CHECK(m != NULL, "... a 16x16 grid is not: %s", m ? "" : err);
+	vit_destroy(m);
+	err[0] = '\0';
 	m = vit_create(&c, 4, 9, 7, err, sizeof err);
 	CHECK(m != NULL, "model: %s", err);
 	for (size_t i = 0; i < m->nparam; i++) {

@@ -351,8 +351,10 @@ test_comrope_init(void)
 				else
 					differ &= !eq;
 			}
+		/* a second set's generators differ from the first's, when there
+		 * is a second set */
 		CHECK(n == 3 * pe.nblock && off == pe.nblock * 28 && same && differ &&
-		    memcmp(a, a + pe.set_params, sizeof *a * off) != (pe.nset == 1),
+		    (pe.nset == 1 || memcmp(a, a + pe.set_params, sizeof *a * off) != 0),
 		    "comrope-ld:8,tied share %s: the multipliers one per layer, the generators "
 		    "each set's (%d sets)", shares[k], pe.nset);
 		free(a);
@@ -475,7 +477,9 @@ test_conv(void)
 	    pe_conv_check("centre grid=7x7", NULL, err, sizeof err) == 0,
 	    "a stream of the training convention or of an unknown one suits a model");
 	CHECK(pe_conv_check("linspace n0=7x7", "integer grid=7x7", err, sizeof err) == -1 &&
-	    strstr(err, "integer") && strstr(err, "linspace"), "another convention does not: %s", err);
+	    strstr(err, "integer") && strstr(err, "as if they were linspace ones (posgen -c "
+	    "linspace makes those)"), "another convention does not, and the message says what "
+	    "the model takes: %s", err);
 }
 
 static void

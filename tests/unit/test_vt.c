@@ -476,10 +476,64 @@ test_empty_records(void)
 	    "without RECORDS, empty records end the stream (no endless loop)");
 }
 
+/* Writers refuse what readers refuse (issue 39): more RECORDS of no bytes
+ * than VT_MAXEMPTY, metadata past VT_MAXHEADER (refused as it is added,
+ * before it takes memory), a header past VT_MAXHEADER. */
+static void
+test_writer_limits(void)
+{
+	struct vt s;
+	int64_t zero[1] = { 0 }, one[1] = { 1 };
+	char *val = malloc(VT_MAXLINE), name[32];
+	FILE *fp = tmpfile();
+	int n = 0, i;
+
+	vt_init(&s);
+	vt_add_field(&s, "e", VT_U8, 1, zero);
+	s.records = VT_MAXEMPTY + 1;
+	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err, "of no bytes") &&
+	    ftell(fp) == 0, "RECORDS %lld of no bytes: not written (%s)",
+	    (long long)s.records, s.err);
+	vt_free(&s);
+
+	memset(val, 'v', VT_MAXLINE - 8);
+	val[VT_MAXLINE - 8] = '\0';
+	vt_add_field(&s, "x", VT_U8, 1, one);
+	while (vt_meta_add(&s, "K", val) == 0)
+		n++;
+	CHECK(strstr(s.err, "longer than a header may be") &&
+	    s.metabytes <= (size_t)VT_MAXHEADER && n > 4000,
+	    "metadata past %ld bytes refused as it is added, after %d lines (%s)",
+	    VT_MAXHEADER, n, s.err);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof name, "field_with_a_long_name_%d", i);
+		vt_add_field(&s, name, VT_U8, 1, one);
+	}
+	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err, "longer than") &&
+	    ftell(fp) == 0, "a header past %ld bytes: not written (%s)", VT_MAXHEADER, s.err);
+	vt_meta_set(&s, "K", NULL);
+	CHECK(s.metabytes == 0 && vt_write_header(&s, fp, "tmp") == 0,
+	    "... and written once its keys are removed");
+	vt_free(&s);
+	free(val);
+	fclose(fp);
+}
+
 static void
 test_parse_dims(void)
 {
-	int64_t g[4];
+	int64_t g[4], v = 0;
+	char *end;
+
+	CHECK(vt_parse_int("4294967328", NULL, 0, INT32_MAX, &v) == -1 &&
+	    vt_parse_int("99999999999999999999", NULL, 0, INT64_MAX, &v) == -1 &&
+	    vt_parse_int("-5", NULL, 0, 9, &v) == -1 && vt_parse_int(" 5", NULL, 0, 9, &v) == -1 &&
+	    vt_parse_int("+5", NULL, 0, 9, &v) == -1 && vt_parse_int("5 ", NULL, 0, 9, &v) == -1 &&
+	    vt_parse_int("", NULL, 0, 9, &v) == -1, "vt_parse_int: out of range, signs, "
+	    "spaces, nothing: refused, never wrapped");
+	CHECK(vt_parse_int("-5", NULL, -9, 9, &v) == 0 && v == -5 &&
+	    vt_parse_int("12,3", &end, 0, 99, &v) == 0 && v == 12 && *end == ',',
+	    "vt_parse_int: a sign where lo < 0; digits up to end");
 
 	CHECK(vt_parse_dims("4x7x7", g, 4) == 3 && g[0] == 4 && g[2] == 7, "4x7x7");
 	CHECK(vt_parse_dims("28", g, 4) == 1 && g[0] == 28, "28");
@@ -500,6 +554,7 @@ main(void)
 	test_garbage();
 	test_save_load();
 	test_empty_records();
+	test_writer_limits();
 	test_parse_dims();
 	return test_done();
 }

@@ -1,0 +1,151 @@
+/*
+ * vtjson.c - header.json read back into a stream's header (vtjson.h).
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "json.h"
+#include "vtjson.h"
+
+/* The reader's state: the text for messages, the header being filled. */
+struct rd {
+	struct json j;
+	const char *text;
+	struct vt *h;
+};
+
+__attribute__((format(printf, 2, 3)))
+static int
+fail(struct rd *r, const char *fmt, ...)
+{
+	char msg[sizeof r->h->err - 32];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(r->h->err, sizeof r->h->err, "byte %ld: %s", (long)(r->j.p - r->text), msg);
+	return -1;
+}
+
+/* The JSON cursor's own error. */
+static int
+bad_json(struct rd *r)
+{
+	return fail(r, "%s", r->j.err);
+}
+
+/* A field's "dims": [16, "*", ...] into dims; their count, or -1. */
+static int
+read_dims(struct rd *r, const char *name, int64_t *dims)
+{
+	int rank = 0, more;
+
+	for (more = json_begin(&r->j, '['); more == 1; more = json_next(&r->j, ']')) {
+		char star[2];
+		double v;
+
+		if (rank == VT_MAXRANK)
+			return fail(r, "field '%s': more than %d dims", name, VT_MAXRANK);
+		if (json_peek(&r->j) == '"') {
+			if (json_string(&r->j, star, sizeof star) < 0 || strcmp(star, "*"))
+				return fail(r, "field '%s': a dim is a number or \"*\"", name);
+			dims[rank++] = VT_ANY;
+		} else if (json_number(&r->j, &v) < 0)
+			return bad_json(r);
+		else if (!(v >= 0 && v <= (double)INT64_MAX / 2) || v != (double)(int64_t)v)
+			return fail(r, "field '%s': bad dim %g", name, v);
+		else
+			dims[rank++] = (int64_t)v;
+	}
+	return more < 0 ? bad_json(r) : rank;
+}
+
+/* A field ({"dtype": "u8", "dims": ["*", 16]}) into the header. */
+static int
+read_field(struct rd *r, const char *name)
+{
+	char key[32], dt[32] = "";
+	int64_t dims[VT_MAXRANK];
+	int rank = 0, more;
+
+	for (more = json_begin(&r->j, '{'); more == 1; more = json_next(&r->j, '}')) {
+		if (json_string(&r->j, key, sizeof key) < 0 || json_expect(&r->j, ':') < 0)
+			return bad_json(r);
+		if (strcmp(key, "dtype") == 0) {
+			if (json_string(&r->j, dt, sizeof dt) < 0)
+				return bad_json(r);
+		} else if (strcmp(key, "dims") == 0) {
+			if ((rank = read_dims(r, name, dims)) < 0)
+				return -1;
+		} else if (json_skip(&r->j) < 0)
+			return bad_json(r);
+	}
+	if (more < 0)
+		return bad_json(r);
+	if (vt_add_field(r->h, name, vt_dtype_parse(dt), rank, dims) < 0)
+		return fail(r, "%s", r->h->err);
+	return 0;
+}
+
+/* "fields": {NAME: FIELD, ...}, or "meta": [[KEY, VALUE], ...]. */
+static int
+read_list(struct rd *r, int fields)
+{
+	char key[VT_MAXLINE], val[VT_MAXLINE];
+	int more;
+
+	for (more = json_begin(&r->j, fields ? '{' : '['); more == 1;
+	    more = json_next(&r->j, fields ? '}' : ']')) {
+		if (fields) {
+			if (json_string(&r->j, key, sizeof key) < 0 ||
+			    json_expect(&r->j, ':') < 0)
+				return bad_json(r);
+			if (read_field(r, key) < 0)
+				return -1;
+			continue;
+		}
+		if (json_expect(&r->j, '[') < 0 || json_string(&r->j, key, sizeof key) < 0 ||
+		    json_expect(&r->j, ',') < 0 || json_string(&r->j, val, sizeof val) < 0 ||
+		    json_expect(&r->j, ']') < 0)
+			return bad_json(r);
+		if (vt_meta_add(r->h, key, val) < 0)
+			return fail(r, "%s", r->h->err);
+	}
+	return more < 0 ? bad_json(r) : 0;
+}
+
+int
+vt_json_read(struct vt *h, const char *text, size_t len)
+{
+	struct rd r = { .j = { .p = text, .end = text + len }, .text = text, .h = h };
+	char name[VT_MAXLINE];
+	int more;
+
+	vt_init(h);
+	h->align = 0;
+	for (more = json_begin(&r.j, '{'); more == 1; more = json_next(&r.j, '}')) {
+		double v;
+
+		if (json_string(&r.j, name, sizeof name) < 0 || json_expect(&r.j, ':') < 0)
+			return bad_json(&r);
+		if (strcmp(name, "align") == 0) {
+			if (json_number(&r.j, &v) < 0)
+				return bad_json(&r);
+			/* in range before any conversion: 1e300 and NaN too */
+			if (!(v >= 1 && v <= VT_MAXALIGN) || v != (int)v || ((int)v & ((int)v - 1)))
+				return fail(&r, "align %g is not a power of two up to %d", v,
+				    VT_MAXALIGN);
+			h->align = (int)v;
+		} else if (strcmp(name, "fields") == 0 || strcmp(name, "meta") == 0) {
+			if (read_list(&r, name[0] == 'f') < 0)
+				return -1;
+		} else if (json_skip(&r.j) < 0)
+			return bad_json(&r);
+	}
+	if (more < 0)
+		return bad_json(&r);
+	if (json_peek(&r.j) != 0)
+		return fail(&r, "text after the object");
+	return 0;
+}

@@ -42,7 +42,8 @@ for v in vtrain vtest; do
 	    patch=$v-patch.npy pos=$v-pos.npy label=$v-label.npy >$v.vt
 done
 mv vtest.vt video-test.vt
-vit-train $L --pe abs --epochs 16 -o video-model.vt vtrain.vt 2>/dev/null
+# rope-axial learns it for most seeds (1, 2, 4; abs for fewer).
+vit-train $L --pe rope-axial --epochs 16 -o video-model.vt vtrain.vt 2>/dev/null
 
 check "shuffle-eval --json on the position task" shuffle-eval --threads 1 -k 4 --json model.vt test.vt
 cp "$T/out" pos.json

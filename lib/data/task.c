@@ -61,8 +61,9 @@ task_make(const struct task *t, uint64_t seed, int64_t i, uint8_t *px, int32_t *
 	default: rc = task_motion(t, &r, px, label, lay); break;
 	}
 	if (rc < 0)
-		snprintf(err, IMAGE_ERRLEN, "record %lld: no placement found in %d tries; "
-		    "make the canvas larger or the %s", (long long)i, TASK_TRIES,
-		    t->kind == TASK_PATHFINDER ? "paths fewer or shorter" : "items fewer");
+		snprintf(err, IMAGE_ERRLEN, "record %lld: no placement found in %d tries; %s",
+		    (long long)i, TASK_TRIES, t->kind == TASK_PATHFINDER ?
+		    "make the canvas larger or the paths fewer or shorter" :
+		    "the items must hold a garment and a shoe or bag");
 	return rc;
 }

@@ -4,9 +4,9 @@
  * own generator rng_seed(seed, index), so records can be made in parallel
  * and the same seed gives the same bytes.
  *
- *   relation    two Fashion-MNIST items of different classes on a blank
- *               canvas; the label says where the item of the lower class
- *               lies relative to the other (left/right, above/below)
+ *   relation    two Fashion-MNIST items on a blank canvas, a garment and
+ *               a shoe or bag; the label says where the garment lies
+ *               relative to the other (left/right, above/below)
  *   pathfinder  dashed curved paths and two dots (Linsley et al. 2018):
  *               whether the dots are the two ends of one path
  *   motion      clips of a Fashion-MNIST item moving in a straight line:

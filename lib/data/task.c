@@ -7,6 +7,25 @@
 
 #include "task.h"
 
+/* Fashion-MNIST's garments: T-shirt, trouser, pullover, dress, coat,
+ * shirt; the others (sandal, sneaker, bag, ankle boot) are not. */
+static int
+garment(int32_t class)
+{
+	return class <= 4 || class == 6;
+}
+
+int64_t
+task_draw(const struct task_items *it, struct rng *r, int want)
+{
+	for (int tries = 0; tries < TASK_TRIES; tries++) {
+		int64_t k = (int64_t)rng_below(r, (uint64_t)it->n);
+		if (garment(it->label[k]) == want)
+			return k;
+	}
+	return -1;
+}
+
 int
 task_classes(const struct task *t)
 {

@@ -9,8 +9,9 @@
  *               relative to the other (left/right, above/below)
  *   pathfinder  dashed curved paths and two dots (Linsley et al. 2018):
  *               whether the dots are the two ends of one path
- *   motion      clips of a Fashion-MNIST item moving in a straight line:
- *               the label is its direction and speed
+ *   motion      clips of two Fashion-MNIST items moving in straight lines,
+ *               a garment and a shoe or bag: the label is the garment's
+ *               direction and speed
  *
  * Library functions never exit: they return -1 with a message in
  * err[IMAGE_ERRLEN].
@@ -56,8 +57,8 @@ struct task {
 /* What a record shows, for checking labels (taskgen --layout): n objects,
  * each a point (y, x) and two numbers: relation, the item's source index
  * and class at its top-left corner; pathfinder, the dots with the path
- * each ends and which end; motion, the item's first top-left corner with
- * its source and class, and its velocity (pixels a frame) as (y, x). */
+ * each ends and which end; motion, each item's first top-left corner,
+ * its source and its motion's code (as the label), the garment first. */
 #define TASK_MAXOBJ	2
 struct task_layout {
 	int	 n;
@@ -81,6 +82,11 @@ int	 task_make(const struct task *t, uint64_t seed, int64_t i, uint8_t *px,
 int	 task_items_load(struct task_items *it, const char *idx, const char *labels,
 	    int side, char *err);
 void	 task_items_free(struct task_items *it);
+
+/* An item drawn at random whose kind is want: 1 a garment (Fashion-MNIST
+ * classes 0-4 and 6), 0 a shoe or bag (5, 7-9); -1 when none turns up in
+ * TASK_TRIES draws. */
+int64_t	 task_draw(const struct task_items *it, struct rng *r, int want);
 
 /* The kinds' record makers, called by task_make. */
 int	 task_relation(const struct task *t, struct rng *r, uint8_t *px, int32_t *label,

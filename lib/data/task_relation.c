@@ -16,27 +16,6 @@
 
 #include "task.h"
 
-/* Fashion-MNIST's garments: T-shirt, trouser, pullover, dress, coat,
- * shirt; the others (sandal, sneaker, bag, ankle boot) are not. */
-static int
-garment(int32_t class)
-{
-	return class <= 4 || class == 6;
-}
-
-/* An item of the items drawn at random whose kind (garment or not) is
- * want, or -1 when none turns up in TASK_TRIES draws. */
-static int64_t
-draw(const struct task_items *it, struct rng *r, int want)
-{
-	for (int tries = 0; tries < TASK_TRIES; tries++) {
-		int64_t k = (int64_t)rng_below(r, (uint64_t)it->n);
-		if (garment(it->label[k]) == want)
-			return k;
-	}
-	return -1;
-}
-
 /* Copy item k of the items into the canvas with its top-left corner at
  * (y, x). */
 static void
@@ -53,7 +32,7 @@ task_relation(const struct task *t, struct rng *r, uint8_t *px, int32_t *label,
 {
 	const struct task_items *it = t->items;
 	uint64_t room = (uint64_t)(t->canvas - t->item + 1);	/* corners per axis */
-	int64_t a = draw(it, r, 1), b = draw(it, r, 0);
+	int64_t a = task_draw(it, r, 1), b = task_draw(it, r, 0);
 	int ya, xa, yb, xb, tries;
 
 	if (a < 0 || b < 0)

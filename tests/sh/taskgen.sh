@@ -105,26 +105,36 @@ assert 100 < lab.sum() < 200, lab.sum()
 check "pathfinder: the dashes' gaps break the paths" vtpy "
 from comp import components
 img = np.load('p.npy')
-assert set(np.unique(img)) == {0, 255} and img.shape == (500, 32, 32)
+assert set(np.unique(img)) == {0, 128, 255} and img.shape == (500, 32, 32)  # grey paths, white dots
 # each of the 3 paths' 5 dashes is a component of its own
 n = [len(components(im)) for im in img]
 assert min(n) == max(n) == 3 * 5, (min(n), max(n))
 "
 
-# motion: each frame is the one before moved by the velocity the label says
-check "motion, 12 frames" $G motion --idx "$I" -n 100 --frames 12 --seed 4 --labels "$T/ml.npy" --layout "$T/m.txt" -o "$T/m.npy"
-check "... every frame the last rolled by the label's direction and speed" vtpy "
+# motion, with items at full size (copied): every frame rebuilt from the
+# source images, the corners and the motions, the label the garment's
+check "motion, 12 frames" $G motion --idx "$I" -n 100 --frames 12 --item 28 --canvas 40 --seed 4 \
+    --labels "$T/ml.npy" --layout "$T/m.txt" -o "$T/m.npy"
+check "... every frame the two items moved as the layout says, the label the garment's motion" vtpy "
+import gzip
+src = np.frombuffer(gzip.open('fm/train-images-idx3-ubyte.gz').read()[16:], np.uint8).reshape(-1, 28, 28)
+cls = np.frombuffer(gzip.open('fm/train-labels-idx1-ubyte.gz').read()[8:], np.uint8)
 img, lab = np.load('m.npy'), np.load('ml.npy')
 lay = np.loadtxt('m.txt', dtype=np.int64, ndmin=2)
-assert img.shape == (100, 12, 32, 32) and set(lab) <= set(range(8)) and len(set(lab)) > 4
+assert img.shape == (100, 12, 40, 40) and len(set(lab)) == 8, (img.shape, set(lab))
 step = {0: (0, 1), 1: (0, -1), 2: (1, 0), 3: (-1, 0)}
 for i in range(100):
-    dy, dx = step[lab[i] % 4]; s = lab[i] // 4 + 1
-    assert (lay[i, 6], lay[i, 7]) == (s * dy, s * dx), (i, lay[i], lab[i])
-    for f in range(11):
-        assert (np.roll(img[i, f], (s * dy, s * dx), (0, 1)) == img[i, f + 1]).all(), (i, f)
-    assert img[i, 0].sum() > 0
+    objs = lay[i, 2:].reshape(2, 4)
+    assert lab[i] == objs[0, 3] and cls[objs[0, 2]] in (0, 1, 2, 3, 4, 6) and cls[objs[1, 2]] in (5, 7, 8, 9), (i, lay[i])
+    for f in range(12):
+        want = np.zeros((40, 40), np.uint8)
+        for y0, x0, k, m in objs:
+            dy, dx = step[m % 4]; s = m // 4 + 1
+            one = np.zeros((40, 40), np.uint8); one[:28, :28] = src[k]
+            want = np.maximum(want, np.roll(one, (y0 + f * s * dy, x0 + f * s * dx), (0, 1)))
+        assert (img[i, f] == want).all(), (i, f)
 "
+check "motion, default 14-pixel items on 32" $G motion --idx "$I" -n 100 --frames 12 --labels "$T/ml.npy" -o "$T/m.npy"
 
 # patchify reads the output as its npy source
 patchify --patch 7 --labels "$T/rl.npy" "$T/r.npy" 2>"$T/err" | vtool info > "$T/info" 2>>"$T/err"

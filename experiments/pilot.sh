@@ -32,18 +32,21 @@ for s in $SEEDS; do
 done
 run_plan
 
-# verdict STATSFILE: "spread | pooled sd | ratio | verdict" of a column's
-# stats, the pooled sd from each row's interval: the 95% t half-width
-# h = t(n-1) sd / sqrt(n) gives sd back.
+# verdict STATSFILE: "spread | pooled sd | ratio | rotary ratio |
+# verdict" of a column's stats, the pooled sd from each row's interval:
+# the 95% t half-width h = t(n-1) sd / sqrt(n) gives sd back.  The rotary
+# ratio leaves abs out: abs alone can pass the bar while the rotary
+# encodings, Table 1's question, stay within noise of each other.
 verdict() {
 	awk -F '\t' 'BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228", t, " ") }
 	{ m = $3 + 0; if (NR == 1 || m > hi) hi = m; if (NR == 1 || m < lo) lo = m
+	  if ($1 != "abs") { if (!nr++ || m > rhi) rhi = m; if (nr == 1 || m < rlo) rlo = m }
 	  if ($4 != "" && $2 > 1 && $2 <= 11) { sd = ($5 - $3) / t[$2 - 1] * sqrt($2)
 		ss += ($2 - 1) * sd * sd; df += $2 - 1 } }
-	END { if (NR == 0) { print "- | - | - | not run"; exit }
-	  if (df == 0) { printf "%.2f | - | - | one seed: no verdict\n", hi - lo; exit }
-	  sd = sqrt(ss / df); r = sd > 0 ? (hi - lo) / sd : 1e9
-	  printf "%.2f | %.2f | %.1f | %s\n", hi - lo, sd, r, (r >= 5 ? "**discriminates**" : "does not discriminate") }' "$1"
+	END { if (NR == 0) { print "- | - | - | - | not run"; exit }
+	  if (df == 0) { printf "%.2f | - | - | - | one seed: no verdict\n", hi - lo; exit }
+	  sd = sqrt(ss / df); r = sd > 0 ? (hi - lo) / sd : 1e9; rr = sd > 0 ? (rhi - rlo) / sd : 1e9
+	  printf "%.2f | %.2f | %.1f | %.1f | %s\n", hi - lo, sd, r, rr, (r >= 5 ? "**discriminates**" : "does not discriminate") }' "$1"
 }
 # The columns: a task's top-1 and its extra evaluations' fields.
 cols=
@@ -78,8 +81,8 @@ clips of an item moving right, left, down or up at 1 or 2 pixels a frame
 EOF2
 	hdr="task" rows=
 	for pe in $PES; do hdr="$hdr | $pe"; done
-	echo "| $hdr | spread | pooled sd | spread / sd | verdict |"
-	echo "$hdr" | awk -F '|' '{ s = "|"; for (i = 1; i <= NF + 4; i++) s = s "---|"; print s }'
+	echo "| $hdr | spread | pooled sd | spread / sd | rotary spread / sd | verdict |"
+	echo "$hdr" | awk -F '|' '{ s = "|"; for (i = 1; i <= NF + 5; i++) s = s "---|"; print s }'
 	for c in $cols; do
 		row="| $(echo "$c" | sed 's/:top1$//; s/:[a-z]*_/ /')"
 		for pe in $PES; do
@@ -92,7 +95,8 @@ EOF2
 	echo
 	echo "Spread: the best encoding's mean less the worst's; pooled sd: the"
 	echo "per-seed standard deviation pooled over the five encodings; a task"
-	echo "discriminates when the spread is at least 5 times it. Training: $(wall)."
+	echo "discriminates when the spread is at least 5 times it. The rotary"
+	echo "spread leaves abs out. Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
 finish

@@ -7,7 +7,8 @@
 #   sh experiments/run1.sh --train-key WORD...  its model's key
 #
 # Words (k=v; the experiment scripts write them):
-#   task=fm2d|mv3d   Fashion-MNIST images, or Moving Fashion-MNIST clips
+#   task=fm2d|mv3d   Fashion-MNIST images, or Moving Fashion-MNIST clips;
+#        rel|path|mot  taskgen(1)'s relation, pathfinder and motion tasks
 #   pe=SPEC          vit-train --pe
 #   seed=N           data order, subset, initialisation, dropout
 #   arm=paper|common positions in the encoding's own paper's convention
@@ -24,7 +25,9 @@
 #   evals=LIST       top1 (always), shuffle, shufflet (frames), res:R1:R2:...
 #                    (2D: top-1 at other resolutions), offset:RHO (top-1
 #                    with every record's positions moved by one N(0, RHO)
-#                    offset per axis, posgen --offset)
+#                    offset per axis, posgen --offset), canvas:C1:C2:...
+#                    (rel: top-1 on larger canvases, the items at the same
+#                    size), frames:T (mot: top-1 on clips of T frames)
 # The environment gives SCALE, RES (results), CACHE (data and models).
 #
 # The key is a hash of the commands exactly as they run, every option and
@@ -59,6 +62,8 @@ if [ "$SCALE" = full ]; then
 	# loss plateau of its first 100-300 steps when the rate decayed, and
 	# when it left it, not the encoding, decided its top-1.
 	MVTRAIN=12000 MVTEST=2000 MVVAL=1000 MVEPOCHS=10 MVVALSTEPS=50 TRIALS=3
+	# taskgen's tasks at the discrimination pilot's scale (pilot.sh)
+	TKTRAIN=20000 TKTEST=5000 TKVAL=1000 TKEPOCHS=4 TKVALSTEPS=100
 	case $model in
 	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;
 	block)	M="--dim 64 --depth 4 --heads 1 --mlp 128" ;;
@@ -72,6 +77,7 @@ if [ "$SCALE" = full ]; then
 else
 	FMFRAC=0.02 FMTEST=300 FMVAL=100 EPOCHS=1 BATCH=32 LR=2e-3 WARMUP=5 VALSTEPS=10
 	MVTRAIN=160 MVTEST=60 MVVAL=30 MVEPOCHS=1 MVVALSTEPS=2 TRIALS=1
+	TKTRAIN=200 TKTEST=100 TKVAL=50 TKEPOCHS=1 TKVALSTEPS=2
 	case $model in
 	main|riemann) M="--dim 16 --depth 1 --heads 2 --mlp 32" ;;
 	block)	M="--dim 64 --depth 1 --heads 1 --mlp 16" ;;
@@ -98,6 +104,22 @@ cached() {
 		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
 	fi
 	echo "$f"
+}
+
+# taskset NAME CMD: a taskgen(1) set made once by CMD (its output options
+# added here) into $CACHE/data/NAME-HASH.npy and NAME-HASH-labels.npy,
+# the labels written last: their file says the set is whole.  Prints
+# patchify's source operands for it.
+taskset() {
+	f="$CACHE/data/$1-$(printf '%s\n' "$2" | hash)"
+	if [ "$mode" = run ] && [ ! -s "$f-labels.npy" ]; then
+		mkdir -p "$CACHE/data"
+		flock "$f.lock" sh -c '[ -s "$1-labels.npy" ] && exit 0
+			FM=$3; export FM
+			eval "$2 -o \"\$1.npy\" --labels \"\$1-labels.npy\""' sh "$f" "$2" "$FM" ||
+		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
+	fi
+	echo "--labels \"\$CACHE/data/${f##*/}-labels.npy\" \"\$CACHE/data/${f##*/}.npy\""
 }
 
 # The data.  Positions: posgen's default (linspace) with the training grid
@@ -138,6 +160,32 @@ mv3d)
 	TESTCMD="$(clips test) | $POSGEN"
 	VALCMD="$(clips test) | vtool head -n $MVVAL | $POSGEN"
 	VS=$MVVALSTEPS
+	;;
+rel|path|mot)
+	# The train set from the training images, the test sets from the test
+	# images under another seed (pathfinder draws its own); every set is
+	# cut into an 8 x 8 grid (motion: 4 x 4 x 4 tubelets at 8 frames), and
+	# posgen keeps the training grid's spacing on larger ones.
+	case $task in
+	rel) TG=relation P=7 G0=8 ;;
+	path) TG=pathfinder P=4 G0=8 ;;
+	mot) TG=motion P=2x8x8 G0=4 ;;
+	esac
+	tg() {	# tg SET N SEED [taskgen options]: the command of a set
+		i=; [ $task = path ] || i="--idx \"\$FM/$1-images-idx3-ubyte.gz\""
+		n=$2 s=$3; shift 3
+		echo "taskgen $TG $i -n $n --seed $s --threads 1 $*"
+	}
+	tp() {	# tp SOURCE [patchify options]: the command of its patch stream
+		src=$1; shift
+		echo "patchify --patch $P --norm half --threads 1 $* $src"
+	}
+	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
+	POSGEN="posgen --n0 $G0${cls:+ --cls $cls}"
+	TRAIN="$(tp "$(taskset $task-train "$(tg train $TKTRAIN 1)")" $subset --epochs $TKEPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
+	TESTCMD="$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2)")") | $POSGEN"
+	VALCMD="$TESTCMD | vtool head -n $TKVAL"
+	VS=$TKVALSTEPS
 	;;
 *) echo "run1.sh: task '$task'?" >&2; exit 2 ;;
 esac
@@ -227,6 +275,12 @@ for e in $(echo "$evals" | tr ',' ' '); do
 				v=null
 			[ -n "$v" ] || v=null
 			fields="$fields,\"res_$r\":$v"
+		done ;;
+	canvas:*|frames:*)
+		for v in $(echo "${e#*:}" | tr ':' ' '); do
+			t=$(cached test "$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2 --${e%%:*} $v)")") | $POSGEN")
+			r=$(vit-eval --json --threads 1 "$ckpt" "$t" | num top1)
+			fields="$fields,\"${e%%:*}_$v\":${r:-null}"
 		done ;;
 	offset:*)
 		rho=${e#offset:}

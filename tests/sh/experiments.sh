@@ -142,4 +142,15 @@ sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/ag
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"
 sh experiments/t1_encodings.sh --scale huge 2>/dev/null; [ $? -eq 2 ] && ok "an unknown scale is a usage error" || nok "--scale huge: not exit 2"
 sh experiments/run.sh nosuch 2>/dev/null; [ $? -eq 2 ] && ok "an unknown experiment too" || nok "run.sh nosuch: not exit 2"
+
+# The discrimination pilot on taskgen's tasks (not a paper's table, so
+# not in run.sh's list): every task's pipeline, the larger canvases and
+# the longer clips, and its table with a verdict column.
+sh experiments/pilot.sh --scale quick --results "$R" --cache "$C" > /dev/null 2> "$T/pilot.err" &&
+	ok "pilot.sh --scale quick" || nok "pilot.sh --scale quick: $(grep -v '^run1.sh: training' "$T/pilot.err" | tail -5)"
+for t in rel "rel 84" "rel 112" path mot "mot 16"; do
+	check_grep "pilot: a row for $t, with its verdict" "^\| $t \| [0-9.]+ \(1 run\) \|.*\| one seed: no verdict \|\$" "$R/quick/pilot.md"
+done
+check_grep "pilot: relation tested on a 112-pixel canvas" '"task":"rel".*"canvas_112":0\.' "$R/quick/pilot.jsonl"
+check_grep "... motion on 16 frames" '"task":"mot".*"frames_16":0\.' "$R/quick/pilot.jsonl"
 exit $FAILED

@@ -199,6 +199,12 @@ vt_add_field(struct vt *s, const char *name, int dtype, int rank, const int64_t 
 	return add_field(s, name, dtype, rank, dim, 1);
 }
 
+int
+vt_declare_field(struct vt *s, const char *name, int dtype, int rank, const int64_t *dim)
+{
+	return add_field(s, name, dtype, rank, dim, 0);
+}
+
 /* vt_add_field; its buffer made now (alloc 1: a stream to write) or by the
  * first record read that needs it (0: a header read). */
 static int

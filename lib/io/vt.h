@@ -87,6 +87,10 @@ int	 vt_dtype_parse(const char *name);
 /* Append a field; dim[rank] may hold VT_ANY.  Returns its index, or -1. */
 int	 vt_add_field(struct vt *s, const char *name, int dtype, int rank,
 	    const int64_t *dim);
+/* vt_add_field without its buffer: a header described, not one to write
+ * records under (header.json's).  Its index, or -1. */
+int	 vt_declare_field(struct vt *s, const char *name, int dtype, int rank,
+	    const int64_t *dim);
 /* Index of the field called name, or -1. */
 int	 vt_find(const struct vt *s, const char *name);
 /* The field called name, or NULL. */

@@ -83,7 +83,9 @@ read_field(struct rd *r, const char *name)
 	}
 	if (more < 0)
 		return bad_json(r);
-	if (vt_add_field(r->h, name, vt_dtype_parse(dt), rank, dims) < 0)
+	/* declared, not given a buffer: the header is a description, and its
+	 * dims (up to a record's 4 GiB) the file's say */
+	if (vt_declare_field(r->h, name, vt_dtype_parse(dt), rank, dims) < 0)
 		return fail(r, "%s", r->h->err);
 	return 0;
 }

@@ -207,6 +207,12 @@ json.dump({"align": 64, "fields": {"e": {"dtype": "u8", "dims": [1]}}, "meta": m
 import numpy as np; np.save("npy0/one.npy", np.zeros((2, 1), "u1"))'
 refused "from-npy: header.json of 17 MB of keys is refused as it is read" \
     'metadata over 16777216 bytes: longer than a header may be' vtool from-npy e=npy0/one.npy
+# header.json describes fields, holds none of their data: a field of
+# 2 GB declared there takes no memory (fuzz_header_json's finding).
+mkdir -p npy1 && cp npy0/one.npy npy1/ &&
+printf '{"align": 64, "fields": {"e": {"dtype": "u8", "dims": [2000000000]}}, "meta": []}' >npy1/header.json
+limited 20 vtool from-npy e=npy1/one.npy && ok "from-npy: header.json's field of 2 GB costs nothing" ||
+    nok "header.json's 2 GB field: $(head -c 300 err)"
 # A vitpipe export whose HISTORY holds two million lines.
 "$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
 from timmref import st_read, st_write

@@ -17,6 +17,7 @@
 #include "pe_conv.h"
 #include "posmap.h"
 #include "vit.h"
+#include "text.h"
 #include "vt.h"
 
 struct opts {
@@ -219,15 +220,25 @@ print_predictions(void *ctx, const struct eval_out *out, int64_t first,
 			printf("}\n");
 			continue;
 		}
+		/* names and sources are the data set's text: escaped (text.h) */
 		char buf[32];
-		printf("%s %.6f", label_of(p->names, out->pred[i], buf, sizeof buf), out->prob[i]);
+		const char *t = label_of(p->names, out->pred[i], buf, sizeof buf);
+		text_put(stdout, t, strlen(t));
+		printf(" %.6f", out->prob[i]);
 		/* the true class and whether the prediction is it */
-		if (label >= 0)
-			printf(" %s %s", label_of(p->names, label, buf, sizeof buf),
-			    label == out->pred[i] ? "right" : "wrong");
+		if (label >= 0) {
+			t = label_of(p->names, label, buf, sizeof buf);
+			putchar(' ');
+			text_put(stdout, t, strlen(t));
+			printf(" %s", label == out->pred[i] ? "right" : "wrong");
+		}
 		for (int c = 0; p->o->logits && c < out->classes; c++)
 			printf(" %.9g", z[c]);
-		printf(src ? " %s\n" : "\n", src);
+		if (src) {
+			putchar(' ');
+			text_put(stdout, src, strlen(src));
+		}
+		putchar('\n');
 	}
 	cli_close_out(stdout, "stdout");
 }
@@ -296,8 +307,10 @@ print_text(const struct eval_summary *s, const struct eval_out *out,
 	for (int c = 0; o->per_class && c < out->classes; c++) {
 		int64_t n, hit;
 		eval_class(out, c, &n, &hit);
-		printf("class %d %s %.4f %lld/%lld\n", c, names[c] ? names[c] : "-",
-		    n ? (double)hit / n : 0.0, (long long)hit, (long long)n);
+		const char *t = names[c] ? names[c] : "-";
+		printf("class %d ", c);
+		text_put(stdout, t, strlen(t));
+		printf(" %.4f %lld/%lld\n", n ? (double)hit / n : 0.0, (long long)hit, (long long)n);
 	}
 	if (cm)
 		print_confusion(cm, out->classes, names);

@@ -670,5 +670,14 @@ main(int argc, char *argv[])
 		die_errno("%s", out);
 	if (!tofile)
 		cli_close_out(stdout, "stdout");
+	for (int i = 0; i < nrun; i++)
+		for (int k = 0; k < NCURVE; k++) {
+			free(run[i].c[k].x);
+			free(run[i].c[k].y);
+		}
+	free(run);
+	free(title);
+	free(script);
+	free(pic);
 	return 0;
 }

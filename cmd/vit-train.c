@@ -790,7 +790,7 @@ spacing_note(const struct run *r, const struct vit_config *c, int native,
 static void
 positions(struct run *r, struct vit_config *c)
 {
-	char why[256];
+	char why[512];
 	int native;
 
 	snprintf(r->positions, sizeof r->positions, "%s", r->o.stream_positions ?
@@ -1101,7 +1101,7 @@ open_val(struct run *r, struct vt *vs, struct batch_reader *vbr, const char **na
 	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,
 	    r->m->c.classes, 1) < 0)
 		die("--val: %s", vs->err);
-	char why[256];
+	char why[512];
 	if (r->st.step == 0 && pe_conv_check(vt_meta(&r->meta, "POS"), vt_meta(vs, "POS"),
 	    why, sizeof why) < 0)
 		cli_warn("--val: %s: %s", *name, why);

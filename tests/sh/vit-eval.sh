@@ -211,6 +211,11 @@ sys.exit(len(l) != 300 or not all(r['source'] == f'set A/img/{i}.png' for i, r i
 	ok "... a source key in every object" || nok "... $(head -n 1 "$T/out")"
 [ "$(awk '{ print NF }' "$T/m12.pred" | sort -u)" = 4 ] && ok "without the field: class, probability, true class, right or wrong" ||
 	nok "without the field: $(head -n 1 "$T/m12.pred")"
+# A source with a terminal escape is printed escaped, as ls -b does.
+SOURCE="$(printf 'x\033[31m')" restream "$T/test.vt" "$T/esc.vt" -
+check "--predict with an escape in the source" $E --predict "$T/m12.vt" "$T/esc.vt"
+! grep -q "$(printf '\033')" "$T/out" && grep -q 'x\\x1b\[31m/0.png$' "$T/out" &&
+	ok "... printed as \\x1b, never raw" || nok "escape in --predict: $(head -n 1 "$T/out" | od -c | head -n 2)"
 restream "$T/test.vt" "$T/nopos.vt" "FIELD pos"
 check_exit 1 "no field pos" $E "$T/m12.vt" "$T/nopos.vt"
 check_grep "... says to make positions with posgen" "no field 'pos': make positions with posgen" "$T/err"

@@ -28,7 +28,7 @@ MPIPKG	= ompi-c
 DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev \
 	libopenmpi-dev libdnnl-dev
-DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang \
+DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang zsh \
 	gnuplot-nox openmpi-bin
 DEBS_BENCH = python3-torch
 
@@ -141,7 +141,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA) $(BUILD)/flags
 deps:
 	@need=""; \
 	pkg-config --exists $(PKGS) $(MPIPKG) 2>/dev/null && [ -f /usr/include/oneapi/dnnl/dnnl.h ] || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
+	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && command -v zsh >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \

@@ -498,20 +498,30 @@ meta_get(const struct vt *s, const char *path, const char *key, int isint,
 	return 1;
 }
 
+/* The input file opened anew beside the pass under way, its header read
+ * into s: for what it holds, not for training. */
+static FILE *
+reopen_input(const struct run *r, struct vt *s)
+{
+	const char *name;
+	FILE *fp = cli_open_in(r->o.input, &name);
+
+	vt_init(s);
+	if (vt_read_header(s, fp, name) < 0)
+		die("%s", s->err);
+	return fp;
+}
+
 /* The records of the input file, which declares none (vtool cat joins
  * streams without RECORDS): an epoch is a pass over them. */
 static int64_t
 count_records(const struct run *r)
 {
-	const char *name;
-	FILE *fp = cli_open_in(r->o.input, &name);
 	struct vt s;
+	FILE *fp = reopen_input(r, &s);
 	int64_t n = 0;
 	int rc;
 
-	vt_init(&s);
-	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err);
 	for (int i = 0; i < s.nfield; i++)
 		vt_skip(&s, i);
 	while ((rc = vt_read_record(&s)) == 1)
@@ -560,13 +570,9 @@ fingerprint(const struct run *r, char *out, size_t len)
 	n += snprintf(out + n, len - (size_t)n, " header=%016llx", (unsigned long long)h);
 	if (r->stream)
 		return;
-	const char *name;
-	FILE *fp = cli_open_in(r->o.input, &name);
 	struct vt t;
+	FILE *fp = reopen_input(r, &t);
 
-	vt_init(&t);
-	if (vt_read_header(&t, fp, name) < 0)
-		die("%s", t.err);
 	for (int k = 0; k < 16 && vt_read_record(&t) == 1; k++)
 		for (int i = 0; i < t.nfield; i++)
 			f = fnv(f, t.field[i].data, t.field[i].nbytes);
@@ -1325,7 +1331,7 @@ train_step(struct run *r)
 	r->st.step++;
 	r->train_loss = lsum / nstep;
 
-	double img_s = rate_step(&r->rate, now_seconds(), r->st.seen);
+	double now = now_seconds(), img_s = rate_step(&r->rate, now, r->st.seen);
 	double epoch = r->E > 0 ? r->st.epoch + (double)(r->st.inpass % r->E) / r->E
 	    : (double)r->st.epoch;
 	if (r->E > 0 && r->st.inpass % r->E == 0)
@@ -1341,7 +1347,6 @@ train_step(struct run *r)
 	    r->train_loss, img_s);
 	progress_show(&r->pr, r->st.step, msg);
 	/* a batch job's log: a whole line every --progress seconds */
-	double now = now_seconds();
 	if (o->progress > 0 && !isatty(STDERR_FILENO) && now - r->last_note >= o->progress) {
 		r->last_note = now;
 		say(r, "step %lld of %lld, %s", (long long)r->st.step, (long long)r->st.total,

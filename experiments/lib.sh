@@ -142,18 +142,20 @@ plan_runs() {
 	    { print $1 "\t" $2 "\t" runs "/" key[$2] ".json" }' "$KEYS" "$PLAN"
 }
 
+# JF: awk's jf(LINE, KEY), the number or string of KEY in a flat JSON line
+# ("" where it has none), as jfield reads it.
+JF='function jf(line, k,  v) {
+	if (!match(line, "\"" k "\":\"?[^\",}]*")) return ""
+	v = substr(line, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+	sub(/^"/, "", v)
+	return v == "null" ? "" : v }'
+
 # planfield FIELD: "LABEL<TAB>WORDS<TAB>VALUE" for every run of the plan
 # that has one; FIELD is a key of the run's JSON line (top1, loss, cpu,
-# shuffle_drop, ...), read as jfield reads it.  One pass for the plan:
-# tables ask for many.
+# shuffle_drop, ...).  One pass for the plan: tables ask for many.
 planfield() {
-	plan_runs | awk -F '\t' -v field="$1" '
-	{ if ((getline line < $3) <= 0) next
-	  close($3)
-	  if (!match(line, "\"" field "\":\"?[^\",}]*")) next
-	  v = substr(line, RSTART + length(field) + 3, RLENGTH - length(field) - 3)
-	  sub(/^"/, "", v)
-	  if (v != "" && v != "null") print $1 "\t" $2 "\t" v }'
+	plan_runs | awk -F '\t' -v field="$1" "$JF"'
+	(getline line < $3) > 0 { close($3); v = jf(line, field); if (v != "") print $1 "\t" $2 "\t" v }'
 }
 
 # results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one.
@@ -336,7 +338,22 @@ machine() {
 		[ -s "$PLAN" ] && echo "no runs yet" || echo "no runs"
 		return
 	fi
-	echo "$m, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time"
+	echo "$m, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time; $(versions)"
+}
+
+# versions: the code that made the plan's runs (run1.sh's "bins", a hash
+# of the programs, and "commit"), in words; bold where it is more than one.
+versions() {
+	plan_runs | awk -F '\t' "$JF"'
+	!seen[$2]++ && (getline line < $3) > 0 { close($3); b = jf(line, "bins")
+	  if (b == "") { old++; next }
+	  if (!(b in n)) order[++k] = b
+	  n[b]++; c = jf(line, "commit"); if (index(" " cs[b] ", ", " " c ", ") == 0) cs[b] = cs[b] (cs[b] == "" ? "" : ", ") c }
+	END { for (i = 1; i <= k; i++) { b = order[i]
+		s = s sprintf("%sbinaries %s (commit %s, %d run%s)", (i > 1 ? "; " : ""), b, cs[b], n[b], (n[b] > 1 ? "s" : "")) }
+	  if (old) s = s sprintf("%s%d run%s recording no code", (k ? "; " : ""), old, (old > 1 ? "s" : ""))
+	  nv = k + (old > 0)
+	  printf "%s%s\n", (nv > 1 ? "**code of " nv " versions, mixed in this table**: " : "code: "), s }'
 }
 
 # wall: total training hours of the plan's runs, for the text.

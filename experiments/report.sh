@@ -60,10 +60,7 @@ EOF2
   recipe, on all the data); the clips 10 epochs. Small enough that a run
   takes minutes on one core (its time is in its JSON line), so that a
   campaign goes in parts of about 40 minutes (\`--seeds\`, \`--only\`),
-  each finished and committed on its own. At 3 epochs the 3D models were
-  still leaving the loss plateau of their first few hundred steps when the
-  rate decayed, and the seed, not the encoding, decided when, so the clips
-  train longer. The papers train ViT-B for 200 epochs: our numbers are not
+  each finished and committed on its own. The papers train ViT-B for 200 epochs: our numbers are not
   theirs, and only the orderings are compared.
 - **Statistics.** Every row is the mean over seeds 1, 2 and 3, or those
   of them that have run (the row says how many; a seed sets data order,

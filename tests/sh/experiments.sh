@@ -137,6 +137,27 @@ SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/again.err
 grep -q '^run1.sh: training fm2d abs' "$T/again.err" && [ -s "$R/quick/runs/$k.json" ] &&
     [ "$(tail -n 1 "$R/quick/logs/$tk.jsonl")" = '{"first":1}' ] &&
 	ok "a model trained again keeps its first training's log" || nok "trained again: $(tail -c 200 "$R/quick/logs/$tk.jsonl")"
+# Provenance: every run says which code made it, and data or a model made
+# by other code is made again, never reused; a table that mixes code
+# versions says so.
+j=$R/quick/runs/$k.json
+grep -q '"commit":"[0-9a-f]\{7,\}\(-dirty\)\{0,1\}","bins":"[0-9a-f]\{16\}"' "$j" && grep -q '"cpu_bf16":"[a-z0-9_+]*"' "$j" &&
+	ok "a run's JSON has its commit, its programs' hash and the CPU's bf16" || nok "no provenance in $(cat "$j")"
+bins=$(sed 's/.*"bins":"\([0-9a-f]*\)".*/\1/' "$j")
+grep -qF "code: binaries $bins (commit " "$R/quick/t2_sharing.md" && ok "a section names the code of its runs" ||
+	nok "t2_sharing.md: $(sed -n 3p "$R/quick/t2_sharing.md")"
+for f in "$C"/data/val-*.vt "$C"/data/test-*.vt; do echo other > "$f.bins"; done
+others() { grep -lx other "$C"/data/*.bins | wc -l; }
+n0=$(others)
+echo other > "$C/models/$tk.bins" && rm -f "$j"
+SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/stale.err"
+grep -q '^run1.sh: training fm2d abs' "$T/stale.err" && [ "$(cat "$C/models/$tk.bins")" = "$bins" ] &&
+	ok "a model made by other code is trained again" || nok "stale model: $(cat "$T/stale.err")"
+[ "$(others)" -eq $((n0 - 2)) ] && ok "... and its data (validation and test) made by other code made again" ||
+	nok "stale data: $n0 then $(others) sets made by other code"
+sed -i 's/"bins":"[0-9a-f]*"/"bins":"0123456789abcdef"/' "$R/quick/runs/$(sed 's/^{"key":"\([0-9a-f]*\)".*/\1/' "$R/quick/t2_sharing.jsonl" | head -n 1).json"
+sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2>/dev/null >/dev/null
+check_grep "a table that mixes code versions says so" '\*\*code of 2 versions, mixed in this table\*\*: binaries 0123456789abcdef .*; binaries [0-9a-f]{16} ' "$R/quick/t2_sharing.md"
 rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"

@@ -30,7 +30,7 @@ export LC_ALL
 own_cls() { case $1 in comrope*|ape) echo cls=centre ;; esac; }
 
 # Every experiment, in the order of EXPERIMENTS.md.
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks"
 
 usage() {
 	cat <<EOF
@@ -53,6 +53,7 @@ EOF
 
 # parse_options "$@": the options above into SCALE SEEDS JOBS RES CACHE DRY.
 parse_options() {
+	ARGS="$*"
 	SCALE=quick SEEDS= JOBS=2 DRY=0 ONLY=
 	RESROOT=${EXP_RESULTS:-$EXPDIR/results} CACHE=${EXP_CACHE:-$EXPDIR/cache}
 	while [ $# -gt 0 ]; do
@@ -88,10 +89,18 @@ parse_options() {
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
 }
 
-# plan LABEL WORDS...: one run of the experiment.
+# plan LABEL WORDS...: one run of the experiment; for the first seed, also
+# the seeds that sequential seeding gave the label ($RES/$EXP.seeds).
 plan() {
 	label=$1; shift
 	printf '%s\t%s\n' "$label" "$*" >> "$PLAN"
+	case " $* " in *" seed=1 "*) [ -f "$RES/$EXP.seeds" ] || return 0 ;; *) return 0 ;; esac
+	n=$(awk -F '\t' -v l="$label" '$1 == l { n = $2 } END { print n + 0 }' "$RES/$EXP.seeds")
+	k=$(($(echo $SEEDS | wc -w) + 1))
+	while [ "$k" -le "$n" ]; do
+		printf '%s\t%s\n' "$label" "$(echo " $* " | sed "s/ seed=1 / seed=$k /; s/^ //; s/ \$//")" >> "$PLAN"
+		k=$((k + 1))
+	done
 }
 
 # run_plan: the plan's runs that have no result yet, --jobs at a time.
@@ -224,6 +233,45 @@ claim() {
 		else printf "\n" >> OUT } }' "$1" "$PLAN.claim"
 }
 
+# sequential CAP "PREFIX FIELD A B"...: sequential seeding of key claims.
+# Each claim A < B is judged on column PREFIX's FIELD as claim judges it
+# (Holm over these claims); while one is undecided, has run every seed
+# planned for it and has fewer than CAP, both its labels get one seed
+# more ($RES/$EXP.seeds) and the script runs again (its arguments in
+# $ARGS).  Not with --seeds or --only: a part of a campaign does not know
+# the rest.  Prints, per claim, the seeds it has.
+sequential() {
+	cap=$1; shift
+	[ -z "$RUNSEEDS$ONLY" ] || return 0
+	printf '%s\n' "$@" > "$PLAN.keyc"
+	: > "$PLAN.seq"
+	while read -r p f a b; do
+		FIELD=$f colstats "$p" | awk -F '\t' -v p="$p" -v a="$a" -v b="$b" -v OFS='\t' \
+		    '$1 == a || $1 == b { $1 = p "/" $1; print }' >> "$PLAN.seq"
+	done < "$PLAN.keyc"
+	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" \
+	    -v seeds="$RES/$EXP.seeds" -v want="$(echo $SEEDS | wc -w)" "$STATS"'
+	FILENAME == ARGV[1] { m = split($6, kv, ","); for (i = 1; i <= m; i++) { split(kv[i], q, "="); v[$1, q[1]] = q[2] }
+		runs[$1] = $2; next }
+	FILENAME == ARGV[2] { planned[$1] = $2; next }
+	{ split($0, w, " "); k++; a[k] = w[1] "/" w[3]; b[k] = w[1] "/" w[4]
+	  split("", A); split("", B)
+	  for (key in v) { split(key, q, SUBSEP); if (q[1] == a[k]) A[q[2]] = v[key]; if (q[1] == b[k]) B[q[2]] = v[key] }
+	  paired(A, B, R); n[k] = R["n"]; mean[k] = R["mean"]; lo90[k] = R["lo90"]; hi90[k] = R["hi90"]
+	  if (n[k] >= 2) { P[++np] = R["p"]; pk[np] = k } }
+	END { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
+	  for (j = 1; j <= k; j++) {
+		decided = n[j] >= 2 && (adj[j] < 0.05 || (lo90[j] > -margin && hi90[j] < margin))
+		have = want; if (planned[a[j]] > have) have = planned[a[j]]; if (planned[b[j]] > have) have = planned[b[j]]
+		if (!decided && n[j] >= have && n[j] < cap) { print a[j] "\t" n[j] + 1; print b[j] "\t" n[j] + 1 } } }' \
+	    "$PLAN.seq" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc")
+	[ -n "$more" ] || return 0
+	echo "$EXP: sequential seeding: $(echo "$more" | awk -F '\t' '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 }')" >&2
+	echo "$more" >> "$RES/$EXP.seeds"
+	rm -f "$PLAN" "$PLAN".*
+	exec sh "$0" $ARGS
+}
+
 # settle FILE CLAIMS: claim's placeholders in FILE become verdict lines,
 # and their steps the lines of CLAIMS (report.sh's summary): "WHERE CLAIM
 # A B VERDICT N MEAN LO HI P PHOLM", tab-separated.
@@ -244,7 +292,7 @@ settle() {
 			if (rank > worst[i]) { worst[i] = rank; whole[i] = w }
 			if (n[j] < 2) d = sprintf("%s < %s: %s", a[j], b[j], n[j] ? "one seed" : "not run")
 			else d = sprintf("%s < %s: %+.2f points (%.2f to %.2f), p %.2g, Holm %.2g, %d seeds", a[j], b[j], mean[j], lo[j], hi[j], P[pos(j)], adj[j], n[j])
-			if (n[j] < want[j]) d = d sprintf(" of %d", want[j])
+			if (n[j] && n[j] < want[j]) d = d sprintf(" of %d", want[j])
 			detail[i] = detail[i] (detail[i] == "" ? "" : "; ") d ": " w
 			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", where[i], cl[i], a[j], b[j], w, n[j],
 			    mean[j], lo[j], hi[j], (n[j] >= 2 ? P[pos(j)] : ""), (n[j] >= 2 ? adj[j] : "") > claims } }

@@ -22,6 +22,19 @@
 #                    not rotated, as in LieRE's code; centre: rotated at the
 #                    image's centre and moved with an offset, as in ComRoPE's)
 #   vt='FLAGS'       more vit-train options (--share, --locality)
+#   conv=integer|linspace  taskgen's tasks: every stream's positions in one
+#                    convention, as given to every encoding (vit-train
+#                    --positions stream): posgen's integer grid (a larger
+#                    canvas reaches past the training positions:
+#                    extrapolation) or its linspace over each grid (a
+#                    larger canvas stays within them: interpolation);
+#                    default each encoding's own (vit-train's mapping)
+#   lr=R             the learning rate (default: the scale's for the model)
+#   val=test|held    the validation stream: the first test records (what
+#                    the papers' tables ran with), or held out from the
+#                    training data (taskgen's tasks: a set of their own
+#                    drawn from the training images), so that nothing is
+#                    chosen on the test set
 #   evals=LIST       top1 (always), shuffle, shufflet (frames), res:R1:R2:...
 #                    (2D: top-1 at other resolutions), offset:RHO (top-1
 #                    with every record's positions moved by one N(0, RHO)
@@ -45,10 +58,10 @@ mkdir -p "$CACHE"
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
-task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1
+task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1 lr= val=test conv=
 for w in "$@"; do
 	case $w in
-	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|cls=*|vt=*|evals=*)
+	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|cls=*|vt=*|evals=*|lr=*|val=*|conv=*)
 		eval "${w%%=*}=\${w#*=}" ;;
 	*) echo "run1.sh: unknown word '$w'" >&2; exit 2 ;;
 	esac
@@ -85,6 +98,8 @@ else
 	*) echo "run1.sh: model '$model'?" >&2; exit 2 ;;
 	esac
 fi
+[ -z "$lr" ] || LR=$lr
+case $val in test|held) ;; *) echo "run1.sh: val=$val: test or held" >&2; exit 2 ;; esac
 COMMON="--positions stream"	# vit-train: positions as the stream gives them
 
 # Fashion-MNIST's IDX files in the commands: Debian's, or at the quick
@@ -239,14 +254,23 @@ rel|path|mot)
 		echo "patchify --patch $P --norm half --threads 1 $* $src"
 	}
 	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
-	POSGEN="posgen --n0 $G0${cls:+ --cls $cls}"
+	case $conv in
+	'') POSGEN="posgen --n0 $G0${cls:+ --cls $cls}" ;;
+	integer) POSGEN="posgen -c integer${cls:+ --cls $cls}" arm=common ;;
+	linspace) POSGEN="posgen${cls:+ --cls $cls}" arm=common ;;
+	*) echo "run1.sh: conv=$conv: integer or linspace" >&2; exit 2 ;;
+	esac
 	TRAIN="$(tp "$(taskset $task-train "$(tg train $TKTRAIN 1)")" $subset --epochs $TKEPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
 	TESTCMD="$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2)")") | $POSGEN"
 	VALCMD="$TESTCMD | vtool head -n $TKVAL"
+	# held out: a set of its own from the training images (another seed)
+	[ "$val" = held ] && VALCMD="$(tp "$(taskset $task-val "$(tg train $TKVAL 3)")") | $POSGEN"
 	VS=$TKVALSTEPS
 	;;
 *) echo "run1.sh: task '$task'?" >&2; exit 2 ;;
 esac
+[ "$val$conv" = test ] || case $task in rel|path|mot) ;; *)
+	echo "run1.sh: val=$val conv=$conv: only for taskgen's tasks" >&2; exit 2 ;; esac
 VAL=$(cached val "$VALCMD")
 TEST=$(cached test "$TESTCMD")
 a=; [ "$arm" = common ] && a=$COMMON
@@ -312,6 +336,8 @@ flock -u 9
 [ -s "$RES/logs/$TK.jsonl" ] ||
 	{ cp "$CACHE/models/$TK.log" "$RES/logs/$TK.jsonl.tmp.$$" && mv "$RES/logs/$TK.jsonl.tmp.$$" "$RES/logs/$TK.jsonl"; }
 train_s=$(cat "$CACHE/models/$TK.time" 2>/dev/null || echo null)
+# the last validation top-1 of the training, for choices made on it
+vtop1=$(sed -n 's/.*"val_acc":\([0-9.]*\).*/\1/p' "$RES/logs/$TK.jsonl" | tail -n 1)
 
 # Evaluations; each adds ,"key":value to the line.
 num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" | head -n 1; }
@@ -360,7 +386,7 @@ commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ "$commit" = unknown ] || git -C "$TOP" diff --quiet HEAD -- lib cmd Makefile 2>/dev/null || commit=$commit-dirty
 # the CPU's bf16 instructions, "none" where it has none (bf16 emulated)
 cpubf16=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x 'avx512_bf16\|amx_bf16' | paste -sd+)
-printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","date":"%s"}\n' \
-    "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$evals" \
-    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","lr":%s,"val":"%s","conv":"%s","evals":"%s",%s,"val_top1":%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","date":"%s"}\n' \
+    "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$LR" "$val" "$conv" "$evals" \
+    "$fields" "${vtop1:-null}" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
 mv "$out.tmp.$$" "$out"

@@ -5,7 +5,7 @@
 # and takes away only the order that Moving Fashion-MNIST's labels need.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
-ROWS="abs rope-mixed liere:8 liere:full"
+ROWS="abs rope-axial rope-mixed liere:8 liere:full"
 for s in $SEEDS; do
 	for r in $ROWS; do
 		pe=$r; [ "$r" = liere:full ] && pe=liere

@@ -4,7 +4,7 @@
 # campaign go on where it stopped, and Moving Fashion-MNIST's clips.
 . tests/sh/lib.sh
 R=$T/results C=$T/cache
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks"
 
 # The statistics (experiments/stats.awk) against known answers: t
 # quantiles of the tables, the closed forms of df 1 (Cauchy: P(|T| > 1) =
@@ -81,8 +81,10 @@ start=$(date +%s)
 sh experiments/run.sh --scale quick --results "$R" --cache "$C" > "$T/run.out" 2> "$T/run.err" &&
 	ok "run.sh --scale quick: every experiment" || nok "run.sh --scale quick: $(grep -v '^run1.sh: training' "$T/run.err" | tail -5)"
 echo "# quick scale: $(($(date +%s) - start)) s"
+# (tasks.sh plans its tuned rates and sequential seeds from results: those
+# runs come after the pool)
 grep -q '^run.sh: [1-9][0-9]* runs to do, 2 at a time' "$T/run.err" &&
-    ! sed -n '/^run.sh: [0-9]* runs to do/,$p' "$T/run.err" | grep -q 'in the plan, [1-9]' &&
+    ! sed -n '/^run.sh: [0-9]* runs to do/,$p' "$T/run.err" | grep -v '^tasks:' | grep -q 'in the plan, [1-9]' &&
 	ok "... all their runs in one pool, before any table" || nok "run.sh: not one pool: $(grep 'to do' "$T/run.err" | head -5)"
 for e in $ALL; do
 	[ -s "$R/quick/$e.md" ] && [ -s "$R/quick/$e.jsonl" ] && ok "$e: its section and JSON lines" ||
@@ -97,7 +99,7 @@ for p in t1_encodings-curves-2d t1_encodings-curves-3d block_size resolution dat
 done
 head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the PNG is a PNG" || nok "resolution.png is no PNG"
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
-[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 14 ] && ok "... 12 experiments, the claims and how they were run" ||
+[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 16 ] && ok "... 14 experiments, the claims and how they were run" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
 # the claims' table: a row per step of every claim line of the sections,
 # with its verdict in one of the four words
@@ -193,18 +195,30 @@ sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2>/dev/nu
 check_grep "a table that mixes code versions says so" '\*\*code of 2 versions, mixed in this table\*\*: binaries 0123456789abcdef .*; binaries [0-9a-f]{16} ' "$R/quick/t2_sharing.md"
 rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
-check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"
+check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 10 runs in the plan, 0 to do" "$T/again"
 sh experiments/t1_encodings.sh --scale huge 2>/dev/null; [ $? -eq 2 ] && ok "an unknown scale is a usage error" || nok "--scale huge: not exit 2"
 sh experiments/run.sh nosuch 2>/dev/null; [ $? -eq 2 ] && ok "an unknown experiment too" || nok "run.sh nosuch: not exit 2"
 
-# The discrimination pilot on taskgen's tasks (not a paper's table, so
-# not in run.sh's list): every task's pipeline, the larger canvases and
-# the longer clips, and its table with a verdict column.
-sh experiments/pilot.sh --scale quick --results "$R" --cache "$C" > /dev/null 2> "$T/pilot.err" &&
-	ok "pilot.sh --scale quick" || nok "pilot.sh --scale quick: $(grep -v '^run1.sh: training' "$T/pilot.err" | tail -5)"
+# The discrimination pilot on taskgen's tasks (run by run.sh above):
+# every task's pipeline, the larger canvases and the longer clips, and its
+# table with a verdict column.
 for t in rel "rel 84" "rel 112" path mot "mot 16"; do
 	check_grep "pilot: a row for $t, with its verdict" "^\| $t \| [0-9.]+ \(1 run\) \|.*\| one seed: no verdict \|\$" "$R/quick/pilot.md"
 done
 check_grep "pilot: relation tested on a 112-pixel canvas" '"task":"rel".*"canvas_112":0\.' "$R/quick/pilot.jsonl"
 check_grep "... motion on 16 frames" '"task":"mot".*"frames_16":0\.' "$R/quick/pilot.jsonl"
+# The tasks at their scale (run by run.sh above): three conventions,
+# validation held out from the training images, a learning-rate sweep
+# chosen on validation beside the default, and sequential seeding.
+check_grep "tasks: a row per encoding, own, integer and linspace conventions, on 56, 84 and 112" \
+    '^\| liere:8 \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \| [0-9.]+ \(1 run\) \|( [0-9.]+ \(1 run\) \|){5}$' "$R/quick/tasks.md"
+check_grep "... the integer convention for every encoding" '"task":"rel","pe":"liere:8","arm":"common".*"conv":"integer"' "$R/quick/tasks.jsonl"
+[ "$(grep -c '"task":"rel"' "$R/quick/tasks.jsonl")" -eq "$(grep '"task":"rel"' "$R/quick/tasks.jsonl" | grep -c '"val":"held".*"val_top1":0\.')" ] &&
+	ok "... validation held out from the training images, its top-1 recorded" || nok "tasks: runs validated on the test set"
+check_grep "... a rate chosen on validation, beside the default" '^\| rel \| liere:8 \| [0-9e-]+ \| [0-9.]+ \(.*\) \| [0-9.]+ \(.*\) \|$' "$R/quick/tasks.md"
+n=$(awk -F '\t' '$1 == "rel-paper/abs" { n = $2 } END { print n + 0 }' "$R/quick/tasks.seeds" 2>/dev/null)
+[ "$n" -ge 2 ] && [ "$n" -le 3 ] && grep -q "^| abs | [0-9.]* ([^)]*, $n runs) |" "$R/quick/tasks.md" &&
+	check_grep "sequential seeding: an undecided key claim gets seeds, up to its cap, and the section says how many" \
+	    "^rel-paper/abs to $n seeds, rel-paper/liere:8 to $n seeds\.$" "$R/quick/tasks.md" ||
+	nok "sequential seeding: rel-paper/abs has $n seeds: $(cat "$R/quick/tasks.seeds" 2>&1)"
 exit $FAILED

@@ -2,15 +2,21 @@
  * dist.c - data-parallel training over MPI: shares of the batches, the
  * stream from rank 0, the gradients' sums.
  *
- * MPI calls come from the main thread alone, between the engine's
- * parallel loops (MPI_THREAD_FUNNELED).  Open MPI moves a nonblocking
- * allreduce along only inside MPI calls, so each block's end also tests
- * the sums in flight.  Errors in MPI calls abort the job (MPI's default
+ * MPI calls come from the main thread, between the engine's parallel
+ * loops, and from one thread of ours (MPI_THREAD_MULTIPLE): Open MPI
+ * moves a nonblocking allreduce along only inside MPI calls, and the
+ * backward pass makes none between two blocks' ends, so that thread
+ * tests the sums in flight every millisecond while the backward runs,
+ * that they go on behind it (without it, where MPI has no threads, each
+ * block's end tests them, and a block's sum moves on in the next one's
+ * backward only as far as the kernel's socket buffers take it).  Errors in MPI calls abort the job (MPI's default
  * handler), as does a rank that dies: the launcher ends the others.  A
  * host or link lost makes no error, only silence (TCP retries for a
  * quarter of an hour): the waits that need the others poll, bounded.
  */
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +69,10 @@ enum { TAG_X = 1, TAG_POS, TAG_LABEL, TAG_TARGET, TAG_PING, TAG_PONG };
 /* Seconds rank 0, its wait past d->timeout, gives the other ranks to
  * answer before it names those that did not. */
 #define ANSWER_S	2.0
+/* Seconds a bounded wait (for sums in flight) polls without sleeping: a
+ * ring's 2(N - 1) rounds each wait for a poll, which a sleep would
+ * delay; a longer wait is for a rank that is busy, validating say. */
+#define SPIN_S		0.1
 
 struct dist_state {
 	int	 mpi;		/* MPI started */
@@ -83,6 +93,13 @@ struct dist_state {
 	float	 scale;
 	int	 armed;
 	double	 t_first;	/* when the step's first bucket was started */
+	/* the thread that moves the sums along during the backward */
+	int	 mover;		/* started */
+	pthread_t thread;
+	pthread_mutex_t lock;	/* over req[] and the two below */
+	pthread_cond_t wake;
+	int	 moving;	/* sums in flight, the backward under way */
+	int	 quit;
 	/* rank 0's question "alive?" (silent), which the others answer
 	 * while they wait (answer) */
 	MPI_Request ping;
@@ -102,6 +119,55 @@ launcher_size(void)
 		if (getenv(vars[i]) != NULL)
 			return getenv(vars[i]);
 	return NULL;
+}
+
+/* The mover: while st->moving, test the sums in flight every
+ * millisecond. */
+static void *
+mover(void *arg)
+{
+	struct dist_state *st = arg;
+	struct timespec ms = { 0, 1000000 };
+	int done;
+
+	pthread_mutex_lock(&st->lock);
+	while (!st->quit) {
+		if (!st->moving) {
+			pthread_cond_wait(&st->wake, &st->lock);
+			continue;
+		}
+		MPI_Testall(st->nbucket, st->req, &done, MPI_STATUSES_IGNORE);
+		pthread_mutex_unlock(&st->lock);
+		nanosleep(&ms, NULL);
+		pthread_mutex_lock(&st->lock);
+	}
+	pthread_mutex_unlock(&st->lock);
+	return NULL;
+}
+
+/* Start the mover, or leave the sums to the block ends' tests. */
+static void
+start_mover(struct dist_state *st)
+{
+	if (pthread_mutex_init(&st->lock, NULL) != 0)
+		return;
+	if (pthread_cond_init(&st->wake, NULL) != 0) {
+		pthread_mutex_destroy(&st->lock);
+		return;
+	}
+	st->mover = pthread_create(&st->thread, NULL, mover, st) == 0;
+}
+
+/* The mover on (on 1) or off (0: it makes no MPI call until turned on). */
+static void
+moving(struct dist_state *st, int on)
+{
+	if (!st->mover)
+		return;
+	pthread_mutex_lock(&st->lock);
+	st->moving = on;
+	pthread_cond_signal(&st->wake);
+	pthread_mutex_unlock(&st->lock);
 }
 
 /* Every rank's host, for messages; rank 0's question posted on the
@@ -147,7 +213,7 @@ dist_init(struct dist *d, char *err, size_t errlen)
 	 * time on 2 ranks): the ring, unless the user chose. */
 	setenv("OMPI_MCA_coll_libnbc_iallreduce_algorithm", "1", 0);
 	LSAN_OFF();
-	MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided);
+	MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
 	LSAN_ON();
 	d->st->mpi = 1;
 	MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
@@ -158,7 +224,11 @@ dist_init(struct dist *d, char *err, size_t errlen)
 		    want, d->size);
 		return -1;
 	}
-	return hosts(d, err, errlen);
+	if (hosts(d, err, errlen) < 0)
+		return -1;
+	if (d->size > 1 && provided == MPI_THREAD_MULTIPLE)
+		start_mover(d->st);
+	return 0;
 }
 
 void
@@ -168,6 +238,13 @@ dist_end(struct dist *d)
 
 	if (st == NULL)
 		return;
+	if (st->mover) {
+		pthread_mutex_lock(&st->lock);
+		st->quit = 1;
+		pthread_cond_signal(&st->wake);
+		pthread_mutex_unlock(&st->lock);
+		pthread_join(st->thread, NULL);
+	}
 	if (st->mpi) {
 		if (st->ping != MPI_REQUEST_NULL) {
 			MPI_Cancel(&st->ping);
@@ -269,8 +346,9 @@ done:
  * rank 0's question meanwhile.  With limit > 0, after limit seconds on
  * rank 0, or on the others twice as many and the time to answer (so that
  * rank 0, if it can, speaks first): -1 with err.  what names the wait for
- * messages.  Polls 1 ms apart at most, or 10 ms without a limit (a wait
- * for rank 0's stream, which may last). */
+ * messages.  With a limit, polls without sleeping for SPIN_S, then 1 ms
+ * apart at most; without (a wait for rank 0's stream, which may last),
+ * 10 ms apart at most. */
 static int
 await(struct dist *d, int n, MPI_Request *req, double limit, const char *what,
     char *err, size_t errlen)
@@ -286,9 +364,13 @@ await(struct dist *d, int n, MPI_Request *req, double limit, const char *what,
 			return 0;
 		if (d->rank != 0)
 			answer(d->st);
-		if (limit > 0 && MPI_Wtime() - t0 > end)
+		double t = MPI_Wtime() - t0;
+		if (limit > 0 && t > end)
 			break;
-		nap(&ns, limit > 0 ? 1000000 : 10000000);
+		if (limit > 0 && t < SPIN_S)
+			sched_yield();
+		else
+			nap(&ns, limit > 0 ? 1000000 : 10000000);
 	}
 	if (d->rank == 0)
 		silent(d, what, limit, err, errlen);
@@ -642,6 +724,18 @@ buckets(struct dist *d, const struct vit *m)
 	return 0;
 }
 
+/* MPI_Iallreduce into req[k], which the mover may be testing. */
+static void
+start(struct dist_state *st, int k, const void *send, void *recv, size_t n,
+    MPI_Datatype type, MPI_Op op)
+{
+	if (st->mover)
+		pthread_mutex_lock(&st->lock);
+	MPI_Iallreduce(send, recv, (int)n, type, op, MPI_COMM_WORLD, &st->req[k]);
+	if (st->mover)
+		pthread_mutex_unlock(&st->lock);
+}
+
 /* Start summing bucket k: its gradient, scaled, into send, the sum back
  * into the gradient; or, in bf16, into wire, the sum into sum. */
 static void
@@ -662,16 +756,14 @@ post(struct dist *d, int k)
 		#pragma omp parallel for schedule(static)
 		for (size_t i = 0; i < n; i++)
 			w[i] = to_bf16(f * g[i]);
-		MPI_Iallreduce(w, st->sum + lo, (int)n, MPI_UINT16_T, st->bf16_sum,
-		    MPI_COMM_WORLD, &st->req[k]);
+		start(st, k, w, st->sum + lo, n, MPI_UINT16_T, st->bf16_sum);
 		return;
 	}
 	float *s = st->send + lo;
 	#pragma omp parallel for schedule(static)
 	for (size_t i = 0; i < n; i++)
 		s[i] = f * g[i];
-	MPI_Iallreduce(s, st->m->grad + lo, (int)n, MPI_FLOAT, MPI_SUM,
-	    MPI_COMM_WORLD, &st->req[k]);
+	start(st, k, s, st->m->grad + lo, n, MPI_FLOAT, MPI_SUM);
 }
 
 /* vit_backward's grad_ready: block l's gradient is complete. */
@@ -684,7 +776,10 @@ block_ready(void *arg, int l)
 	double t = MPI_Wtime();
 
 	post(d, 1 + l);
-	MPI_Testall(st->nbucket, st->req, &done, MPI_STATUSES_IGNORE);
+	if (st->mover)
+		moving(st, 1);
+	else
+		MPI_Testall(st->nbucket, st->req, &done, MPI_STATUSES_IGNORE);
 	d->comm += MPI_Wtime() - t;
 }
 
@@ -721,6 +816,7 @@ dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
 		return -1;
 	}
 	double t = MPI_Wtime();
+	moving(st, 0);		/* the wait below tests them */
 	if (!st->armed) {
 		st->m = m;
 		st->scale = scale;

@@ -5,8 +5,10 @@
 #
 #   1. the model: config R's gradient (S bytes) summed by 2 and 3 ranks,
 #      one a host, over links of 50, 200 and 1000 Mbit/s; a step's
-#      measured comm_s against A(N) = 2(N - 1)/N S/W, and a latency term
-#      fitted to the residue;
+#      allreduce_s (the sums, from the first started to the last done)
+#      against A(N) = 2(N - 1)/N S/W, and a latency term fitted to the
+#      residue; comm_s, what the sums cost rank 0 once a small backward
+#      hid some;
 #   2. overlap: at 200 Mbit/s with a batch whose backward takes about as
 #      long as the sums, exposed_s (the wait after the backward) against
 #      allreduce_s (the sums from the first started to the last done);
@@ -56,20 +58,20 @@ EOF
 echo "# $(uptime | sed 's/.*load/load/'); $(lscpu | sed -n 's/^Model name: *//p'); S = $NPARAM parameters, $((4 * NPARAM)) bytes"
 if part model; then
 echo
-echo "## 1. A(N) = 2(N - 1)/N S/W against comm_s, batch 6"
-echo "Mbit/s  ranks  predicted_s  comm_s  ratio"
+echo "## 1. A(N) = 2(N - 1)/N S/W against allreduce_s, batch 6"
+echo "Mbit/s  ranks  predicted_s  allreduce_s  ratio  comm_s"
 for w in 50 200 1000; do
 	for n in 2 3; do
 		set -- $(run $n ${w}mbit 6 fp32)
-		echo "$w $n $1" | awk -v S=$((4 * NPARAM)) '{ p = 2 * ($2 - 1) / $2 * S * 8 / ($1 * 1e6);
-		    printf "%6d  %5d  %11.3f  %6.3f  %5.2f\n", $1, $2, p, $3, $3 / p }'
+		echo "$w $n $3 $1" | awk -v S=$((4 * NPARAM)) '{ p = 2 * ($2 - 1) / $2 * S * 8 / ($1 * 1e6);
+		    printf "%6d  %5d  %11.3f  %11.3f  %5.2f  %6.3f\n", $1, $2, p, $3, $3 / p, $4 }'
 	done
 done | tee "$T/model"
 # the least-squares fit comm_s = a + b A(N)
 awk -v S=$((4 * NPARAM)) '/^ *[0-9]/ { x = 2 * ($2 - 1) / $2 * S * 8 / ($1 * 1e6); y = $4;
     n++; sx += x; sy += y; sxx += x * x; sxy += x * y }
     END { b = (n * sxy - sx * sy) / (n * sxx - sx * sx); a = (sy - b * sx) / n;
-	printf "fit: comm_s = %.4f + %.3f A(N)\n", a, b }' "$T/model"
+	printf "fit: allreduce_s = %.4f + %.3f A(N)\n", a, b }' "$T/model"
 fi
 
 if part overlap; then

@@ -82,6 +82,7 @@ parse_options() {
 	export SCALE JOBS RES CACHE
 	EXP=$(basename "$0" .sh)
 	PLAN="$CACHE/plan.$EXP.$$"
+	KEYS=${EXP_KEYS:-$PLAN.keys}
 	: > "$PLAN"
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
 }
@@ -95,16 +96,11 @@ plan() {
 # run_plan: the plan's runs that have no result yet, --jobs at a time.
 run_plan() {
 	n=$(wc -l < "$PLAN")
-	grep -e "^[^	]*${ONLY:-.}" "$PLAN" | cut -f2 | while IFS= read -r w; do
-		if [ -n "$RUNSEEDS" ]; then
-			keep=0
-			for s in $RUNSEEDS; do
-				case " $w " in *" seed=$s "*) keep=1 ;; esac
-			done
-			[ $keep = 1 ] || continue
-		fi
-		[ -f "$(runjson "$w")" ] || printf '%s\n' "$w"
-	done | awk '!seen[$0]++' > "$PLAN.todo"
+	plan_runs | grep -e "^[^	]*${ONLY:-.}" | awk -F '\t' -v seeds="$RUNSEEDS" '
+	    { keep = seeds == ""; n = split(seeds, s, " ")
+	      for (i = 1; i <= n; i++) if (index(" " $2 " ", " seed=" s[i] " ")) keep = 1 }
+	    keep && (getline l < $3) < 0 && !seen[$2]++ { print $2 }
+	    { close($3) }' > "$PLAN.todo"
 	todo=$(wc -l < "$PLAN.todo")
 	echo "$EXP: $n runs in the plan, $todo to do ($SCALE scale, $JOBS at a time)" >&2
 	if [ "$DRY" = 1 ]; then
@@ -117,31 +113,52 @@ run_plan() {
 
 # run_lines FILE: run1.sh for each line of words in FILE, --jobs at a time.
 run_lines() {
-	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
+	xargs -r -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
 }
 
 # runjson WORDS: the path of the run's JSON line, there or not.  Its key
-# is made once a plan (run1.sh --key, a shell and hashes) and kept in
-# $PLAN.keys for the tables' many lookups.
+# is made once (run1.sh --key, a shell and hashes) and kept in $KEYS for
+# the tables' many lookups: the plan's own file, or run.sh's, which every
+# experiment it starts shares (their plans share runs).
 runjson() {
-	touch "$PLAN.keys"
-	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$PLAN.keys")
+	touch "$KEYS"
+	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$KEYS")
 	if [ -z "$k" ]; then
 		k=$(eval "sh \"\$EXPDIR/run1.sh\" --key $1")
-		printf '%s\t%s\n' "$1" "$k" >> "$PLAN.keys"
+		printf '%s\t%s\n' "$1" "$k" >> "$KEYS"
 	fi
 	echo "$RES/runs/$k.json"
 }
 
-# results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one;
-# FIELD is a key of the run's JSON line (top1, loss, shuffle_drop, ...).
+# plan_runs: "LABEL<TAB>WORDS<TAB>FILE" for every run of the plan, FILE
+# the path of its JSON line, there or not (every key made once, in $KEYS).
+plan_runs() {
+	touch "$KEYS"
+	cut -f2 "$PLAN" | awk 'FILENAME == ARGV[1] { split($0, a, "\t"); k[a[1]]; next }
+	    !($0 in k) && !seen[$0]++' "$KEYS" - | while IFS= read -r w; do
+		runjson "$w" > /dev/null
+	done
+	awk -F '\t' -v runs="$RES/runs" 'FILENAME == ARGV[1] { key[$1] = $2; next }
+	    { print $1 "\t" $2 "\t" runs "/" key[$2] ".json" }' "$KEYS" "$PLAN"
+}
+
+# planfield FIELD: "LABEL<TAB>WORDS<TAB>VALUE" for every run of the plan
+# that has one; FIELD is a key of the run's JSON line (top1, loss, cpu,
+# shuffle_drop, ...), read as jfield reads it.  One pass for the plan:
+# tables ask for many.
+planfield() {
+	plan_runs | awk -F '\t' -v field="$1" '
+	{ if ((getline line < $3) <= 0) next
+	  close($3)
+	  if (!match(line, "\"" field "\":\"?[^\",}]*")) next
+	  v = substr(line, RSTART + length(field) + 3, RLENGTH - length(field) - 3)
+	  sub(/^"/, "", v)
+	  if (v != "" && v != "null") print $1 "\t" $2 "\t" v }'
+}
+
+# results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one.
 results() {
-	while IFS="$(printf '\t')" read -r label w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] || continue
-		v=$(jfield "$FIELD" "$f")
-		case $v in ''|null) ;; *) printf '%s\t%s\n' "$label" "$v" ;; esac
-	done < "$PLAN"
+	planfield "$FIELD" | cut -f1,3
 }
 
 # jfield KEY FILE: the number or string of KEY in a flat JSON line.
@@ -314,10 +331,7 @@ counted() {
 
 # machine: the CPUs the plan's runs ran on, with their counts, in words.
 machine() {
-	m=$(cut -f2 "$PLAN" | awk '!seen[$0]++' | while IFS= read -r w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] && jfield cpu "$f"
-	done | counted)
+	m=$(planfield cpu | awk -F '\t' '!seen[$2]++ { print $3 }' | counted)
 	if [ -z "$m" ]; then
 		[ -s "$PLAN" ] && echo "no runs yet" || echo "no runs"
 		return
@@ -332,10 +346,7 @@ wall() {
 
 # finish: the experiment's raw lines as $RES/$EXP.jsonl, in plan order.
 finish() {
-	cut -f2 "$PLAN" | while IFS= read -r w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] && cat "$f"
-	done | awk '!seen[$0]++' > "$RES/$EXP.jsonl.tmp"
+	plan_runs | awk -F '\t' '(getline l < $3) > 0 && !seen[l]++ { print l } { close($3) }' > "$RES/$EXP.jsonl.tmp"
 	mv "$RES/$EXP.jsonl.tmp" "$RES/$EXP.jsonl"
 	echo "$EXP: $RES/$EXP.md" >&2
 }

@@ -183,6 +183,24 @@ fi
 cat "$T/s.vt" > "$T/w/in"
 wait $job && ok "... and train once it comes" || nok "the run fed after a wait: $(head -c 300 "$T/w/err")"
 
+# --allreduce alone: bf16 rounds the gradient as the wire would (another
+# model than fp32's), is kept in the checkpoint, and --resume with fp32
+# warns; a word other than fp32 or bf16 is a usage error.
+mkdir -p "$T/ar"
+(cd "$T/ar" && vit-train $M --batch 8 --steps 3 --seed 3 -o f.vt ../s.vt 2>/dev/null &&
+    vit-train $M --batch 8 --steps 3 --seed 3 --allreduce bf16 -o b.vt ../s.vt 2>/dev/null)
+d=$(vtpy "
+a = next(vtread(open('ar/f.vt', 'rb'))[1])
+b = next(vtread(open('ar/b.vt', 'rb'))[1])
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in a if k.endswith(('.w', '.b'))))" 2>&1)
+[ "$(key "$T/ar/b.vt" TRAIN_ALLREDUCE)" = bf16 ] && awk -v d="$d" 'BEGIN { exit !(d > 0 && d < 0.01) }' &&
+	ok "--allreduce bf16 in one process: weights $d from fp32's, TRAIN_ALLREDUCE bf16" ||
+	nok "--allreduce bf16 in one process: $(key "$T/ar/b.vt" TRAIN_ALLREDUCE), weights $d from fp32's"
+(cd "$T/ar" && vit-train --resume --steps 4 --allreduce fp32 -o b.vt ../s.vt 2>err)
+check_grep "... --resume with --allreduce fp32 warns" \
+    "^vit-train: --resume: --allreduce fp32, the run began with bf16: the result will not be bitwise" "$T/ar/err"
+check_exit 2 "--allreduce fp16: a usage error" vit-train $M --allreduce fp16 --no-out "$T/s.vt"
+
 # Bad uses: fewer records than ranks; an operand missing: rank 0 alone
 # says so, and mpirun ends the ranks that wait for it.
 mr 2 vit-train $M --batch 1 --no-out "$T/s.vt" 2>"$T/err"

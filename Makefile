@@ -9,6 +9,10 @@
 #   make fuzz         each reader's fuzz harness (tests/fuzz), FUZZ_SECONDS each
 #   make demo         train and evaluate a small model on Fashion-MNIST
 #   make bench        benchmarks that print figures (not part of the tests)
+#   make test-slow    tests too slow for make test (tests/slow: MPI's network
+#                     faults on emulated hosts, as root)
+#   make mpi-bench    vit-train(1)'s communication model against emulated
+#                     hosts with shaped links (as root; a few minutes)
 #   make install PREFIX=/usr/local   binaries, man pages, bash and zsh completion;
 #                                     make uninstall
 #   make clean
@@ -29,7 +33,7 @@ DEBS_BUILD = gcc make pkg-config libpng-dev libjpeg-dev libavformat-dev \
 	libavcodec-dev libavutil-dev libswscale-dev libopenblas-dev zlib1g-dev \
 	libopenmpi-dev libdnnl-dev
 DEBS_TEST  = python3 python3-numpy python3-pil imagemagick ffmpeg dataset-fashion-mnist mandoc clang zsh \
-	gnuplot-nox openmpi-bin
+	gnuplot-nox openmpi-bin iproute2
 DEBS_BENCH = python3-torch
 
 CC	?= cc
@@ -141,7 +145,7 @@ $(BUILD)/bench/%: tests/bench/%.c $(LIBA) $(BUILD)/flags
 deps:
 	@need=""; \
 	pkg-config --exists $(PKGS) $(MPIPKG) 2>/dev/null && [ -f /usr/include/oneapi/dnnl/dnnl.h ] || need="$(DEBS_BUILD)"; \
-	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && command -v zsh >/dev/null && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
+	command -v ffmpeg >/dev/null && command -v mpirun >/dev/null && command -v mandoc >/dev/null && command -v convert >/dev/null && command -v gnuplot >/dev/null && command -v zsh >/dev/null && { [ -x /sbin/tc ] || [ -x /usr/sbin/tc ]; } && /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null \
 	  && [ -d /usr/share/datasets/fashion-mnist ] || need="$$need $(DEBS_TEST)"; \
 	if [ -n "$$need" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -175,6 +179,14 @@ build-all: $(PROGS) $(UNITS) $(BENCHES) $(REPLAYS)
 test: deps
 	@$(MAKE) --no-print-directory build-all
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/run.sh
+
+test-slow: deps
+	@$(MAKE) --no-print-directory $(PROGS)
+	@BIN=$(BIN) BUILD=$(BUILD) SUITES=tests/slow sh tests/run.sh
+
+mpi-bench: deps
+	@$(MAKE) -s --no-print-directory $(PROGS)
+	@sh experiments/mpi_model.sh
 
 # The benchmarks measure PyTorch side by side.
 bench: deps
@@ -230,5 +242,5 @@ uninstall:
 clean:
 	rm -rf bin build
 
-.PHONY: all deps syntax build-all test bench fuzz demo install uninstall clean FORCE
+.PHONY: all deps syntax build-all test test-slow mpi-bench bench fuzz demo install uninstall clean FORCE
 .SECONDARY:

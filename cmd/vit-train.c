@@ -86,6 +86,9 @@ struct opts {
 	int	 threads;
 	enum gemm_prec prec;
 	int	 prec_given;	/* --precision given: else --resume keeps the run's */
+	int	 bf16_sums;	/* --allreduce bf16 */
+	int	 sums_given;	/* --allreduce given: else --resume keeps the run's */
+	double	 timeout;	/* --timeout: seconds rank 0 waits for the others */
 	int	 threads_given;	/* --threads given: else --resume keeps the run's */
 	int	 force;		/* --force: --resume on another input */
 	const char *val, *out, *log, *best, *input;
@@ -107,7 +110,7 @@ enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE
 	OPT_VAL_STEPS, OPT_SAVE_EVERY, OPT_SAVE_STEPS, OPT_NO_SHUFFLE, OPT_SHUFFLE_BUFFER,
 	OPT_PATIENCE,
 	OPT_THREADS,
-	OPT_PRECISION, OPT_PROGRESS, OPT_VAL,
+	OPT_PRECISION, OPT_ALLREDUCE, OPT_TIMEOUT, OPT_PROGRESS, OPT_VAL,
 	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_FORCE, OPT_LOG };
 
 /* Training options kept in checkpoints, restored by --resume. */
@@ -260,6 +263,10 @@ static const struct cli_opt options[] = {
 	    "terminal (0: none)" },
 	{ "precision", OPT_PRECISION, "fp32|bf16",
 	    "the products' precision (fp32; bf16: bf16 operands, fp32 sums)" },
+	{ "allreduce", OPT_ALLREDUCE, "fp32|bf16", "the ranks' gradient sums on the wire\n"
+	    "(fp32; bf16: half the bytes)" },
+	{ "timeout", OPT_TIMEOUT, "SECONDS", "ranks that do not answer for SECONDS end\n"
+	    "the run (300; 0: never)" },
 	{ "val", OPT_VAL, "FILE", "held-out stream evaluated every --val-every epochs" },
 	{ "val-every", OPT_VAL_EVERY, "N", "epochs between validations (1)" },
 	{ "val-steps", OPT_VAL_STEPS, "N", "also validate every N optimizer steps (0: never)" },
@@ -307,6 +314,13 @@ model_path(const char *opt, const char *path)
 		    "and read back by --resume", opt, path);
 }
 
+/* --allreduce's word: 1 bf16, 0 fp32, -1 neither. */
+static int
+sums_arg(const char *arg)
+{
+	return strcmp(arg, "bf16") == 0 ? 1 : strcmp(arg, "fp32") == 0 ? 0 : -1;
+}
+
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
@@ -327,6 +341,7 @@ parse(int argc, char *argv[], struct opts *o)
 	o->val_every = 1;
 	o->save_every = 1;
 	o->shuffle = -1;
+	o->timeout = 300;
 	n = snprintf(pe_help, sizeof pe_help, "position encoding (none):\n");
 	pe_list(pe_help + n, sizeof pe_help - n, " ", 0, 0, 0);
 	while ((c = cli_getopt(argc, argv, &command)) != -1) {
@@ -374,6 +389,13 @@ parse(int argc, char *argv[], struct opts *o)
 			o->prec = cli_opt_precision(optarg);
 			o->prec_given = 1;
 			break;
+		case OPT_ALLREDUCE:
+			o->bf16_sums = sums_arg(optarg);
+			if (o->bf16_sums < 0)
+				usage_error("--allreduce: '%s' is not fp32 or bf16", optarg);
+			o->sums_given = 1;
+			break;
+		case OPT_TIMEOUT: o->timeout = cli_num("--timeout", optarg, 0, 1e9); break;
 		case OPT_VAL: o->val = optarg; break;
 		case OPT_VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
 		case OPT_VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
@@ -1064,6 +1086,9 @@ write_model(struct run *r, const char *path, int optimizer)
 	    "bf16" : "fp32") < 0)
 		die("%s", r->meta.err);
 	meta_num(&r->meta, "TRAIN_RANKS", 1, &(int64_t){ r->d.size });
+	if (vt_meta_set(&r->meta, "TRAIN_ALLREDUCE", r->o.bf16_sums ? "bf16" :
+	    "fp32") < 0)
+		die("%s", r->meta.err);
 	if (!isnan(r->train_loss))
 		meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss);
 	if (ckpt_save(path, r->m, &r->meta, optimizer, err, sizeof err) < 0)
@@ -1336,9 +1361,10 @@ train_step(struct run *r)
 	    : (double)r->st.epoch;
 	if (r->E > 0 && r->st.inpass % r->E == 0)
 		epoch += 1;	/* epoch_end() comes next */
-	char comm[64] = "";
+	char comm[128] = "";
 	if (r->d.size > 1)
-		snprintf(comm, sizeof comm, ",\"comm_s\":%.4f", r->d.comm);
+		snprintf(comm, sizeof comm, ",\"comm_s\":%.4f,\"allreduce_s\":%.4f,"
+		    "\"exposed_s\":%.4f", r->d.comm, r->d.sums, r->d.exposed);
 	log_line(r, "{\"step\":%lld,\"epoch\":%.4f,\"loss\":%.6f,\"lr\":%.6g,"
 	    "\"img_s\":%.1f%s}\n", (long long)r->st.step, epoch, r->train_loss, lr,
 	    img_s, comm);
@@ -1535,6 +1561,16 @@ resume(struct run *r)
 		cli_warn("--resume: --precision %s, the run began with %s: "
 		    "the result will not be bitwise the uninterrupted run's",
 		    r->o.prec == GEMM_BF16 ? "bf16" : "fp32", prec);
+	const char *sums = vt_meta(&ck, "TRAIN_ALLREDUCE");
+	if (sums != NULL && sums_arg(sums) < 0)
+		die("--resume: %s: TRAIN_ALLREDUCE '%s' is not fp32 or bf16",
+		    r->o.out, sums);
+	if (sums != NULL && !r->o.sums_given)
+		r->o.bf16_sums = sums_arg(sums);
+	if (sums != NULL && sums_arg(sums) != r->o.bf16_sums && r->d.rank == 0)
+		cli_warn("--resume: --allreduce %s, the run began with %s: the "
+		    "result will not be bitwise the uninterrupted run's",
+		    r->o.bf16_sums ? "bf16" : "fp32", sums);
 	/* the same batches, their sums in another order */
 	if (ranks != r->d.size && r->d.rank == 0)
 		cli_warn("--resume: %d ranks, the run began with %lld: the result "
@@ -1568,6 +1604,7 @@ main(int argc, char *argv[])
 	r.threads = cli_threads(r.o.threads);
 	if (dist_init(&r.d, err, sizeof err) < 0)
 		die("%s", err);
+	r.d.timeout = r.o.timeout;
 	r.saved_step = -1;
 	r.val_step = -1;
 	r.train_loss = NAN;
@@ -1577,6 +1614,7 @@ main(int argc, char *argv[])
 
 	if (r.o.resume)
 		resume(&r);
+	r.d.bf16 = r.o.bf16_sums;
 	if (r.o.batch < r.d.size)
 		usage_error("--batch %lld: fewer records than the %d ranks",
 		    (long long)r.o.batch, r.d.size);

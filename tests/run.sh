@@ -2,7 +2,8 @@
 # Run every test program (tests/unit/*.c, built into $BUILD/tests) and every
 # shell test (tests/sh/*.sh).  Each prints "ok - what" or "not ok - what" per
 # check; a test that exits non-zero without a "not ok" line counts as one
-# failure.  Ends with the line "N passed, N failed".  TESTS=pattern narrows.
+# failure.  Ends with the line "N passed, N failed".  TESTS=pattern narrows;
+# SUITES=tests/slow runs that folder's shell tests alone (make test-slow).
 BIN=${BIN:-bin}
 BUILD=${BUILD:-build/rel}
 export BIN BUILD
@@ -28,10 +29,11 @@ run() {
 	printf '%-28s %4d passed, %d failed\n' "$name" "$p" "$f"
 	pass=$((pass + p)); fail=$((fail + f))
 }
-for t in "$BUILD"/tests/*; do
+SUITES=${SUITES:-}
+[ -z "$SUITES" ] && for t in "$BUILD"/tests/*; do
 	[ -x "$t" ] && run "unit/$(basename "$t")" "$t"
 done
-for t in tests/sh/*.sh; do
+for t in ${SUITES:-tests/sh}/*.sh; do
 	[ "$(basename "$t")" = lib.sh ] && continue	# sourced by the others
 	[ -f "$t" ] && run "sh/$(basename "$t" .sh)" sh "$t"
 done

@@ -18,6 +18,13 @@
  * Alone (no launcher) a process is rank 0 of 1 and makes no MPI call at
  * all: Open MPI's singleton start forks a daemon and takes a third of a
  * second.
+ *
+ * A rank waiting for the others polls with sleeps rather than spin in MPI
+ * (which takes a core from a producer on the same host).  The waits for
+ * the gradient sums, and rank 0's for the records it sends, are bounded
+ * (d->timeout), so that a lost host or link ends the run, naming the
+ * ranks that do not answer; a wait for rank 0's stream is not (a stream
+ * may pause).
  */
 #ifndef DIST_H
 #define DIST_H
@@ -40,6 +47,14 @@ struct dist {
 	int	 lo, n;		/* the share: records [lo, lo + n) of the batch */
 	int	 at;		/* the share's first record in b: lo, or 0 */
 	double	 comm;		/* seconds in MPI calls since the caller zeroed it */
+	/* the last step's gradient sums (dist_reduce) */
+	double	 sums;		/* seconds from the first started to all done */
+	double	 exposed;	/* of those, seconds waited after the backward */
+	/* set by the caller after dist_init */
+	double	 timeout;	/* seconds rank 0 waits for the others (the
+				   others, in the sums, twice as long) before
+				   it ends the run: 0, never */
+	int	 bf16;		/* the sums on the wire in bf16 */
 	struct dist_state *st;
 };
 
@@ -85,8 +100,10 @@ void	 dist_view(const struct dist *d, const struct batch *b, struct batch *v);
 void	 dist_arm(struct dist *d, struct vit *m, float scale);
 /* End of a step: m->grad (complete: vit_grad_complete) times scale,
  * summed over the ranks (what dist_arm did not send yet is sent now), and
- * *lsum summed; then m->grad is the same on every rank.  Alone: m->grad
- * times scale.  0, or -1 with err. */
+ * *lsum summed; then m->grad is the same on every rank, and d->sums and
+ * d->exposed say how long the sums took.  With d->bf16 each bucket goes
+ * over the wire rounded to bf16, summed in bf16 hop by hop.  Alone:
+ * m->grad times scale.  0, or -1 with err. */
 int	 dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
 	    char *err, size_t errlen);
 /* Whether every rank holds the same parameters and moments, bit for bit:

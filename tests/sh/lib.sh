@@ -112,4 +112,30 @@ for name, n in (("train", ntrain), ("t10k", ntest)):
 PY
 }
 at_small_fmnist() { sed -i "s|^D=$FM\$|D=$2|" "$1"; }
+# losses A B...: the lines of log A against each other log's, step by
+# step: the same steps and epochs, losses within LOSS_TOL (default: float
+# rounding, the log's 6 decimals), the same validations.  Prints "fine"
+# and the largest difference of a loss.
+losses() {
+	LOSS_TOL=${LOSS_TOL:-1e-5} $PY - "$@" <<'EOF' 2>&1
+import json, os, sys
+sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
+tol = float(os.environ["LOSS_TOL"])
+def lines(path):
+    return [json.loads(l) for l in open(path)]
+a = lines(sys.argv[1])
+most = 0
+for path in sys.argv[2:]:
+    b = lines(path)
+    assert len(a) == len(b), f"{path}: {len(b)} lines, {len(a)} wanted"
+    for x, y in zip(a, b):
+        assert x["step"] == y["step"] and x["epoch"] == y["epoch"], (x, y)
+        if "loss" in x:
+            most = max(most, abs(x["loss"] - y["loss"]))
+            assert abs(x["loss"] - y["loss"]) <= tol, f"{path}: step {x['step']}: {x['loss']} {y['loss']}"
+        else:
+            assert x == y, (x, y)
+print("fine", most)
+EOF
+}
 finish() { exit $FAILED; }

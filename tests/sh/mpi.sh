@@ -37,29 +37,6 @@ slowly() {
 	done
 }
 
-# losses A B...: the lines of log A against each other log's, step by
-# step: the same steps and epochs, losses within float rounding (the log's
-# 6 decimals), the same validations.
-losses() {
-	$PY - "$@" <<'EOF' 2>&1
-import json, sys
-sys.excepthook = lambda t, e, tb: print("failed:", repr(e))
-def lines(path):
-    return [json.loads(l) for l in open(path)]
-a = lines(sys.argv[1])
-for path in sys.argv[2:]:
-    b = lines(path)
-    assert len(a) == len(b), f"{path}: {len(b)} lines, {len(a)} wanted"
-    for x, y in zip(a, b):
-        assert x["step"] == y["step"] and x["epoch"] == y["epoch"], (x, y)
-        if "loss" in x:
-            assert abs(x["loss"] - y["loss"]) <= 1e-5, f"{path}: step {x['step']}: {x['loss']} {y['loss']}"
-        else:
-            assert x == y, (x, y)
-print("fine")
-EOF
-}
-
 # Equivalence: 1, 2 and 3 ranks, 3 and 2 reading a FIFO (rank 0 alone),
 # the 2 fed slowly, 3 fed by a pipe on mpirun's stdin, on Fashion-MNIST
 # records with perturbed positions of their own (posgen --perturb), liere,
@@ -81,8 +58,10 @@ check "2 ranks, the stream from a FIFO fed in chunks of 4 KiB, 0.05 s apart" \
 check "3 ranks, the stream on stdin" ompi_retry sh -c "cat '$T/pp.vt' | timeout 60 mpirun -np 3 vit-train $E --log '$T/e3s.json'"
 losses "$T/e1.json" "$T/e2.json" "$T/e3.json" "$T/e3s.json" "$T/e3f.json" "$T/e2f.json" > "$T/eq"
 check_grep "... their losses are one process's, step by step" "^fine" "$T/eq"
-[ "$(grep -c '"img_s":[0-9.]*,"comm_s":[0-9.]*}$' "$T/e3.json")" = 9 ] && ! grep -q comm_s "$T/e1.json" &&
-	ok "... and each step's communication time (comm_s) of ranks logged" || nok "comm_s: $(head -2 "$T/e3.json")"
+[ "$(grep -c '"img_s":[0-9.]*,"comm_s":[0-9.]*,"allreduce_s":[0-9.]*,"exposed_s":[0-9.]*}$' "$T/e3.json")" = 9 ] &&
+    ! grep -q comm_s "$T/e1.json" &&
+	ok "... and each step's communication times (comm_s, allreduce_s, exposed_s) of ranks logged" ||
+	nok "comm_s: $(head -2 "$T/e3.json")"
 # Rank 0 alone speaks: its summary is the one line on stderr, no MPI noise.
 [ "$(wc -l < "$T/err")" = 2 ] && [ "$(grep -c "^vit-train: done: step 9 epoch 1," "$T/err")" = 1 ] &&
 	ok "... rank 0 alone writes messages: a validation and a summary" || nok "stderr of 3 ranks: $(head -c 400 "$T/err")"
@@ -168,6 +147,59 @@ fi
 fed "$T/s.fifo" "cat '$T/s.vt'" timeout 20 vit-train $M --batch 8 --epochs 2 --no-out "$T/s.fifo" 2>"$T/err"
 [ $? = 1 ] && grep -q "^vit-train: $T/s.fifo: ended after 1 of 2 epochs" "$T/err" &&
 	ok "one process: a FIFO operand is read once" || nok "one process, a FIFO and --epochs 2: $(head -c 300 "$T/err")"
+
+# While rank 0 waits for a FIFO's writer, the other ranks wait for it
+# without spinning: rank 1's and 2's CPU time over 3 s (utime + stime,
+# /proc/PID/stat) is under a tenth of it.  Then the writer comes and the
+# run ends well.
+mkdir -p "$T/w"
+mkfifo "$T/w/in"
+(cd "$T/w" && exec timeout 60 mpirun -np 3 vit-train $M --batch 8 --no-out in 2>err) &
+job=$!
+cpu() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo -1; }
+waiting=
+for i in $(seq 100); do
+	waiting=
+	for p in $(pgrep -x vit-train); do
+		[ "$(readlink /proc/$p/cwd)" = "$T/w" ] &&
+		    ! tr '\0' '\n' < /proc/$p/environ | grep -qx OMPI_COMM_WORLD_RANK=0 && waiting="$waiting $p"
+	done
+	[ "$(echo $waiting | wc -w)" = 2 ] && break
+	sleep 0.1
+done
+sleep 1
+set -- $waiting
+if [ $# = 2 ]; then
+	a1=$(cpu $1) a2=$(cpu $2)
+	sleep 3
+	b1=$(cpu $1) b2=$(cpu $2)
+	hz=$(getconf CLK_TCK)
+	[ "$a1" -ge 0 ] && [ "$b1" -ge 0 ] && [ $(((b1 - a1) * 10)) -lt $((3 * hz)) ] && [ $(((b2 - a2) * 10)) -lt $((3 * hz)) ] &&
+		ok "ranks 1 and 2 wait for rank 0's FIFO writer without spinning ($((b1 - a1)) and $((b2 - a2)) ticks of $((3 * hz)))" ||
+		nok "ranks 1 and 2 spin while rank 0 waits for a writer: $a1 -> $b1, $a2 -> $b2 ticks in 3 s ($hz a second)"
+else
+	nok "no ranks 1 and 2 waiting for rank 0 (found: $waiting)"
+fi
+cat "$T/s.vt" > "$T/w/in"
+wait $job && ok "... and train once it comes" || nok "the run fed after a wait: $(head -c 300 "$T/w/err")"
+
+# --allreduce alone: bf16 rounds the gradient as the wire would (another
+# model than fp32's), is kept in the checkpoint, and --resume with fp32
+# warns; a word other than fp32 or bf16 is a usage error.
+mkdir -p "$T/ar"
+(cd "$T/ar" && vit-train $M --batch 8 --steps 3 --seed 3 -o f.vt ../s.vt 2>/dev/null &&
+    vit-train $M --batch 8 --steps 3 --seed 3 --allreduce bf16 -o b.vt ../s.vt 2>/dev/null)
+d=$(vtpy "
+a = next(vtread(open('ar/f.vt', 'rb'))[1])
+b = next(vtread(open('ar/b.vt', 'rb'))[1])
+print(max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in a if k.endswith(('.w', '.b'))))" 2>&1)
+[ "$(key "$T/ar/b.vt" TRAIN_ALLREDUCE)" = bf16 ] && awk -v d="$d" 'BEGIN { exit !(d > 0 && d < 0.01) }' &&
+	ok "--allreduce bf16 in one process: weights $d from fp32's, TRAIN_ALLREDUCE bf16" ||
+	nok "--allreduce bf16 in one process: $(key "$T/ar/b.vt" TRAIN_ALLREDUCE), weights $d from fp32's"
+(cd "$T/ar" && vit-train --resume --steps 4 --allreduce fp32 -o b.vt ../s.vt 2>err)
+check_grep "... --resume with --allreduce fp32 warns" \
+    "^vit-train: --resume: --allreduce fp32, the run began with bf16: the result will not be bitwise" "$T/ar/err"
+check_exit 2 "--allreduce fp16: a usage error" vit-train $M --allreduce fp16 --no-out "$T/s.vt"
 
 # Bad uses: fewer records than ranks; an operand missing: rank 0 alone
 # says so, and mpirun ends the ranks that wait for it.

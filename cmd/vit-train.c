@@ -1720,6 +1720,7 @@ main(int argc, char *argv[])
 	free(r.target);
 	free(r.logits);
 	free(r.perm);
+	batch_close(&r.br);
 	batch_free(&r.b);
 	vt_free(&r.s);
 	vt_free(&r.meta);

@@ -150,8 +150,9 @@ fed "$T/s.fifo" "cat '$T/s.vt'" timeout 20 vit-train $M --batch 8 --epochs 2 --n
 
 # While rank 0 waits for a FIFO's writer, the other ranks wait for it
 # without spinning: rank 1's and 2's CPU time over 3 s (utime + stime,
-# /proc/PID/stat) is under a tenth of it.  Then the writer comes and the
-# run ends well.
+# /proc/PID/stat) is under a quarter of it (a spinning rank takes all of
+# a free core, and half of one on a loaded machine; a sanitizer build
+# polls slower).  Then the writer comes and the run ends well.
 mkdir -p "$T/w"
 mkfifo "$T/w/in"
 (cd "$T/w" && exec timeout 60 mpirun -np 3 vit-train $M --batch 8 --no-out in 2>err) &
@@ -174,7 +175,7 @@ if [ $# = 2 ]; then
 	sleep 3
 	b1=$(cpu $1) b2=$(cpu $2)
 	hz=$(getconf CLK_TCK)
-	[ "$a1" -ge 0 ] && [ "$b1" -ge 0 ] && [ $(((b1 - a1) * 10)) -lt $((3 * hz)) ] && [ $(((b2 - a2) * 10)) -lt $((3 * hz)) ] &&
+	[ "$a1" -ge 0 ] && [ "$b1" -ge 0 ] && [ $(((b1 - a1) * 4)) -lt $((3 * hz)) ] && [ $(((b2 - a2) * 4)) -lt $((3 * hz)) ] &&
 		ok "ranks 1 and 2 wait for rank 0's FIFO writer without spinning ($((b1 - a1)) and $((b2 - a2)) ticks of $((3 * hz)))" ||
 		nok "ranks 1 and 2 spin while rank 0 waits for a writer: $a1 -> $b1, $a2 -> $b2 ticks in 3 s ($hz a second)"
 else

@@ -50,6 +50,7 @@ chosen() {
 	    { split($1, l, "@") } l[1] == pe { k++; if (k == 1 || $3 > best) { best = $3; lr = l[2] } }
 	    END { if (k == n) print lr }'
 }
+: > "$PLAN.chosen"
 for t in rel mot; do
 	for pe in $PES; do
 		lr=$(chosen $t $pe)
@@ -117,7 +118,7 @@ EOF2
 			eval "$f=\$(awk -F '\t' -v l=\"\$pe\" '\$1 == l { if (\$4 == \"\") printf \"%s (%d run)\", \$3, \$2; else printf \"%s (%s-%s, %d runs)\", \$3, \$4, \$5, \$2 }' \"\$PLAN.\$c.top1\")"
 		done
 		echo "| $t | $pe | $lr | ${default:--} | ${tuned:--} |"
-	done < "$PLAN.chosen" 2>/dev/null || :
+	done < "$PLAN.chosen"
 	echo
 	echo "The papers' claims on these tasks (own convention, default rate):"
 	echo

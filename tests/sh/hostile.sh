@@ -127,6 +127,19 @@ limited 20 vtool to-safetensors keys.vt && [ "$(od -An -tu8 -N8 out)" -gt 300000
 rekey m.vt wrap.vt "VIT_DIM 4294967312"
 refused "VIT_DIM 4294967312 is refused, not read as 16" "bad value '4294967312' for VIT_DIM" \
     vit-eval --threads 1 wrap.vt train.vt
+# --resume reads every training key by its option's rule (issue 39: TRAIN_ACCUM
+# 0 trained at 0 img/s, TRAIN_BATCH 2147483649 said nothing, TRAIN_BATCH 0
+# blamed --batch, the rest passed).
+for kv in "TRAIN_ACCUM 0|as --accum" "TRAIN_ACCUM 1099511627776|as --accum" \
+    "TRAIN_EPS -1|as --eps" "TRAIN_BETA1 5|as --beta1" "TRAIN_CLIP -1|as --clip" \
+    "TRAIN_MIXUP nan|as --mixup" "TRAIN_LR 1e300|as --lr" "PASS_RECORDS -5|in \\[0," \
+    "STEP -100|in \\[0," "TRAIN_BATCH 2147483649|as --batch" "TRAIN_BATCH 0|as --batch" \
+    "TRAIN_PRECISION junk|not fp32 or bf16, as --precision"; do
+	k=${kv%%|*}
+	rekey m.vt key.vt "DONE 0" "$k"
+	refused "--resume: $k is refused" "^vit-train: --resume: key\\.vt: $k: .*${kv#*|}" \
+	    vit-train --threads 1 --resume -o key.vt train.vt
+done
 
 # Every field is checked against the exact shape of its tensor before
 # anything is built.  All of a 192-wide model's weights and moments

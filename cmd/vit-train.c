@@ -1095,14 +1095,17 @@ targets(struct run *r, int n)
 			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
 }
 
+/* Stop at the step under way for why, something not finite, naming the
+ * checkpoint of the last good weights: no checkpoint is written after
+ * (ckpt_save refuses non-finite weights), so it holds them. */
 static void
-nonfinite(struct run *r, const char *what, double v)
+nonfinite(struct run *r, const char *why)
 {
 	if (r->saved_step >= 0)
-		die("step %lld: %s is %g: stopping; the last good checkpoint is %s "
-		    "(step %lld)", (long long)r->st.step + 1, what, v, r->o.out,
+		die("step %lld: %s: stopping; the last good checkpoint is %s "
+		    "(step %lld)", (long long)r->st.step + 1, why, r->o.out,
 		    (long long)r->saved_step);
-	die("step %lld: %s is %g: stopping%s", (long long)r->st.step + 1, what, v,
+	die("step %lld: %s: stopping%s", (long long)r->st.step + 1, why,
 	    r->o.out ? "; no checkpoint was written yet" : "");
 }
 
@@ -1188,8 +1191,10 @@ train_step(struct run *r)
 			draw(&g, (uint64_t)o->t.seed, DRAW_DROPOUT, idx);
 			float loss = vit_forward(r->m, v.x, v.pos, n, v.T,
 			    r->target + (int64_t)d->at * C, r->logits, 1, rng_u64(&g));
-			if (!isfinite(loss))
-				nonfinite(r, "the loss", loss);
+			if (!isfinite(loss)) {
+				snprintf(err, sizeof err, "the loss is %g", loss);
+				nonfinite(r, err);
+			}
 			vit_backward(r->m);
 			lsum += (double)loss * n;
 			last = n;
@@ -1204,8 +1209,10 @@ train_step(struct run *r)
 	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, err, sizeof err) < 0)
 		die("%s", err);
 	double norm = sqrt(vit_grad_sumsq(r->m));
-	if (!isfinite(norm))
-		nonfinite(r, "the gradient norm", norm);
+	if (!isfinite(norm)) {
+		snprintf(err, sizeof err, "the gradient norm is %g", norm);
+		nonfinite(r, err);
+	}
 	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->t.clip);
 	double lr = lr_schedule(r->st.step, r->st.total, o->t.warmup, o->t.lr, o->t.lr_min);
 	for (int t = 0; t < r->m->ntensor; t++) {
@@ -1213,6 +1220,12 @@ train_step(struct run *r)
 		adamw_update(&r->adam, r->m->param + w->off, r->m->grad + w->off,
 		    r->m->adam_m + w->off, r->m->adam_v + w->off, (int64_t)w->n, lr,
 		    w->decay ? o->t.wd : 0, r->st.step + 1);
+	}
+	/* a finite loss and gradient may still step past a float (--lr 1e6) */
+	char why[256];
+	if (vit_finite(r->m, 1, why, sizeof why) < 0) {
+		snprintf(err, sizeof err, "after the update (learning rate %g), %s", lr, why);
+		nonfinite(r, err);
 	}
 	r->st.step++;
 	r->train_loss = lsum / nstep;

@@ -659,17 +659,19 @@ vit_finite(const struct vit *m, int moments, char *err, size_t errlen)
 	static const char *const what[] = { "", " (its AdamW m)", " (its AdamW v)" };
 	const float *arr[] = { m->param, m->adam_m, m->adam_v };
 
-	for (int a = 0; a < (moments && !m->infer ? 3 : 1); a++)
-		for (int t = 0; t < m->ntensor; t++) {
+	/* the arena whole, in one pass; the tensor found only when one is bad */
+	for (int a = 0; a < (moments && !m->infer ? 3 : 1); a++) {
+		int64_t i = first_nonfinite(arr[a], m->nparam);
+		for (int t = 0; i >= 0 && t < m->ntensor; t++) {
 			const struct vit_tensor *w = &m->tensor[t];
-			int64_t i = first_nonfinite(arr[a] + w->off, w->n);
-			if (i >= 0) {
-				snprintf(err, errlen, "tensor '%s'%s holds %g (element %lld of %zu)",
-				    w->name, what[a], isnan(arr[a][w->off + (size_t)i]) ? NAN :
-				    arr[a][w->off + (size_t)i], (long long)i, w->n);
+			if ((size_t)i >= w->off && (size_t)i < w->off + w->n) {
+				float v = arr[a][i];
+				snprintf(err, errlen, "tensor '%s'%s holds %g (element %zu of %zu)",
+				    w->name, what[a], isnan(v) ? NAN : v, (size_t)i - w->off, w->n);
 				return -1;
 			}
 		}
+	}
 	return 0;
 }
 

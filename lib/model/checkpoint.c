@@ -334,6 +334,11 @@ ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
 		}
 	}
 	rc = ckpt_copy_tensor(m, &g, PE_FIELD, err, errlen);
+	char why[256];
+	if (rc == 0 && vit_finite(m, 0, why, sizeof why) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		rc = -1;
+	}
 out:
 	vt_free(&g);
 	vt_free(&want);

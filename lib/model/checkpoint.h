@@ -50,8 +50,8 @@ int	 ckpt_copy_tensor(struct vit *m, struct vt *s, const char *name,
 	    char *err, size_t errlen);
 
 /* Set m's tensor pe.params from the skewgen file at path, whose keys PE,
- * SHARE, HEAD_DIM, AXES, HEADS and LAYERS must be the model's.  0, or -1
- * with err. */
+ * SHARE, HEAD_DIM, AXES, HEADS and LAYERS must be the model's, and whose
+ * values must be finite.  0, or -1 with err. */
 int	 ckpt_load_generators(struct vit *m, const char *path, char *err,
 	    size_t errlen);
 

@@ -91,12 +91,21 @@ check_nonfinite(struct vit *m, const char *path)
 	/* the same NaN put into a file by hand */
 	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err);
 	((float *)vt_get(&s, "head.w")->data)[3] = NAN;
+	((float *)vt_get(&s, "pe.params")->data)[1] = -INFINITY;
 	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err);
 	vt_free(&s);
 	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
 	    strstr(err, "tensor 'head.w' holds nan (element 3 of 80)"),
 	    "ckpt_load refuses it: %s", err);
 	vt_free(&s);
+	const struct vit_tensor *pe = vit_find_tensor(m, "pe.params");
+	float *was = malloc(pe->n * sizeof *was);
+	memcpy(was, m->param + pe->off, pe->n * sizeof *was);
+	CHECK(ckpt_load_generators(m, other, err, sizeof err) < 0 &&
+	    strstr(err, "tensor 'pe.params' holds -inf (element 1 of "),
+	    "... and as a generator file (skewgen's): %s", err);
+	memcpy(m->param + pe->off, was, pe->n * sizeof *was);
+	free(was);
 	unlink(other);
 	free(before);
 	free(after);

@@ -15,7 +15,8 @@
 # lines in plan order), NAME.md, NAME-*.png and .svg.  Models and data,
 # which the results do not need, stay in $CACHE.
 set -eu
-EXPDIR=$(cd "$(dirname "$0")" && pwd)
+# (a test that sources this file names the directory in EXPDIR)
+EXPDIR=${EXPDIR:-$(cd "$(dirname "$0")" && pwd)}
 TOP=$(cd "$EXPDIR/.." && pwd)
 [ -x "$TOP/bin/vit-train" ] && PATH="$TOP/bin:$PATH"
 export PATH TOP EXPDIR
@@ -82,6 +83,7 @@ parse_options() {
 	export SCALE JOBS RES CACHE
 	EXP=$(basename "$0" .sh)
 	PLAN="$CACHE/plan.$EXP.$$"
+	KEYS=${EXP_KEYS:-$PLAN.keys}
 	: > "$PLAN"
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
 }
@@ -95,16 +97,11 @@ plan() {
 # run_plan: the plan's runs that have no result yet, --jobs at a time.
 run_plan() {
 	n=$(wc -l < "$PLAN")
-	grep -e "^[^	]*${ONLY:-.}" "$PLAN" | cut -f2 | while IFS= read -r w; do
-		if [ -n "$RUNSEEDS" ]; then
-			keep=0
-			for s in $RUNSEEDS; do
-				case " $w " in *" seed=$s "*) keep=1 ;; esac
-			done
-			[ $keep = 1 ] || continue
-		fi
-		[ -f "$(runjson "$w")" ] || printf '%s\n' "$w"
-	done | awk '!seen[$0]++' > "$PLAN.todo"
+	plan_runs | grep -e "^[^	]*${ONLY:-.}" | awk -F '\t' -v seeds="$RUNSEEDS" '
+	    { keep = seeds == ""; n = split(seeds, s, " ")
+	      for (i = 1; i <= n; i++) if (index(" " $2 " ", " seed=" s[i] " ")) keep = 1 }
+	    keep && (getline l < $3) < 0 && !seen[$2]++ { print $2 }
+	    { close($3) }' > "$PLAN.todo"
 	todo=$(wc -l < "$PLAN.todo")
 	echo "$EXP: $n runs in the plan, $todo to do ($SCALE scale, $JOBS at a time)" >&2
 	if [ "$DRY" = 1 ]; then
@@ -117,31 +114,57 @@ run_plan() {
 
 # run_lines FILE: run1.sh for each line of words in FILE, --jobs at a time.
 run_lines() {
-	xargs -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
+	xargs -r -P "$JOBS" -L 1 sh "$EXPDIR/run1.sh" < "$1"
 }
 
 # runjson WORDS: the path of the run's JSON line, there or not.  Its key
-# is made once a plan (run1.sh --key, a shell and hashes) and kept in
-# $PLAN.keys for the tables' many lookups.
+# is made once (run1.sh --key, a shell and hashes) and kept in $KEYS for
+# the tables' many lookups: the plan's own file, or run.sh's, which every
+# experiment it starts shares (their plans share runs).
 runjson() {
-	touch "$PLAN.keys"
-	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$PLAN.keys")
+	touch "$KEYS"
+	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$KEYS")
 	if [ -z "$k" ]; then
 		k=$(eval "sh \"\$EXPDIR/run1.sh\" --key $1")
-		printf '%s\t%s\n' "$1" "$k" >> "$PLAN.keys"
+		printf '%s\t%s\n' "$1" "$k" >> "$KEYS"
 	fi
 	echo "$RES/runs/$k.json"
 }
 
-# results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one;
-# FIELD is a key of the run's JSON line (top1, loss, shuffle_drop, ...).
+# plan_runs: "LABEL<TAB>WORDS<TAB>FILE" for every run of the plan, FILE
+# the path of its JSON line, there or not (every key made once, in $KEYS).
+plan_runs() {
+	touch "$KEYS"
+	cut -f2 "$PLAN" | awk 'FILENAME == ARGV[1] { split($0, a, "\t"); k[a[1]]; next }
+	    !($0 in k) && !seen[$0]++' "$KEYS" - | while IFS= read -r w; do
+		runjson "$w" > /dev/null
+	done
+	awk -F '\t' -v runs="$RES/runs" 'FILENAME == ARGV[1] { key[$1] = $2; next }
+	    { print $1 "\t" $2 "\t" runs "/" key[$2] ".json" }' "$KEYS" "$PLAN"
+}
+
+# STATS: the functions of stats.awk, for awk programs that need them.
+STATS=$(cat "$EXPDIR/stats.awk")
+
+# JF: awk's jf(LINE, KEY), the number or string of KEY in a flat JSON line
+# ("" where it has none), as jfield reads it.
+JF='function jf(line, k,  v) {
+	if (!match(line, "\"" k "\":\"?[^\",}]*")) return ""
+	v = substr(line, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+	sub(/^"/, "", v)
+	return v == "null" ? "" : v }'
+
+# planfield FIELD: "LABEL<TAB>WORDS<TAB>VALUE" for every run of the plan
+# that has one; FIELD is a key of the run's JSON line (top1, loss, cpu,
+# shuffle_drop, ...).  One pass for the plan: tables ask for many.
+planfield() {
+	plan_runs | awk -F '\t' -v field="$1" "$JF"'
+	(getline line < $3) > 0 { close($3); v = jf(line, field); if (v != "") print $1 "\t" $2 "\t" v }'
+}
+
+# results FIELD: "LABEL<TAB>VALUE" for every run of the plan that has one.
 results() {
-	while IFS="$(printf '\t')" read -r label w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] || continue
-		v=$(jfield "$FIELD" "$f")
-		case $v in ''|null) ;; *) printf '%s\t%s\n' "$label" "$v" ;; esac
-	done < "$PLAN"
+	planfield "$FIELD" | cut -f1,3
 }
 
 # jfield KEY FILE: the number or string of KEY in a flat JSON line.
@@ -149,56 +172,97 @@ jfield() {
 	sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" "$2" | head -n 1
 }
 
-# stats: "LABEL<TAB>VALUE" lines in, "LABEL n mean lo hi" out in the order
-# labels first appear, values times 100 (accuracies in percent when
-# PERCENT=1, the default); lo..hi is the 95% t interval of the mean over
-# the runs (seeds), empty for one run.
+# stats: "LABEL<TAB>VALUE[<TAB>SEED]" lines in, "LABEL n mean lo hi
+# SEEDS" out in the order labels first appear, values times 100
+# (accuracies in percent when PERCENT=1, the default); lo..hi is the 95% t
+# interval of the mean over the runs (seeds), empty for one run; SEEDS is
+# "SEED=VALUE,..." (the values as scaled), for claim's paired differences.
 stats() {
-	awk -F '\t' -v pc="${PERCENT:-1}" '
-	BEGIN { split("12.706 4.303 3.182 2.776 2.571 2.447 2.365 2.306 2.262 2.228 " \
-	    "2.201 2.179 2.160 2.145 2.131 2.120 2.110 2.101 2.093 2.086", t, " ") }
+	awk -F '\t' -v pc="${PERCENT:-1}" "$STATS"'
 	{ v = $2 * (pc ? 100 : 1); if (!($1 in n)) order[++k] = $1
-	  n[$1]++; s[$1] += v; ss[$1] += v * v }
+	  n[$1]++; s[$1] += v; ss[$1] += v * v
+	  if ($3 != "") sv[$1] = sv[$1] (sv[$1] == "" ? "" : ",") $3 "=" v }
 	END { for (i = 1; i <= k; i++) { l = order[i]; m = s[l] / n[l]
-		if (n[l] < 2) { printf "%s\t%d\t%.2f\t\t\n", l, n[l], m; continue }
+		if (n[l] < 2) { printf "%s\t%d\t%.2f\t\t\t%s\n", l, n[l], m, sv[l]; continue }
 		var = (ss[l] - n[l] * m * m) / (n[l] - 1); if (var < 0) var = 0
-		q = n[l] - 1 <= 20 ? t[n[l] - 1] : 1.96
-		h = q * sqrt(var / n[l])
-		printf "%s\t%d\t%.2f\t%.2f\t%.2f\n", l, n[l], m, m - h, m + h } }'
+		h = tq(0.975, n[l] - 1) * sqrt(var / n[l])
+		printf "%s\t%d\t%.2f\t%.2f\t%.2f\t%s\n", l, n[l], m, m - h, m + h, sv[l] } }'
 }
 
-# claim STATSFILE "A < B < C" [WHERE]: whether each step of the ordering
-# holds here: "holds" where the intervals separate that way, "reversed"
-# where they separate the other way, "not separated" where they overlap,
-# and open where a row has not run, has one run (no interval) or overlaps
-# with seeds of $SEEDS still to run; then the
-# verdict on the whole ordering.  WHERE (e.g. "2D") heads the line.
+# The verdicts.  A claim "A < B" is judged on the per-seed paired
+# difference B - A (seeds share data order, subset and initialisation):
+# it holds, or is reversed, where the paired t test's p-value, Holm-
+# corrected over every step of every claim of the section, is below 0.05
+# in that direction; the two are equivalent where the difference's 90%
+# interval lies within +-MARGIN points (two one-sided tests at 0.05);
+# otherwise it is undecided.  An ordering "A < B < C" is judged step by
+# step; as a whole it is reversed if a step is, undecided if a step is,
+# else equivalent if a step is, else it holds.
+MARGIN=0.5
+
+# claim STATSFILE "A < B < C" [WHERE]: the ordering's steps, measured on
+# the per-seed values of STATSFILE (stats' output), into $PLAN.steps; a
+# placeholder line, which settle makes the verdict once the section has
+# all its claims (Holm's correction needs them all).  WHERE (e.g. "2D")
+# heads the line.
 claim() {
+	id=$(($(cat "$PLAN.nclaim" 2>/dev/null || echo 0) + 1))
+	echo "$id" > "$PLAN.nclaim"
+	echo "@@claim $id@@"
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
-	awk -F '\t' -v claim="$2" -v where="${3:+$3: }" -v want="$(echo ${SEEDS:-} | wc -w)" '
-	FILENAME == ARGV[1] { n[$1] = $2; m[$1] = $3; lo[$1] = $4; hi[$1] = $5; next }
+	awk -F '\t' -v id="$id" -v claim="$2" -v where="${3:-}" -v want="$(echo ${SEEDS:-} | wc -w)" \
+	    -v OUT="$PLAN.steps" "$STATS"'
+	FILENAME == ARGV[1] { m = split($6, kv, ","); for (i = 1; i <= m; i++) { split(kv[i], p, "="); v[$1, p[1]] = p[2] }
+		seen[$1]; next }
 	{ c[++k] = $0 }
-	END { nrev = nopen = nsame = 0
-	  for (i = 1; i < k; i++) { a = c[i]; b = c[i + 1]
-		if (!(a in m) || !(b in m)) { v = "not measured"; nopen++ }
-		else if (lo[a] == "" || lo[b] == "") { v = "one run, no interval"; nopen++ }
-		else if (hi[a] < lo[b]) v = "holds"
-		else if (hi[b] < lo[a]) { v = "reversed"; nrev++ }
-		else if (n[a] < want || n[b] < want) { v = "not separated yet, seeds missing"; nopen++ }
-		else { v = "not separated"; nsame++ }
-		s = s sprintf("%s%s < %s: %s", i > 1 ? "; " : "", a, b, v) }
-	  # A reversal decides; missing runs leave it open; overlapping
-	  # intervals (with every run made) are a plain "does not hold".
-	  all = nrev ? "does not hold: reversed" : nopen ? "not decided yet: runs missing" : \
-	      nsame ? "does not hold: not separated" : "holds"
-	  printf "- %s`%s`: **%s** (%s)\n", where, claim, all, s }' "$1" "$PLAN.claim"
+	END { for (i = 1; i < k; i++) { a = c[i]; b = c[i + 1]
+		split("", A); split("", B)
+		for (key in v) { split(key, q, SUBSEP); if (q[1] == a) A[q[2]] = v[key]; if (q[1] == b) B[q[2]] = v[key] }
+		paired(A, B, R)
+		printf "%s\t%s\t%s\t%s\t%s\t%d\t%d", id, where, claim, a, b, R["n"], want >> OUT
+		if (R["n"] >= 2) printf "\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.6g\n", R["mean"], R["lo"], R["hi"], R["lo90"], R["hi90"], R["p"] >> OUT
+		else printf "\n" >> OUT } }' "$1" "$PLAN.claim"
+}
+
+# settle FILE CLAIMS: claim's placeholders in FILE become verdict lines,
+# and their steps the lines of CLAIMS (report.sh's summary): "WHERE CLAIM
+# A B VERDICT N MEAN LO HI P PHOLM", tab-separated.
+settle() {
+	[ -s "$PLAN.steps" ] || { : > "$2"; return 0; }
+	awk -F '\t' -v margin="$MARGIN" -v claims="$2.tmp" "$STATS"'
+	function verdict(j) {
+		if (n[j] < 2) return "undecided"
+		if (adj[j] < 0.05) return mean[j] > 0 ? "holds" : "reversed"
+		if (lo90[j] > -margin && hi90[j] < margin) return "equivalent"
+		return "undecided" }
+	FILENAME == ARGV[1] { k++; id[k] = $1; where[$1] = $2; cl[$1] = $3; a[k] = $4; b[k] = $5; n[k] = $6; want[k] = $7
+		if ($6 >= 2) { mean[k] = $8; lo[k] = $9; hi[k] = $10; lo90[k] = $11; hi90[k] = $12; P[++np] = $13; pk[np] = k }
+		next }
+	FNR == 1 { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
+		for (j = 1; j <= k; j++) { w = verdict(j); i = id[j]
+			rank = w == "reversed" ? 4 : w == "undecided" ? 3 : w == "equivalent" ? 2 : 1
+			if (rank > worst[i]) { worst[i] = rank; whole[i] = w }
+			if (n[j] < 2) d = sprintf("%s < %s: %s", a[j], b[j], n[j] ? "one seed" : "not run")
+			else d = sprintf("%s < %s: %+.2f points (%.2f to %.2f), p %.2g, Holm %.2g, %d seeds", a[j], b[j], mean[j], lo[j], hi[j], P[pos(j)], adj[j], n[j])
+			if (n[j] < want[j]) d = d sprintf(" of %d", want[j])
+			detail[i] = detail[i] (detail[i] == "" ? "" : "; ") d ": " w
+			printf "%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", where[i], cl[i], a[j], b[j], w, n[j],
+			    mean[j], lo[j], hi[j], (n[j] >= 2 ? P[pos(j)] : ""), (n[j] >= 2 ? adj[j] : "") > claims } }
+	function pos(j,  i) { for (i = 1; i <= np; i++) if (pk[i] == j) return i }
+	/^@@claim [0-9]+@@$/ { i = $0; gsub(/[^0-9]/, "", i)
+		printf "- %s`%s`: **%s** (%s)\n", (where[i] == "" ? "" : where[i] ": "), cl[i], whole[i], detail[i]; next }
+	{ print }' "$PLAN.steps" "$1" > "$1.tmp"
+	touch "$2.tmp"
+	mv "$1.tmp" "$1"
+	mv "$2.tmp" "$2"
 }
 
 # colstats PREFIX: stats of $FIELD (default top1) over the runs whose label
-# starts with PREFIX/, labelled by the rest of their label.
+# starts with PREFIX/, labelled by the rest of their label, with their seeds.
 colstats() {
-	FIELD=${FIELD:-top1} results | awk -F '\t' -v p="$1/" 'index($1, p) == 1 {
-	    print substr($1, length(p) + 1) "\t" $2 }' | stats
+	planfield "${FIELD:-top1}" | awk -F '\t' -v p="$1/" 'index($1, p) == 1 {
+	    s = ""; if (match(" " $2 " ", / seed=[0-9]+ /)) s = substr(" " $2 " ", RSTART + 6, RLENGTH - 7)
+	    print substr($1, length(p) + 1) "\t" $3 "\t" s }' | stats
 }
 
 # md_table HEADER FILE...: a markdown table, a row per label of the first
@@ -314,15 +378,27 @@ counted() {
 
 # machine: the CPUs the plan's runs ran on, with their counts, in words.
 machine() {
-	m=$(cut -f2 "$PLAN" | awk '!seen[$0]++' | while IFS= read -r w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] && jfield cpu "$f"
-	done | counted)
+	m=$(planfield cpu | awk -F '\t' '!seen[$2]++ { print $3 }' | counted)
 	if [ -z "$m" ]; then
 		[ -s "$PLAN" ] && echo "no runs yet" || echo "no runs"
 		return
 	fi
-	echo "$m, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time"
+	echo "$m, $(getconf _NPROCESSORS_ONLN) cores, runs on one thread each, $JOBS at a time; $(versions)"
+}
+
+# versions: the code that made the plan's runs (run1.sh's "bins", a hash
+# of the programs, and "commit"), in words; bold where it is more than one.
+versions() {
+	plan_runs | awk -F '\t' "$JF"'
+	!seen[$2]++ && (getline line < $3) > 0 { close($3); b = jf(line, "bins")
+	  if (b == "") { old++; next }
+	  if (!(b in n)) order[++k] = b
+	  n[b]++; c = jf(line, "commit"); if (index(" " cs[b] ", ", " " c ", ") == 0) cs[b] = cs[b] (cs[b] == "" ? "" : ", ") c }
+	END { for (i = 1; i <= k; i++) { b = order[i]
+		s = s sprintf("%sbinaries %s (commit %s, %d run%s)", (i > 1 ? "; " : ""), b, cs[b], n[b], (n[b] > 1 ? "s" : "")) }
+	  if (old) s = s sprintf("%s%d run%s recording no code", (k ? "; " : ""), old, (old > 1 ? "s" : ""))
+	  nv = k + (old > 0)
+	  printf "%s%s\n", (nv > 1 ? "**code of " nv " versions, mixed in this table**: " : "code: "), s }'
 }
 
 # wall: total training hours of the plan's runs, for the text.
@@ -330,12 +406,11 @@ wall() {
 	FIELD=train_s results | awk -F '\t' '{ s += $2 } END { printf "%.2f h of training", s / 3600 }'
 }
 
-# finish: the experiment's raw lines as $RES/$EXP.jsonl, in plan order.
+# finish: the section's verdicts, and the experiment's raw lines as
+# $RES/$EXP.jsonl, in plan order.
 finish() {
-	cut -f2 "$PLAN" | while IFS= read -r w; do
-		f=$(runjson "$w")
-		[ -f "$f" ] && cat "$f"
-	done | awk '!seen[$0]++' > "$RES/$EXP.jsonl.tmp"
+	settle "$RES/$EXP.md" "$RES/$EXP.claims"
+	plan_runs | awk -F '\t' '(getline l < $3) > 0 && !seen[l]++ { print l } { close($3) }' > "$RES/$EXP.jsonl.tmp"
 	mv "$RES/$EXP.jsonl.tmp" "$RES/$EXP.jsonl"
 	echo "$EXP: $RES/$EXP.md" >&2
 }

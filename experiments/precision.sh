@@ -32,7 +32,7 @@ EOF2
 	awk -v n="$n" '{ c[$2] = $1; k += $1 } END {
 		s = "On a CPU without AVX512_BF16 run1.sh emulates bf16 (VITPIPE_BF16=emulate): the same numbers, not the speed."
 		if (k) s = s sprintf(" bf16 ran on the CPU'"'"'s bf16 kernels in %d of the %d bf16 runs, emulated in %d.", c["native"], n, c["emulated"])
-		if (n > k) s = s sprintf(" %d of the %d ran before run1.sh recorded which, on the AMD EPYC (Zen 3, AVX2) of the first sessions, which has no AVX512_BF16: emulated.", n - k, n)
+		if (n > k) s = s sprintf(" %d of the %d ran before run1.sh recorded which: their JSON lines do not say how they multiplied.", n - k, n)
 		print s }' "$PLAN.how"
 	echo
 	md_table "encoding | fp32 | bf16" "$PLAN.fp32" "$PLAN.bf16"

@@ -7,23 +7,27 @@
 parse_options "$@"
 out="$RES/EXPERIMENTS.md"
 
-# summary: every claim of the papers that a section checks, with its
-# verdict (the section gives the numbers behind it).
+# summary: every step of every claim of the papers that a section checks
+# (its $RES/NAME.claims, written by settle), with its verdict, paired
+# difference and interval; the section gives the numbers behind it.
 summary() {
 	echo "## The papers' claims at a glance"
 	echo
-	echo "Each ordering's verdict, from its section below (an ordering holds"
-	echo "only where the 95% intervals separate)."
+	echo "Each step A < B of each ordering a paper claims, judged on the per-seed"
+	echo "paired difference B - A (test top-1 in points unless the section says"
+	echo "otherwise): **holds** or **reversed** where a paired t test, Holm-corrected"
+	echo "over the section's steps, rejects equality at 0.05 that way; **equivalent**"
+	echo "where the difference's 90% interval lies within +-$MARGIN points (two"
+	echo "one-sided tests); **undecided** otherwise (Statistics, below)."
 	echo
-	echo "| section | where | ordering | verdict |"
-	echo "|---|---|---|---|"
+	echo "| section | where | ordering | step | verdict | B - A (95% interval) | p (Holm) | seeds |"
+	echo "|---|---|---|---|---|---|---|---|"
 	for e in $ALL; do
-		[ -f "$RES/$e.md" ] || continue
+		[ -f "$RES/$e.claims" ] || continue
 		t=$(sed -n '1s/^## \([^:]*\).*/\1/p' "$RES/$e.md")
-		grep '^- .*`: \*\*' "$RES/$e.md" |
-		    sed 's/^- \([^`]*\)\(`[^`]*`\): \(\*\*[^*]*\*\*\).*/\1|\2|\3/' |
-		    awk -F '|' -v t="$t" '{ w = $1; sub(/: $/, "", w)
-			printf "| %s | %s | %s | %s |\n", t, w == "" ? "-" : w, $2, $3 }'
+		awk -F '\t' -v t="$t" '{ d = $6 >= 2 ? sprintf("%+.2f (%.2f to %.2f)", $7, $8, $9) : ($6 ? "one seed" : "not run")
+		    p = $6 >= 2 ? sprintf("%.2g (%.2g)", $10, $11) : "-"
+		    printf "| %s | %s | `%s` | %s < %s | **%s** | %s | %s | %d |\n", t, ($1 == "" ? "-" : $1), $2, $3, $4, $5, d, p, $6 }' "$RES/$e.claims"
 	done
 	echo
 }
@@ -60,16 +64,22 @@ EOF2
   recipe, on all the data); the clips 10 epochs. Small enough that a run
   takes minutes on one core (its time is in its JSON line), so that a
   campaign goes in parts of about 40 minutes (\`--seeds\`, \`--only\`),
-  each finished and committed on its own. At 3 epochs the 3D models were
-  still leaving the loss plateau of their first few hundred steps when the
-  rate decayed, and the seed, not the encoding, decided when, so the clips
-  train longer. The papers train ViT-B for 200 epochs: our numbers are not
+  each finished and committed on its own. The papers train ViT-B for 200 epochs: our numbers are not
   theirs, and only the orderings are compared.
 - **Statistics.** Every row is the mean over seeds 1, 2 and 3, or those
   of them that have run (the row says how many; a seed sets data order,
-  subset and initialisation), with the 95% t interval of the mean. An
-  ordering of the papers counts only where the intervals separate;
-  otherwise it is reported as not separated.
+  subset and initialisation), with the 95% t interval of the mean. Two
+  encodings are compared by the paired difference over the seeds both
+  have run (same data order, subset and initialisation seed): its mean,
+  95% t interval and paired t test, with Holm's correction over every
+  step of every claim of a section. A step holds or is reversed where
+  the corrected p-value is below 0.05; the two are equivalent where the
+  difference's 90% interval lies within +-$MARGIN points (TOST at 0.05),
+  the same margin for every table; otherwise it is undecided, which
+  says that these seeds cannot tell, not that the claim is false. An
+  ordering is reversed if one of its steps is, undecided if one is,
+  equivalent if one is, and holds if all do. The functions are
+  experiments/stats.awk, tested against known answers.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default) with its code's CLS token (ComRoPE's rotated at

@@ -23,6 +23,9 @@ for e in ${names:-$ALL}; do
 	[ -f "$EXPDIR/$e.sh" ] || { echo "run.sh: no experiment $e (one of: $ALL)" >&2; exit 2; }
 done
 parse_options $opts
+# One key file for every experiment started here: a key is made once.
+EXP_KEYS=$PLAN.keys
+export EXP_KEYS
 for e in ${names:-$ALL}; do
 	sh "$EXPDIR/$e.sh" $opts --dry-run
 done | awk '!seen[$0]++' > "$PLAN.todo"

@@ -58,9 +58,8 @@ done
 # and what EXPERIMENTS.md reports (full; EXPERIMENTS.md says why these).
 if [ "$SCALE" = full ]; then
 	FMFRAC=1 FMTEST= FMVAL=2000 EPOCHS=3 BATCH=64 LR=2e-3 WARMUP=50 VALSTEPS=150
-	# The clips train 10 epochs: at 3 every model was still leaving the
-	# loss plateau of its first 100-300 steps when the rate decayed, and
-	# when it left it, not the encoding, decided its top-1.
+	# The clips train 10 epochs, the images 3 (no committed run measures
+	# the clips at 3).
 	MVTRAIN=12000 MVTEST=2000 MVVAL=1000 MVEPOCHS=10 MVVALSTEPS=50 TRIALS=3
 	# taskgen's tasks at the discrimination pilot's scale (pilot.sh)
 	TKTRAIN=20000 TKTEST=5000 TKVAL=1000 TKEPOCHS=4 TKVALSTEPS=100
@@ -68,14 +67,14 @@ if [ "$SCALE" = full ]; then
 	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;
 	block)	M="--dim 64 --depth 4 --heads 1 --mlp 128" ;;
 	small)	M="--dim 32 --depth 2 --heads 2 --mlp 64" ;;
-	# the wider, deeper model at half the rate, warmed up longer: at
-	# the others' 2e-3 after 50 steps its training was unstable
+	# the wider, deeper model at half the rate, warmed up longer, a
+	# choice made before any run (none measures it at 2e-3)
 	large)	M="--dim 128 --depth 6 --heads 4 --mlp 256" LR=1e-3 WARMUP=200 ;;
 	riemann) M="--dim 64 --depth 6 --heads 4 --mlp 128" ;;
 	*) echo "run1.sh: model '$model'?" >&2; exit 2 ;;
 	esac
 else
-	FMFRAC=0.02 FMTEST=300 FMVAL=100 EPOCHS=1 BATCH=32 LR=2e-3 WARMUP=5 VALSTEPS=10
+	FMFRAC=0.4 FMTEST=300 FMVAL=100 EPOCHS=1 BATCH=32 LR=2e-3 WARMUP=5 VALSTEPS=10
 	MVTRAIN=160 MVTEST=60 MVVAL=30 MVEPOCHS=1 MVVALSTEPS=2 TRIALS=1
 	TKTRAIN=200 TKTEST=100 TKVAL=50 TKEPOCHS=1 TKVALSTEPS=2
 	case $model in
@@ -88,7 +87,62 @@ else
 fi
 COMMON="--positions stream"	# vit-train: positions as the stream gives them
 
+# Fashion-MNIST's IDX files in the commands: Debian's, or at the quick
+# scale a slice of them (the first 3000 training and 1000 test images,
+# uncompressed): decompressing all 70,000 was most of a tiny run's time.
+if [ "$SCALE" = full ]; then
+	FMD='$FM' GZ=.gz
+else
+	FMD='$CACHE/fm-3000-1000' GZ=
+	fmslice() {	# fmslice DIR: the slice into DIR
+		be32() { for b in 24 16 8 0; do printf "\\$(printf %o $(($1 >> b & 255)))"; done; }
+		rm -rf "$1.tmp"
+		mkdir -p "$1.tmp"
+		for sn in train:3000 t10k:1000; do
+			set=${sn%:*} n=${sn#*:}
+			{ printf '\0\0\10\3'; be32 $n; be32 28; be32 28
+			  gzip -dc "$FM/$set-images-idx3-ubyte.gz" | head -c $((16 + n * 784)) | tail -c +17
+			} > "$1.tmp/$set-images-idx3-ubyte"
+			{ printf '\0\0\10\1'; be32 $n
+			  gzip -dc "$FM/$set-labels-idx1-ubyte.gz" | head -c $((8 + n)) | tail -c +9
+			} > "$1.tmp/$set-labels-idx1-ubyte"
+		done
+		mv "$1.tmp" "$1"
+	}
+	if [ "$mode" = run ] && [ ! -d "$CACHE/fm-3000-1000" ]; then
+		exec 8> "$CACHE/fm.lock"
+		flock 8
+		[ -d "$CACHE/fm-3000-1000" ] || fmslice "$CACHE/fm-3000-1000"
+		flock -u 8
+	fi
+fi
+
 hash() { sha256sum | cut -c1-16; }
+
+# binhash PROG...: a hash of the programs' code as found on $PATH, debug
+# sections and build id left out (they name the checkout's directory), so
+# that the same code built in another clone hashes the same.
+binhash() {
+	t=$(mktemp)
+	for p in "$@"; do
+		objcopy --strip-debug --remove-section=.note.gnu.build-id "$(command -v "$p")" "$t" && sha256sum < "$t"
+	done | hash
+	rm -f "$t"
+}
+
+# The programs' code: DBINS of the data's, BINS of all a run uses.  Data
+# and models made by other code are made again (a result says which code
+# made it; the tables say when theirs mix).
+if [ "$mode" = run ]; then
+	DBINS=$(binhash patchify posgen taskgen vtool)
+	BINS=$(binhash patchify posgen taskgen vtool vit-train vit-eval shuffle-eval)
+fi
+
+# fresh FILE: whether FILE was made by today's data programs ($FILE.bins
+# says by which); a file made by others is made again, never reused.
+fresh() {
+	[ -s "$1" ] && [ "$(cat "$1.bins" 2>/dev/null)" = "$DBINS" ]
+}
 
 # cached NAME CMD: a file built once by CMD (a shell command, its output
 # the file, $CACHE and $TOP unexpanded in it) and named by CMD's hash;
@@ -96,11 +150,12 @@ hash() { sha256sum | cut -c1-16; }
 cached() {
 	h=$(printf '%s\n' "$2" | hash)
 	f="$CACHE/data/$1-$h.vt"
-	if [ "$mode" = run ] && [ ! -s "$f" ]; then
+	if [ "$mode" = run ] && ! fresh "$f"; then
 		mkdir -p "$CACHE/data"
-		flock "$f.lock" sh -c '[ -s "$1" ] && exit 0
+		flock "$f.lock" sh -c '[ -s "$1" ] && [ "$(cat "$1.bins" 2>/dev/null)" = "$6" ] && exit 0
 			CACHE=$2 TOP=$3 FM=$4; export CACHE TOP FM
-			eval "$5" > "$1.tmp" && mv "$1.tmp" "$1"' sh "$f" "$CACHE" "$TOP" "$FM" "$2" ||
+			eval "$5" > "$1.tmp" && echo "$6" > "$1.bins" && mv "$1.tmp" "$1"' \
+		    sh "$f" "$CACHE" "$TOP" "$FM" "$2" "$DBINS" ||
 		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
 	fi
 	echo "$f"
@@ -112,11 +167,14 @@ cached() {
 # patchify's source operands for it.
 taskset() {
 	f="$CACHE/data/$1-$(printf '%s\n' "$2" | hash)"
-	if [ "$mode" = run ] && [ ! -s "$f-labels.npy" ]; then
+	if [ "$mode" = run ] && ! fresh "$f-labels.npy"; then
 		mkdir -p "$CACHE/data"
-		flock "$f.lock" sh -c '[ -s "$1-labels.npy" ] && exit 0
+		flock "$f.lock" sh -c '[ -s "$1-labels.npy" ] && [ "$(cat "$1-labels.npy.bins" 2>/dev/null)" = "$4" ] && exit 0
+			rm -f "$1-labels.npy"
 			FM=$3; export FM
-			eval "$2 -o \"\$1.npy\" --labels \"\$1-labels.npy\""' sh "$f" "$2" "$FM" ||
+			eval "$2 -o \"\$1.npy\" --labels \"\$1-labels.npy.tmp\"" &&
+			    echo "$4" > "$1-labels.npy.bins" && mv "$1-labels.npy.tmp" "$1-labels.npy"' \
+		    sh "$f" "$2" "$FM" "$DBINS" ||
 		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
 	fi
 	echo "--labels \"\$CACHE/data/${f##*/}-labels.npy\" \"\$CACHE/data/${f##*/}.npy\""
@@ -131,7 +189,7 @@ fm2d)
 	fm() {	# fm SET [patchify options]: the command of a patch stream
 		set=$1; shift
 		r=; [ "$res" != 28 ] && r="--resize $res"
-		echo "patchify --idx \"\$FM/$set-images-idx3-ubyte.gz\" --classes \"\$TOP/data/fashion-mnist.classes\" --patch 4 --norm fashion-mnist --threads 1 $r $*"
+		echo "patchify --idx \"$FMD/$set-images-idx3-ubyte$GZ\" --classes \"\$TOP/data/fashion-mnist.classes\" --patch 4 --norm fashion-mnist --threads 1 $r $*"
 	}
 	sub=$(awk -v a="$FMFRAC" -v b="$frac" 'BEGIN { print a * b }')
 	[ "$sub" = 1 ] && subset= || subset="--subset $sub"
@@ -172,7 +230,7 @@ rel|path|mot)
 	mot) TG=motion P=2x8x8 G0=4 ;;
 	esac
 	tg() {	# tg SET N SEED [taskgen options]: the command of a set
-		i=; [ $task = path ] || i="--idx \"\$FM/$1-images-idx3-ubyte.gz\""
+		i=; [ $task = path ] || i="--idx \"$FMD/$1-images-idx3-ubyte$GZ\""
 		n=$2 s=$3; shift 3
 		echo "taskgen $TG $i -n $n --seed $s --threads 1 $*"
 	}
@@ -193,8 +251,8 @@ VAL=$(cached val "$VALCMD")
 TEST=$(cached test "$TESTCMD")
 a=; [ "$arm" = common ] && a=$COMMON
 VTARGS="$M --pe $pe $vt $a --lr $LR --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"
-TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val $(basename "$VAL")" | hash)
-KEY=$(printf '%s %s %s\n' "$TK" "$evals" "$(basename "$TEST")" | hash)
+TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val ${VAL##*/}" | hash)
+KEY=$(printf '%s %s %s\n' "$TK" "$evals" "${TEST##*/}" | hash)
 case $mode in
 key) echo "$KEY"; exit 0 ;;
 tkey) echo "$TK"; exit 0 ;;
@@ -213,8 +271,9 @@ now() { date +%s.%N; }
 # it; the time up to the checkpoint counts (none if this part wrote none),
 # what came after it is redone.
 train() {
-	[ -s "$ckpt" ] && return 0
 	m="$CACHE/models/$TK"
+	[ "$(cat "$m.bins" 2>/dev/null)" = "$BINS" ] || rm -f "$ckpt" "$ckpt.part"
+	[ -s "$ckpt" ] && return 0
 	what="$task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls} frac=$frac res=$res"
 	if [ -s "$ckpt.part" ] && [ -s "$m.log" ]; then
 		echo "run1.sh: resuming $what" >&2
@@ -224,6 +283,7 @@ train() {
 	else
 		echo "run1.sh: training $what" >&2
 		rm -f "$ckpt.part" "$m.log"
+		echo "$BINS" > "$m.bins"
 		spent=0 args=$VTARGS
 	fi
 	t0=$(now)
@@ -294,10 +354,13 @@ done
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')
-# The checkout's commit when the result was written (the code of its model,
-# unless the tree changed while the campaign ran).
+# The checkout's commit when the result was written, "-dirty" when the
+# code differed from it; BINS says which code made the run in any case.
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","commit":"%s","date":"%s"}\n' \
+[ "$commit" = unknown ] || git -C "$TOP" diff --quiet HEAD -- lib cmd Makefile 2>/dev/null || commit=$commit-dirty
+# the CPU's bf16 instructions, "none" where it has none (bf16 emulated)
+cpubf16=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x 'avx512_bf16\|amx_bf16' | paste -sd+)
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","evals":"%s",%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","date":"%s"}\n' \
     "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$evals" \
-    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "$commit" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
+    "$fields" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
 mv "$out.tmp.$$" "$out"

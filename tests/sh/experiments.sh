@@ -6,17 +6,47 @@
 R=$T/results C=$T/cache
 ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision"
 
-# claim's verdicts, on made-up runs (three each; d one run; e none):
-# separated both ways, overlapping, and open.
-printf '%s\n' a 10 a 11 a 12 b 20 b 21 b 22 c 19 c 20 c 21 d 30 | paste - - >"$T/claim.runs"
-verdict() { (PERCENT=0; PLAN=$T/claim; . experiments/lib.sh; stats <"$T/claim.runs" >"$T/claim.st"; claim "$T/claim.st" "$1") | sed 's/^[^*]*\*\*\([^*]*\)\*\*.*/\1/'; }
-[ "$(verdict 'a < b')" = holds ] && ok "claim: separated intervals hold" || nok "claim a < b: $(verdict 'a < b')"
-[ "$(verdict 'b < a')" = "does not hold: reversed" ] && ok "claim: ... the other way, reversed" || nok "claim b < a: $(verdict 'b < a')"
-[ "$(verdict 'a < c < b')" = "does not hold: not separated" ] && ok "claim: overlapping intervals do not hold" || nok "claim a < c < b: $(verdict 'a < c < b')"
-[ "$(SEEDS='1 2 3 4' verdict 'a < c < b')" = "not decided yet: runs missing" ] && ok "claim: ... but open while seeds are missing" ||
-	nok "claim a < c < b with a fourth seed to run: $(SEEDS='1 2 3 4' verdict 'a < c < b')"
-[ "$(verdict 'a < d')" = "not decided yet: runs missing" ] && ok "claim: one run leaves it open" || nok "claim a < d: $(verdict 'a < d')"
-[ "$(verdict 'a < e')" = "not decided yet: runs missing" ] && ok "claim: ... as does a row not run" || nok "claim a < e: $(verdict 'a < e')"
+# The statistics (experiments/stats.awk) against known answers: t
+# quantiles of the tables, the closed forms of df 1 (Cauchy: P(|T| > 1) =
+# 1/2) and df 2 (two-sided p = 1 - t / sqrt(2 + t^2)), log Gamma of 1/2
+# and 10, Holm's adjustment of 0.01, 0.04, 0.03 (0.03, 0.06, 0.06).
+got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
+	printf "%.6f %.6f %.6f %.6f %.6f\n", tq(0.975, 1), tq(0.975, 2), tq(0.975, 9), tq(0.95, 4), tq(0.975, 30)
+	printf "%.6f %.6f %.6f %.6f\n", tp2(1, 1), tp2(3.4641016151377544, 2), tp2(2.776445105, 4), tp2(2.228138852, 10)
+	printf "%.10f %.10f\n", lgam(0.5), lgam(10)
+	P[1] = 0.01; P[2] = 0.04; P[3] = 0.03; holm(P, H, 3); printf "%.4f %.4f %.4f\n", H[1], H[2], H[3]
+	A[1] = 10; A[2] = 11; A[3] = 12; B[1] = 11; B[2] = 13; B[3] = 15; B[4] = 99; paired(A, B, R)
+	printf "%d %.6f %.6f %.6f %.6f %.6f %.6f\n", R["n"], R["mean"], R["sd"], R["p"], R["lo"], R["hi"], R["hi90"] }')
+want="12.706205 4.302653 2.262157 2.131847 2.042272
+0.500000 0.074180 0.050000 0.050000
+0.5723649429 12.8018274801
+0.0300 0.0600 0.0600
+3 2.000000 1.000000 0.074180 -0.484138 4.484138 3.685854"
+[ "$got" = "$want" ] && ok "stats.awk: t quantiles and p-values, log Gamma, Holm, a paired test, as known" ||
+	nok "stats.awk: got
+$got
+want
+$want"
+
+# The verdicts, on made-up runs (seeds 1-3; d one run; e none): b far
+# above a, c within 0.5 points of a with little noise, x above a on
+# average but noisily.
+printf '%s\n' a 10 1 a 11 2 a 12 3 b 20 1 b 21.5 2 b 22 3 c 10.1 1 c 11.2 2 c 11.9 3 \
+    x 14 1 x 10 2 x 13 3 d 30 1 | paste - - - > "$T/verdict.runs"
+verdicts() { (PERCENT=0 SEEDS='1 2 3' PLAN=$T/claim EXPDIR=$PWD/experiments; . experiments/lib.sh; rm -f "$PLAN".*
+	stats < "$T/verdict.runs" > "$T/verdict.st"
+	for c in "$@"; do claim "$T/verdict.st" "$c"; done > "$T/verdict.md"
+	settle "$T/verdict.md" "$T/verdict.claims"; sed 's/^[^*]*\*\*\([^*]*\)\*\*.*/\1/' "$T/verdict.md" | tr '\n' ' ') }
+v=$(verdicts 'a < b' 'b < a' 'a < c' 'a < x' 'a < d' 'a < e' 'a < c < b' 'c < a < b' 'b < c < x')
+[ "$v" = "holds reversed equivalent undecided undecided undecided equivalent equivalent reversed " ] &&
+	ok "verdicts: holds, reversed, equivalent, undecided (noise, one seed, not run), orderings" || nok "verdicts: $v"
+check_grep "a verdict line gives the paired difference, its interval, p and Holm's p" \
+    '^- `a < b`: \*\*holds\*\* \(a < b: \+10\.17 points \(9\.45 to 10\.88\), p 0\.00027, Holm 0\.0021, 3 seeds: holds\)$' "$T/verdict.md"
+check_grep "... and the seeds still missing" '^- `a < d`: \*\*undecided\*\* \(a < d: one seed of 3: undecided\)$' "$T/verdict.md"
+[ "$(grep -c . "$T/verdict.claims")" -eq 12 ] && ok "every step goes to the summary's lines" || nok "verdict.claims: $(cat "$T/verdict.claims")"
+verdicts 'a < x' > /dev/null
+awk -F '\t' '{ exit !($10 == $11 && $10 > 0.4 && $10 < 0.5) }' "$T/verdict.claims" &&
+	ok "Holm's correction of a lone claim leaves its p" || nok "a lone claim: $(cat "$T/verdict.claims")"
 
 # Moving Fashion-MNIST: every clip moves its item 2 pixels a frame, in the
 # direction its label says (label = 2 class + direction, 1: leftwards),
@@ -69,12 +99,15 @@ head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
 [ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 14 ] && ok "... 12 experiments, the claims and how they were run" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
-# the claims' table: one row per claim line of the sections, the same verdict
-nc=$(ls "$R"/quick/*.md | grep -v '/EXPERIMENTS\.md$' | xargs cat | grep -c '^- .*`: \*\*')
-nr=$(grep -c '^| [^|]* | [^|]* | `[^`]*` | \*\*' "$R/quick/EXPERIMENTS.md")
-[ "$nc" -gt 10 ] && [ "$nr" -eq "$nc" ] && ok "the claims' table has a row for each of the $nc claims" ||
-	nok "the claims' table has $nr rows for $nc claims"
-check_grep "... with its where and verdict" '^\| LieRE Table 1 \| 3D \| `abs < rope-axial < rope-mixed < liere:8` \| \*\*' "$R/quick/EXPERIMENTS.md"
+# the claims' table: a row per step of every claim line of the sections,
+# with its verdict in one of the four words
+nc=$(cat "$R"/quick/*.claims | grep -c .)
+nl=$(ls "$R"/quick/*.md | grep -v '/EXPERIMENTS\.md$' | xargs cat | grep -c '^- .*`: \*\*')
+nr=$(grep -Ec '^\| [^|]* \| [^|]* \| `[^`]*` \| [^|]* \| \*\*(holds|reversed|equivalent|undecided)\*\* \|' "$R/quick/EXPERIMENTS.md")
+[ "$nl" -gt 10 ] && [ "$nc" -ge "$nl" ] && [ "$nr" -eq "$nc" ] && ok "the claims' table has a row for each of the $nc steps of the $nl claims" ||
+	nok "the claims' table has $nr rows for $nc steps of $nl claims"
+! grep -q 'does not hold\|not separated' "$R"/quick/*.md && ok "no verdict reads \"does not hold\"" || nok "old verdict words remain"
+check_grep "... with its where, ordering and step" '^\| LieRE Table 1 \| 3D \| `abs < rope-axial < rope-mixed < liere:8` \| rope-mixed < liere:8 \| \*\*' "$R/quick/EXPERIMENTS.md"
 check_grep "ComRoPE's paper arm rotates the CLS at the centre (posgen --cls centre)" '"pe":"comrope-ld:8","arm":"paper".*"cls":"centre"' "$R/quick/t1_encodings.jsonl"
 check_grep "Table 1 lists rope-axial with a number in both arms" '^\| rope-axial \| [0-9.]+ \(1 run\) \| [0-9.]+ \(1 run\) \| [0-9.]+' "$R/quick/t1_encodings.md"
 k1=$(SCALE=quick sh experiments/run1.sh --train-key task=fm2d pe=rope-axial seed=1 evals=top1,shuffle)
@@ -137,6 +170,27 @@ SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/again.err
 grep -q '^run1.sh: training fm2d abs' "$T/again.err" && [ -s "$R/quick/runs/$k.json" ] &&
     [ "$(tail -n 1 "$R/quick/logs/$tk.jsonl")" = '{"first":1}' ] &&
 	ok "a model trained again keeps its first training's log" || nok "trained again: $(tail -c 200 "$R/quick/logs/$tk.jsonl")"
+# Provenance: every run says which code made it, and data or a model made
+# by other code is made again, never reused; a table that mixes code
+# versions says so.
+j=$R/quick/runs/$k.json
+grep -q '"commit":"[0-9a-f]\{7,\}\(-dirty\)\{0,1\}","bins":"[0-9a-f]\{16\}"' "$j" && grep -q '"cpu_bf16":"[a-z0-9_+]*"' "$j" &&
+	ok "a run's JSON has its commit, its programs' hash and the CPU's bf16" || nok "no provenance in $(cat "$j")"
+bins=$(sed 's/.*"bins":"\([0-9a-f]*\)".*/\1/' "$j")
+grep -qF "code: binaries $bins (commit " "$R/quick/t2_sharing.md" && ok "a section names the code of its runs" ||
+	nok "t2_sharing.md: $(sed -n 3p "$R/quick/t2_sharing.md")"
+for f in "$C"/data/val-*.vt "$C"/data/test-*.vt; do echo other > "$f.bins"; done
+others() { grep -lx other "$C"/data/*.bins | wc -l; }
+n0=$(others)
+echo other > "$C/models/$tk.bins" && rm -f "$j"
+SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/stale.err"
+grep -q '^run1.sh: training fm2d abs' "$T/stale.err" && [ "$(cat "$C/models/$tk.bins")" = "$bins" ] &&
+	ok "a model made by other code is trained again" || nok "stale model: $(cat "$T/stale.err")"
+[ "$(others)" -eq $((n0 - 2)) ] && ok "... and its data (validation and test) made by other code made again" ||
+	nok "stale data: $n0 then $(others) sets made by other code"
+sed -i 's/"bins":"[0-9a-f]*"/"bins":"0123456789abcdef"/' "$R/quick/runs/$(sed 's/^{"key":"\([0-9a-f]*\)".*/\1/' "$R/quick/t2_sharing.jsonl" | head -n 1).json"
+sh experiments/t2_sharing.sh --scale quick --results "$R" --cache "$C" 2>/dev/null >/dev/null
+check_grep "a table that mixes code versions says so" '\*\*code of 2 versions, mixed in this table\*\*: binaries 0123456789abcdef .*; binaries [0-9a-f]{16} ' "$R/quick/t2_sharing.md"
 rm -rf "$C/models"
 sh experiments/t3_shuffle.sh --scale quick --results "$R" --cache "$C" 2> "$T/again" >/dev/null
 check_grep "results outlive the model cache (committed results need no models)" "t3_shuffle: 8 runs in the plan, 0 to do" "$T/again"

@@ -1,0 +1,94 @@
+# stats.awk - the statistics of the verdicts, as awk functions that
+# lib.sh puts before its programs: Student's t distribution, the paired
+# difference of two encodings over seeds, and Holm's correction.
+# tests/sh/experiments.sh checks them against known answers.
+
+# lgam(x): log Gamma(x), x > 0 (Lanczos, g = 7: about 15 digits).
+function lgam(x,  a, i, t) {
+	split("676.5203681218851 -1259.1392167224028 771.32342877765313 " \
+	    "-176.61502916214059 12.507343278686905 -0.13857109526572012 " \
+	    "9.9843695780195716e-6 1.5056327351493116e-7", LANCZOS, " ")
+	x -= 1; a = 0.99999999999980993; t = x + 7.5
+	for (i = 1; i <= 8; i++) a += LANCZOS[i] / (x + i)
+	return 0.91893853320467274 + (x + 0.5) * log(t) - t + log(a)
+}
+
+# betacf(a, b, x): the continued fraction of the incomplete beta function
+# (modified Lentz).
+function betacf(a, b, x,  m, m2, aa, c, d, del, h, qab, qap, qam) {
+	qab = a + b; qap = a + 1; qam = a - 1; c = 1; d = 1 - qab * x / qap
+	if (d < 0 ? -d < 1e-300 : d < 1e-300) d = 1e-300
+	d = 1 / d; h = d
+	for (m = 1; m <= 300; m++) {
+		m2 = 2 * m
+		aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+		d = 1 + aa * d; if (d < 0 ? -d < 1e-300 : d < 1e-300) d = 1e-300
+		c = 1 + aa / c; if (c < 0 ? -c < 1e-300 : c < 1e-300) c = 1e-300
+		d = 1 / d; h *= d * c
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+		d = 1 + aa * d; if (d < 0 ? -d < 1e-300 : d < 1e-300) d = 1e-300
+		c = 1 + aa / c; if (c < 0 ? -c < 1e-300 : c < 1e-300) c = 1e-300
+		d = 1 / d; del = d * c; h *= del
+		if ((del - 1 < 0 ? 1 - del : del - 1) < 1e-15) break
+	}
+	return h
+}
+
+# betai(a, b, x): the regularized incomplete beta function I_x(a, b).
+function betai(a, b, x,  bt) {
+	if (x <= 0) return 0
+	if (x >= 1) return 1
+	bt = exp(lgam(a + b) - lgam(a) - lgam(b) + a * log(x) + b * log(1 - x))
+	if (x < (a + 1) / (a + b + 2)) return bt * betacf(a, b, x) / a
+	return 1 - bt * betacf(b, a, 1 - x) / b
+}
+
+# tp2(t, df): the two-sided p-value of t under Student's t with df degrees
+# of freedom, P(|T| >= |t|).
+function tp2(t, df) {
+	return betai(df / 2, 0.5, df / (df + t * t))
+}
+
+# tq(p, df): the p-quantile of Student's t, 0.5 <= p < 1 (bisection on
+# tp2, to 1e-12).
+function tq(p, df,  lo, hi, mid, i) {
+	lo = 0; hi = 1e7
+	for (i = 0; i < 200 && hi - lo > 1e-12; i++) {
+		mid = (lo + hi) / 2
+		if (1 - tp2(mid, df) / 2 < p) lo = mid; else hi = mid
+	}
+	return (lo + hi) / 2
+}
+
+# paired(A, B, R): the difference B - A over the keys (seeds) that both
+# arrays have, into R: R["n"] pairs, R["mean"], R["sd"], the 95% interval
+# R["lo"] .. R["hi"], the 90% one R["lo90"] .. R["hi90"] (the equivalence
+# test's), and R["p"], the paired t test's two-sided p-value (1 where
+# there is no difference at all, 0 where every pair differs by the same
+# amount).  Fewer than 2 pairs: R["n"] alone.
+function paired(A, B, R,  k, n, s, ss, d, m, v, se) {
+	split("", R); n = s = ss = 0
+	for (k in A) if (k in B) { d = B[k] - A[k]; n++; s += d; ss += d * d }
+	R["n"] = n
+	if (n < 2) return
+	m = s / n; v = (ss - n * m * m) / (n - 1); if (v < 0) v = 0
+	se = sqrt(v / n)
+	R["mean"] = m; R["sd"] = sqrt(v)
+	R["lo"] = m - tq(0.975, n - 1) * se; R["hi"] = m + tq(0.975, n - 1) * se
+	R["lo90"] = m - tq(0.95, n - 1) * se; R["hi90"] = m + tq(0.95, n - 1) * se
+	R["p"] = se > 0 ? tp2(m / se, n - 1) : (m == 0 ? 1 : 0)
+}
+
+# holm(P, ADJ, n): Holm's step-down adjustment of the p-values P[1..n]
+# into ADJ[1..n] (the family-wise error stays within the level).
+function holm(P, ADJ, n,  i, j, o, t, run, a) {
+	for (i = 1; i <= n; i++) o[i] = i
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && P[o[j - 1]] > P[o[j]]; j--) { t = o[j]; o[j] = o[j - 1]; o[j - 1] = t }
+	run = 0
+	for (i = 1; i <= n; i++) {
+		a = (n - i + 1) * P[o[i]]; if (a > 1) a = 1
+		if (a > run) run = a
+		ADJ[o[i]] = run
+	}
+}

@@ -11,54 +11,66 @@
 #include "trainopt.h"
 
 #define BIG	(INT64_MAX / 2)		/* counts that never wrap when added */
-#define O(f)	TRAIN_OPTS, TRAIN_INT, offsetof(struct train_opts, f)
-#define D(f)	TRAIN_OPTS, TRAIN_NUM, offsetof(struct train_opts, f), 0, 0, 0
-#define S(f)	TRAIN_STATE, TRAIN_INT, offsetof(struct train_state, f)
-#define P(f)	TRAIN_PAST, TRAIN_INT, offsetof(struct train_past, f)
-#define PD(f)	TRAIN_PAST, TRAIN_NUM, offsetof(struct train_past, f), 0, 0, 0
+/* An option's key: a number in [lo, hi]; a whole number in [lo, hi], and
+ * in a checkpoint from klo (the option's default below lo, as --epochs'
+ * 0); old: older checkpoints may lack it. */
+#define NUM(k, o, f, lo, hi)	{ .key = k, .opt = o, .part = TRAIN_OPTS, \
+	.type = TRAIN_NUM, .off = offsetof(struct train_opts, f), .dmin = lo, .dmax = hi }
+#define INT(k, o, f, lo, hi, klo, old)	{ .key = k, .opt = o, .part = TRAIN_OPTS, \
+	.type = TRAIN_INT, .off = offsetof(struct train_opts, f), .min = lo, .max = hi, \
+	.kmin = klo, .optional = old }
+/* A count of the state, every one needed. */
+#define STATE(k, f, hi)	{ .key = k, .part = TRAIN_STATE, .type = TRAIN_INT, \
+	.off = offsetof(struct train_state, f), .max = hi }
+/* What the run knew: a whole number in [lo, hi], or a number. */
+#define PAST(k, o, f, lo, hi, old)	{ .key = k, .opt = o, .part = TRAIN_PAST, \
+	.type = TRAIN_INT, .off = offsetof(struct train_past, f), .min = lo, .max = hi, \
+	.kmin = lo, .optional = old }
+#define PASTNUM(k, f, lo, hi)	{ .key = k, .part = TRAIN_PAST, .type = TRAIN_NUM, \
+	.off = offsetof(struct train_past, f), .dmin = lo, .dmax = hi, .optional = 1 }
 
 const struct train_key train_keys_table[] = {
-	{ "TRAIN_LR", "lr", D(lr), 0, 1e6, 0 },
-	{ "TRAIN_LR_MIN", "lr-min", D(lr_min), 0, 1e6, 0 },
-	{ "TRAIN_WD", "wd", D(wd), 0, 1e6, 0 },
-	{ "TRAIN_BETA1", "beta1", D(beta1), 0, 0.999999, 0 },
-	{ "TRAIN_BETA2", "beta2", D(beta2), 0, 0.999999999, 0 },
-	{ "TRAIN_EPS", "eps", D(eps), 1e-30, 1, 0 },
-	{ "TRAIN_SMOOTHING", "smoothing", D(smoothing), 0, 1, 0 },
-	{ "TRAIN_CLIP", "clip", D(clip), 0, 1e12, 0 },
-	{ "TRAIN_MIXUP", "mixup", D(mixup), 0, 1e6, 0 },
-	{ "TRAIN_WARMUP", "warmup", O(warmup), 0, BIG, 0, 0, 0, 0 },
-	{ "TRAIN_ACCUM", "accum", O(accum), 1, 1 << 20, 1, 0, 0, 0 },
-	{ "TRAIN_BATCH", "batch", O(batch), 1, 1 << 16, 1, 0, 0, 0 },
-	{ "TRAIN_EPOCHS", "epochs", O(epochs), 1, BIG, 0, 0, 0, 0 },
-	{ "TRAIN_STEPS", "steps", O(steps), 1, BIG, 0, 0, 0, 0 },
-	{ "TRAIN_SEED", "seed", O(seed), 0, INT64_MAX, 0, 0, 0, 0 },
-	{ "TRAIN_VAL_EVERY", "val-every", O(val_every), 1, BIG, 1, 0, 0, 0 },
-	{ "TRAIN_VAL_STEPS", "val-steps", O(val_steps), 0, BIG, 0, 0, 0, 1 },
-	{ "TRAIN_SAVE_EVERY", "save-every", O(save_every), 1, BIG, 1, 0, 0, 0 },
-	{ "TRAIN_SAVE_STEPS", "save-steps", O(save_steps), 0, BIG, 0, 0, 0, 1 },
+	NUM("TRAIN_LR", "lr", lr, 0, 1e6),
+	NUM("TRAIN_LR_MIN", "lr-min", lr_min, 0, 1e6),
+	NUM("TRAIN_WD", "wd", wd, 0, 1e6),
+	NUM("TRAIN_BETA1", "beta1", beta1, 0, 0.999999),
+	NUM("TRAIN_BETA2", "beta2", beta2, 0, 0.999999999),
+	NUM("TRAIN_EPS", "eps", eps, 1e-30, 1),
+	NUM("TRAIN_SMOOTHING", "smoothing", smoothing, 0, 1),
+	NUM("TRAIN_CLIP", "clip", clip, 0, 1e12),
+	NUM("TRAIN_MIXUP", "mixup", mixup, 0, 1e6),
+	INT("TRAIN_WARMUP", "warmup", warmup, 0, BIG, 0, 0),
+	INT("TRAIN_ACCUM", "accum", accum, 1, 1 << 20, 1, 0),
+	INT("TRAIN_BATCH", "batch", batch, 1, 1 << 16, 1, 0),
+	INT("TRAIN_EPOCHS", "epochs", epochs, 1, BIG, 0, 0),
+	INT("TRAIN_STEPS", "steps", steps, 1, BIG, 0, 0),
+	INT("TRAIN_SEED", "seed", seed, 0, INT64_MAX, 0, 0),
+	INT("TRAIN_VAL_EVERY", "val-every", val_every, 1, BIG, 1, 0),
+	INT("TRAIN_VAL_STEPS", "val-steps", val_steps, 0, BIG, 0, 1),
+	INT("TRAIN_SAVE_EVERY", "save-every", save_every, 1, BIG, 1, 0),
+	INT("TRAIN_SAVE_STEPS", "save-steps", save_steps, 0, BIG, 0, 1),
 	/* -1 the default, 0 --no-shuffle */
-	{ "TRAIN_SHUFFLE", "shuffle-buffer", O(shuffle), 1, 1 << 30, -1, 0, 0, 1 },
-	{ "TRAIN_PATIENCE", "patience", O(patience), 0, BIG, 0, 0, 0, 1 },
+	INT("TRAIN_SHUFFLE", "shuffle-buffer", shuffle, 1, 1 << 30, -1, 1),
+	INT("TRAIN_PATIENCE", "patience", patience, 0, BIG, 0, 1),
 
-	{ "STEP", NULL, S(step), 0, BIG, 0, 0, 0, 0 },
-	{ "EPOCH", NULL, S(epoch), 0, BIG, 0, 0, 0, 0 },
-	{ "PASS", NULL, S(pass), 0, BIG, 0, 0, 0, 0 },
-	{ "PASS_RECORDS", NULL, S(inpass), 0, BIG, 0, 0, 0, 0 },
-	{ "RECORDS_SEEN", NULL, S(seen), 0, BIG, 0, 0, 0, 0 },
-	{ "TOTAL_STEPS", NULL, S(total), 0, BIG, 0, 0, 0, 0 },
-	{ "DONE", NULL, S(done), 0, 1, 0, 0, 0, 0 },
+	STATE("STEP", step, BIG),
+	STATE("EPOCH", epoch, BIG),
+	STATE("PASS", pass, BIG),
+	STATE("PASS_RECORDS", inpass, BIG),
+	STATE("RECORDS_SEEN", seen, BIG),
+	STATE("TOTAL_STEPS", total, BIG),
+	STATE("DONE", done, 1),
 
-	{ "TRAIN_THREADS", "threads", P(threads), 0, CLI_MAXTHREADS, 0, 0, 0, 0 },
-	{ "TRAIN_RANKS", NULL, P(ranks), 1, INT32_MAX, 1, 0, 0, 1 },
-	{ "TRAIN_PRECISION", "precision", TRAIN_PAST, TRAIN_PREC,
-	    offsetof(struct train_past, prec), 0, 0, 0, 0, 0, 1 },
-	{ "TRAIN_LOSS", NULL, PD(loss), -DBL_MAX, DBL_MAX, 1 },
-	{ "VAL_STEP", NULL, P(val_step), 0, BIG, 0, 0, 0, 1 },
-	{ "BEST_VAL_ACC", NULL, PD(best_acc), 0, 1, 1 },
-	{ "BEST_EPOCH", NULL, P(best_epoch), 0, BIG, 0, 0, 0, 1 },
-	{ "VAL_SINCE_BEST", NULL, P(since_best), 0, BIG, 0, 0, 0, 1 },
-	{ NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+	PAST("TRAIN_THREADS", "threads", threads, 0, CLI_MAXTHREADS, 0),
+	PAST("TRAIN_RANKS", NULL, ranks, 1, INT32_MAX, 1),
+	{ .key = "TRAIN_PRECISION", .opt = "precision", .part = TRAIN_PAST,
+	    .type = TRAIN_PREC, .off = offsetof(struct train_past, prec), .optional = 1 },
+	PASTNUM("TRAIN_LOSS", loss, -DBL_MAX, DBL_MAX),
+	PAST("VAL_STEP", NULL, val_step, 0, BIG, 1),
+	PASTNUM("BEST_VAL_ACC", best_acc, 0, 1),
+	PAST("BEST_EPOCH", NULL, best_epoch, 0, BIG, 1),
+	PAST("VAL_SINCE_BEST", NULL, since_best, 0, BIG, 1),
+	{ .key = NULL }
 };
 
 void

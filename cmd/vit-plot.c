@@ -23,24 +23,18 @@
 #include "atomicfile.h"
 #include "cli.h"
 #include "cliopt.h"
+#include "trainlog.h"
 
 enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF, FMT_DUMB };
 static const char *const fmt_names[] = { "", "png", "svg", "pdf", "dumb" };
 
-/* (step, value) points in file order. */
-struct curve {
-	double	*x, *y;
-	size_t	 n, cap;
-};
-
-enum { C_LOSS, C_LR, C_VAL, C_VLOSS, NCURVE };
-static const char *const curve_keys[NCURVE] = { "loss", "lr", "val_acc", "val_loss" };
+enum { C_LOSS = TLOG_LOSS, C_LR = TLOG_LR, C_VAL = TLOG_VAL, NCURVE = TLOG_NCURVE };
 static const char *const curve_titles[NCURVE] = { "loss", "learning rate",
 	"validation top-1 (%)", "validation loss" };
 
 struct run {
 	const char	*file, *title;
-	struct curve	 c[NCURVE];
+	struct tlog	 log;		/* its curves in log.c */
 };
 
 static const struct cli_opt options[] = {
@@ -83,293 +77,48 @@ fmt_suffix(const char *path)
 	return strcmp(dot, ".txt") == 0 ? FMT_DUMB : fmt_parse(dot + 1);
 }
 
-static void
-curve_add(struct curve *c, double x, double y)
-{
-	if (c->n == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 256;
-		if ((c->x = realloc(c->x, c->cap * sizeof *c->x)) == NULL ||
-		    (c->y = realloc(c->y, c->cap * sizeof *c->y)) == NULL)
-			die_errno("memory");
-	}
-	c->x[c->n] = x;
-	c->y[c->n++] = y;
-}
-
-/*
- * A JSON reader just big enough for one log line: an object whose values
- * may be anything, numbers kept.  Besides JSON it takes nan and inf, which
- * printf writes for a diverged run's loss.  Each function moves *p past
- * what it read, or returns NULL with *why set.
- */
-struct jp {
-	const char	*p, *why;
-};
-
-static void
-jws(struct jp *j)
-{
-	while (*j->p == ' ' || *j->p == '\t' || *j->p == '\r')
-		j->p++;
-}
-
-static int
-jfail(struct jp *j, const char *why)
-{
-	j->why = why;
-	return -1;
-}
-
-/* A string; its raw text (escapes as written) is s[0 .. *len). */
-static int
-jstring(struct jp *j, const char **s, size_t *len)
-{
-	if (*j->p != '"')
-		return jfail(j, "a string expected");
-	*s = ++j->p;
-	for (; *j->p != '"'; j->p++) {
-		if ((unsigned char)*j->p < 0x20)
-			return jfail(j, "unterminated string");
-		if (*j->p == '\\') {
-			j->p++;
-			if (*j->p == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!j->p[i] || !strchr("0123456789abcdefABCDEF", j->p[i]))
-						return jfail(j, "bad \\u escape");
-				j->p += 4;
-			} else if (!*j->p || !strchr("\"\\/bfnrt", *j->p))
-				return jfail(j, "bad escape in a string");
-		}
-	}
-	*len = (size_t)(j->p++ - *s);
-	return 0;
-}
-
-static int
-jdigits(struct jp *j)
-{
-	const char *s = j->p;
-
-	while (*j->p >= '0' && *j->p <= '9')
-		j->p++;
-	return j->p > s ? 0 : -1;
-}
-
-/* A number in JSON's grammar, or nan or inf with an optional sign. */
-static int
-jnumber(struct jp *j, double *v)
-{
-	const char *s = j->p;
-
-	if (*j->p == '-')
-		j->p++;
-	if (strncmp(j->p, "nan", 3) == 0 || strncmp(j->p, "inf", 3) == 0) {
-		j->p += 3;
-		*v = j->p[-3] == 'n' ? NAN : *s == '-' ? -INFINITY : INFINITY;
-		return 0;
-	}
-	if (*j->p == '0')
-		j->p++;
-	else if (jdigits(j) < 0)
-		return jfail(j, "bad value");
-	if (*j->p == '.' && (j->p++, jdigits(j) < 0))
-		return jfail(j, "bad number");
-	if (*j->p == 'e' || *j->p == 'E') {
-		j->p++;
-		if (*j->p == '+' || *j->p == '-')
-			j->p++;
-		if (jdigits(j) < 0)
-			return jfail(j, "bad number");
-	}
-	*v = strtod(s, NULL);
-	return 0;
-}
-
-/* Any value; *isnum and *v say whether it was a number, and which. */
-static int
-jvalue(struct jp *j, int depth, int *isnum, double *v)
-{
-	static const char *const words[3] = { "true", "false", "null" };
-	const char *s;
-	size_t len;
-	char close;
-
-	*isnum = 0;
-	jws(j);
-	switch (*j->p) {
-	case '"':
-		return jstring(j, &s, &len);
-	case '{':
-	case '[':
-		if (depth > 64)
-			return jfail(j, "nested too deep");
-		close = *j->p++ == '{' ? '}' : ']';
-		jws(j);
-		if (*j->p == close) {
-			j->p++;
-			return 0;
-		}
-		for (;;) {
-			int n;
-			double d;
-
-			if (close == '}') {
-				jws(j);
-				if (jstring(j, &s, &len) < 0)
-					return -1;
-				jws(j);
-				if (*j->p++ != ':')
-					return jfail(j, "':' expected");
-			}
-			if (jvalue(j, depth + 1, &n, &d) < 0)
-				return -1;
-			jws(j);
-			if (*j->p == close) {
-				j->p++;
-				return 0;
-			}
-			if (*j->p++ != ',')
-				return jfail(j, "',' expected");
-		}
-	case 't':
-	case 'f':
-	case 'n':
-		for (int i = 0; i < 3; i++)
-			if (strncmp(j->p, words[i], strlen(words[i])) == 0) {
-				j->p += strlen(words[i]);
-				return 0;
-			}
-		if (strncmp(j->p, "nan", 3) != 0)
-			return jfail(j, "bad value");
-		/* FALLTHROUGH */
-	default:
-		*isnum = 1;
-		return jnumber(j, v);
-	}
-}
-
-/*
- * One log line into the run's curves: "step" with "loss" (and "lr") is a
- * training point, with "val_acc" a validation point; lines without a step
- * are another kind, and ignored.  Non-finite values (a diverged run) end
- * the curve there.  0, or -1 with *why set.
- */
-static int
-parse_line(const char *line, struct run *r, const char **why)
-{
-	struct jp j = { .p = line };
-	double val[NCURVE] = { 0 }, step = NAN;
-	int have[NCURVE] = { 0 }, hstep = 0;
-
-	jws(&j);
-	if (*j.p != '{') {
-		*why = "not a JSON object";
-		return -1;
-	}
-	j.p++;
-	jws(&j);
-	while (*j.p != '}') {
-		const char *k;
-		size_t klen;
-		int isnum;
-		double v;
-
-		if (jstring(&j, &k, &klen) < 0)
-			goto bad;
-		jws(&j);
-		if (*j.p++ != ':') {
-			j.why = "':' expected";
-			goto bad;
-		}
-		if (jvalue(&j, 1, &isnum, &v) < 0)
-			goto bad;
-		if (isnum && klen == 4 && strncmp(k, "step", 4) == 0)
-			step = v, hstep = 1;
-		for (int c = 0; c < NCURVE; c++)
-			if (isnum && klen == strlen(curve_keys[c]) &&
-			    strncmp(k, curve_keys[c], klen) == 0)
-				val[c] = v, have[c] = 1;
-		jws(&j);
-		if (*j.p == ',') {
-			j.p++;
-			jws(&j);
-			if (*j.p == '}') {
-				j.why = "a key expected after ','";
-				goto bad;
-			}
-		} else if (*j.p != '}') {
-			j.why = "',' or '}' expected";
-			goto bad;
-		}
-	}
-	j.p++;
-	jws(&j);
-	if (*j.p && *j.p != '\n') {
-		*why = "text after the object";
-		return -1;
-	}
-	if (!hstep || !isfinite(step))
-		return 0;
-	if (have[C_VAL])
-		val[C_VAL] *= 100;
-	for (int c = 0; c < NCURVE; c++)
-		if (have[c] && isfinite(val[c]) && (c != C_LR || have[C_LOSS]))
-			curve_add(&r->c[c], step, val[c]);
-	return 0;
-bad:
-	*why = j.why;
-	return -1;
-}
-
-/* Read a log file into r.  A bad line is an error, except a partial last
- * line (no newline: a run still writing, or killed), which is skipped. */
+/* Read a log file into r: a bad line is an error, but a partial last
+ * line (a run still writing, or killed), which is skipped, as are points
+ * that no plot holds; either is said.  Validation top-1 in percent. */
 static void
 read_log(struct run *r)
 {
 	const char *name;
 	/* a log is text: typed on a terminal is fine */
 	FILE *fp = strcmp(r->file, "-") == 0 ? (name = "stdin", stdin) : cli_open_in(r->file, &name);
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	long long lineno = 0;
+	struct tlog *t = &r->log;
 
-	while ((n = getline(&line, &cap, fp)) != -1) {
-		const char *why;
-
-		lineno++;
-		if (strspn(line, " \t\r\n") == (size_t)n)
-			continue;
-		if (strlen(line) != (size_t)n)
-			die("%s:%lld: a NUL byte: not a vit-train log", name, lineno);
-		if (parse_line(line, r, &why) < 0) {
-			if (line[n - 1] != '\n') {
-				cli_warn("%s:%lld: skipped the partial last line (a run still "
-				    "writing, or killed)", name, lineno);
-				break;
-			}
-			die("%s:%lld: %s", name, lineno, why);
-		}
-	}
-	if (ferror(fp))
-		die_errno("%s", name);
+	if (tlog_read(t, fp, name) < 0)
+		die("%s", t->err);
 	if (fp != stdin)
 		fclose(fp);
-	free(line);
-	if (r->c[C_LOSS].n == 0 && r->c[C_VAL].n == 0)
-		die("%s: no vit-train --log lines (step with loss or val_acc)", name);
+	if (t->partial)
+		cli_warn("%s:%lld: skipped the partial last line (a run still writing, or "
+		    "killed)", name, t->partial);
+	if (t->skipped)
+		cli_warn("%s: %lld point%s skipped, past what a plot holds (%s; steps to "
+		    "%g, values to %g)", name, t->skipped, t->skipped > 1 ? "s" : "",
+		    t->skip_why, TLOG_MAXSTEP, TLOG_MAXVALUE);
+	if (t->c[C_LOSS].n == 0 && t->c[C_VAL].n == 0)
+		die("%s: %s", name, t->skipped ? "no point left to plot" :
+		    "no vit-train --log lines (step with loss or val_acc)");
+	for (size_t k = 0; k < t->c[C_VAL].n; k++)
+		t->c[C_VAL].y[k] *= 100;
 }
 
-/* s as a gnuplot single-quoted string: ' doubled, control characters '?'. */
+/* s as a gnuplot string of single-quoted parts, which take no backslash
+ * escape nor backquoted command, with each ' joined in as "'" (doubled,
+ * '' at a string's start reads as an empty string: a title "'q" failed);
+ * control characters as '?'. */
 static void
 put_quoted(FILE *fp, const char *s)
 {
 	fputc('\'', fp);
-	for (; *s; s++) {
+	for (; *s; s++)
 		if (*s == '\'')
-			fputc('\'', fp);
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, fp);
-	}
+			fputs("' . \"'\" . '", fp);
+		else
+			fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, fp);
 	fputc('\'', fp);
 }
 
@@ -379,7 +128,7 @@ put_quoted(FILE *fp, const char *s)
  * finite (a diverged run) starts the window again after it.
  */
 static void
-curve_smooth(struct curve *c, long n)
+curve_smooth(struct tlog_curve *c, long n)
 {
 	double sum = 0, *raw;
 	size_t first = 0;
@@ -427,10 +176,10 @@ write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int n
 	for (int i = 0; i < nrun; i++)
 		for (int c = 0; c < NCURVE; c++) {
 			fprintf(fp, "$d%d_%d << EOD\n", i, c);
-			for (size_t k = 0; k < run[i].c[c].n; k++) {
-				fprintf(fp, "%.17g %.9g\n", run[i].c[c].x[k], run[i].c[c].y[k]);
-				x0 = fmin(x0, run[i].c[c].x[k]);
-				x1 = fmax(x1, run[i].c[c].x[k]);
+			for (size_t k = 0; k < run[i].log.c[c].n; k++) {
+				fprintf(fp, "%.17g %.9g\n", run[i].log.c[c].x[k], run[i].log.c[c].y[k]);
+				x0 = fmin(x0, run[i].log.c[c].x[k]);
+				x1 = fmax(x1, run[i].log.c[c].x[k]);
 			}
 			fputs("EOD\n", fp);
 		}
@@ -446,7 +195,7 @@ write_script(FILE *fp, int fmt, long w, long h, struct run *run, int nrun, int n
 		const char *sep = "plot ";
 
 		for (int i = 0; i < nrun; i++) {
-			if (run[i].c[c].n == 0)
+			if (run[i].log.c[c].n == 0)
 				continue;
 			if (*sep == 'p') {
 				fputs("set title ", fp);
@@ -631,11 +380,11 @@ main(int argc, char *argv[])
 		run[i].title = i < ntitle ? title[i] :
 		    strcmp(run[i].file, "-") == 0 ? "stdin" : run[i].file;
 		read_log(&run[i]);
-		curve_smooth(&run[i].c[C_LOSS], smooth);
+		curve_smooth(&run[i].log.c[C_LOSS], smooth);
 	}
 	for (int k = 0; k < NCURVE; k++)
 		for (int i = 0; i < nrun; i++)
-			if (run[i].c[k].n > 0) {
+			if (run[i].log.c[k].n > 0) {
 				npanel++;
 				break;
 			}
@@ -671,10 +420,7 @@ main(int argc, char *argv[])
 	if (!tofile)
 		cli_close_out(stdout, "stdout");
 	for (int i = 0; i < nrun; i++)
-		for (int k = 0; k < NCURVE; k++) {
-			free(run[i].c[k].x);
-			free(run[i].c[k].y);
-		}
+		tlog_free(&run[i].log);
 	free(run);
 	free(title);
 	free(script);

@@ -49,6 +49,7 @@
 #include "pe_conv.h"
 #include "posmap.h"
 #include "rng.h"
+#include "trainopt.h"
 #include "vit.h"
 #include "vitfit.h"
 #include "vt.h"
@@ -70,19 +71,8 @@ struct opts {
 	const char *generators;
 	const char *init;	/* --init: the checkpoint to start from */
 	const char *model_opt;	/* an option that shapes the model (not with --init) */
-	double	 lr, lr_min, wd, beta1, beta2, eps;
-	double	 smoothing, clip, mixup;
-	int64_t	 warmup;
-	int64_t	 accum, batch;
-	int64_t	 epochs, steps;	/* 0: all the input holds; no step limit */
-	int64_t	 seed;
-	int64_t	 val_every, val_steps, save_every, save_steps;
-	int64_t	 patience;	/* validations without a better top-1 that end
-				   the run; 0: never */
+	struct train_opts t;	/* the options a checkpoint keeps (trainopt.h) */
 	double	 progress;	/* seconds between log lines on a non-terminal */
-	int64_t	 shuffle;	/* the shuffle buffer, records (order.h); -1:
-				   a file's epoch, a pipe's 10000; 0: the
-				   input's order (--no-shuffle) */
 	int	 threads;
 	enum gemm_prec prec;
 	int	 prec_given;	/* --precision given: else --resume keeps the run's */
@@ -113,71 +103,16 @@ enum { OPT_PRESET = CLI_OPT_LONG, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP, OPT_PE
 	OPT_PRECISION, OPT_ALLREDUCE, OPT_TIMEOUT, OPT_PROGRESS, OPT_VAL,
 	OPT_BEST, OPT_NO_OUT, OPT_RESUME, OPT_FORCE, OPT_LOG };
 
-/* Training options kept in checkpoints, restored by --resume. */
-static const struct tkey {
-	const char *key;
-	int	 isint;		/* int64_t, else double */
-	size_t	 off;
-	int	 optional;	/* older checkpoints lack it: keep the default */
-	int	 opt;		/* the option that sets it (enum below) */
-} tkeys[] = {
-	{ "TRAIN_LR", 0, offsetof(struct opts, lr), 0, OPT_LR },
-	{ "TRAIN_LR_MIN", 0, offsetof(struct opts, lr_min), 0, OPT_LR_MIN },
-	{ "TRAIN_WD", 0, offsetof(struct opts, wd), 0, OPT_WD },
-	{ "TRAIN_BETA1", 0, offsetof(struct opts, beta1), 0, OPT_BETA1 },
-	{ "TRAIN_BETA2", 0, offsetof(struct opts, beta2), 0, OPT_BETA2 },
-	{ "TRAIN_EPS", 0, offsetof(struct opts, eps), 0, OPT_EPS },
-	{ "TRAIN_SMOOTHING", 0, offsetof(struct opts, smoothing), 0, OPT_SMOOTHING },
-	{ "TRAIN_CLIP", 0, offsetof(struct opts, clip), 0, OPT_CLIP },
-	{ "TRAIN_MIXUP", 0, offsetof(struct opts, mixup), 0, OPT_MIXUP },
-	{ "TRAIN_WARMUP", 1, offsetof(struct opts, warmup), 0, OPT_WARMUP },
-	{ "TRAIN_ACCUM", 1, offsetof(struct opts, accum), 0, OPT_ACCUM },
-	{ "TRAIN_BATCH", 1, offsetof(struct opts, batch), 0, 'b' },
-	{ "TRAIN_EPOCHS", 1, offsetof(struct opts, epochs), 0, OPT_EPOCHS },
-	{ "TRAIN_STEPS", 1, offsetof(struct opts, steps), 0, OPT_STEPS },
-	{ "TRAIN_SEED", 1, offsetof(struct opts, seed), 0, OPT_SEED },
-	{ "TRAIN_VAL_EVERY", 1, offsetof(struct opts, val_every), 0, OPT_VAL_EVERY },
-	{ "TRAIN_VAL_STEPS", 1, offsetof(struct opts, val_steps), 1, OPT_VAL_STEPS },
-	{ "TRAIN_SAVE_EVERY", 1, offsetof(struct opts, save_every), 0, OPT_SAVE_EVERY },
-	{ "TRAIN_SAVE_STEPS", 1, offsetof(struct opts, save_steps), 1, OPT_SAVE_STEPS },
-	{ "TRAIN_SHUFFLE", 1, offsetof(struct opts, shuffle), 1, OPT_SHUFFLE_BUFFER },
-	{ "TRAIN_PATIENCE", 1, offsetof(struct opts, patience), 1, OPT_PATIENCE },
-};
-
 /* Stream keys a model keeps for vit-eval, flops and shuffle-eval. */
 static const char *const kept_keys[] = {
 	"CLASSES", "CLASS", "MEAN", "STD", "CHANNELS", "PATCH", "GRID", "SIZE",
 	"POS", "CLSPOS", "SOURCE", "HISTORY",
 };
 
-/* Where the run stands; what a checkpoint records besides the model. */
-struct state {
-	int64_t	 step;		/* optimizer steps done */
-	int64_t	 epoch;		/* epochs completed */
-	int64_t	 pass;		/* reading of the input (a file is re-read) */
-	int64_t	 inpass;	/* records consumed in this pass */
-	int64_t	 seen;		/* records consumed in all */
-	int64_t	 total;		/* steps the schedule spans */
-	int64_t	 done;		/* 1: the run finished */
-};
-
-static const struct skey {
-	const char *key;
-	size_t	 off;
-} skeys[] = {
-	{ "STEP", offsetof(struct state, step) },
-	{ "EPOCH", offsetof(struct state, epoch) },
-	{ "PASS", offsetof(struct state, pass) },
-	{ "PASS_RECORDS", offsetof(struct state, inpass) },
-	{ "RECORDS_SEEN", offsetof(struct state, seen) },
-	{ "TOTAL_STEPS", offsetof(struct state, total) },
-	{ "DONE", offsetof(struct state, done) },
-};
-
 struct run {
 	struct opts o;
-	struct state st;
-	struct state at_step;	/* st when the step under way began */
+	struct train_state st;	/* where the run stands (trainopt.h) */
+	struct train_state at_step;	/* st when the step under way began */
 	struct vit *m;
 	struct vt s;		/* the training stream */
 	FILE	*fp;		/* NULL: a stream, on a rank other than 0 */
@@ -290,6 +225,17 @@ static const struct cli_cmd command = {
 	options, NULL
 };
 
+/* The key of the option called name. */
+static int
+option_key(const char *name)
+{
+	const struct cli_opt *p = options;
+
+	while (strcmp(p->name, name) != 0)
+		p++;
+	return p->key;
+}
+
 /* The long name of the option of key. */
 static const char *
 option_name(int key)
@@ -326,21 +272,14 @@ parse(int argc, char *argv[], struct opts *o)
 {
 	int c, n;
 	struct pe pe;
+	struct train_keys k;
+	const struct train_key *e;
+	char why[128];
 
 	memset(o, 0, sizeof *o);
 	vit_config_init(&o->c);
 	o->preset = "tiny";
-	o->lr = 1e-3;
-	o->wd = 0.05;
-	o->beta1 = 0.9;
-	o->beta2 = 0.999;
-	o->eps = 1e-8;
-	o->accum = 1;
-	o->batch = 64;
-	o->seed = 1;
-	o->val_every = 1;
-	o->save_every = 1;
-	o->shuffle = -1;
+	train_defaults(&k);
 	o->timeout = 300;
 	n = snprintf(pe_help, sizeof pe_help, "position encoding (none):\n");
 	pe_list(pe_help + n, sizeof pe_help - n, " ", 0, 0, 0);
@@ -366,21 +305,6 @@ parse(int argc, char *argv[], struct opts *o)
 			o->stream_positions = strcmp(optarg, "stream") == 0;
 			o->positions_given = 1;
 			break;
-		case OPT_LR: o->lr = cli_num("--lr", optarg, 0, 1e6); break;
-		case OPT_LR_MIN: o->lr_min = cli_num("--lr-min", optarg, 0, 1e6); break;
-		case OPT_WD: o->wd = cli_num("--wd", optarg, 0, 1e6); break;
-		case OPT_BETA1: o->beta1 = cli_num("--beta1", optarg, 0, 0.999999); break;
-		case OPT_BETA2: o->beta2 = cli_num("--beta2", optarg, 0, 0.999999999); break;
-		case OPT_EPS: o->eps = cli_num("--eps", optarg, 1e-30, 1); break;
-		case OPT_WARMUP: o->warmup = cli_int("--warmup", optarg, 0, INT64_MAX / 2); break;
-		case OPT_SMOOTHING: o->smoothing = cli_num("--smoothing", optarg, 0, 1); break;
-		case OPT_CLIP: o->clip = cli_num("--clip", optarg, 0, 1e12); break;
-		case OPT_ACCUM: o->accum = cli_int("--accum", optarg, 1, 1 << 20); break;
-		case OPT_MIXUP: o->mixup = cli_num("--mixup", optarg, 0, 1e6); break;
-		case 'b': o->batch = cli_int("--batch", optarg, 1, 1 << 16); break;
-		case OPT_EPOCHS: o->epochs = cli_int("--epochs", optarg, 1, INT64_MAX / 2); break;
-		case OPT_STEPS: o->steps = cli_int("--steps", optarg, 1, INT64_MAX / 2); break;
-		case OPT_SEED: o->seed = (int64_t)cli_opt_seed(optarg); break;
 		case OPT_THREADS:
 			o->threads = cli_opt_threads(optarg);
 			o->threads_given = 1;
@@ -397,14 +321,7 @@ parse(int argc, char *argv[], struct opts *o)
 			break;
 		case OPT_TIMEOUT: o->timeout = cli_num("--timeout", optarg, 0, 1e9); break;
 		case OPT_VAL: o->val = optarg; break;
-		case OPT_VAL_EVERY: o->val_every = cli_int("--val-every", optarg, 1, INT64_MAX / 2); break;
-		case OPT_VAL_STEPS: o->val_steps = cli_int("--val-steps", optarg, 0, INT64_MAX / 2); break;
-		case OPT_SAVE_EVERY: o->save_every = cli_int("--save-every", optarg, 1, INT64_MAX / 2); break;
-		case OPT_SAVE_STEPS: o->save_steps = cli_int("--save-steps", optarg, 0, INT64_MAX / 2); break;
-		case OPT_NO_SHUFFLE: o->shuffle = 0; break;
-		case OPT_PATIENCE: o->patience = cli_int("--patience", optarg, 0, INT64_MAX / 2); break;
 		case OPT_PROGRESS: o->progress = cli_num("--progress", optarg, 0, 1e9); break;
-		case OPT_SHUFFLE_BUFFER: o->shuffle = cli_int("--shuffle-buffer", optarg, 1, 1 << 30); break;
 		case OPT_BEST: o->best = optarg; break;
 		case OPT_NO_OUT: o->no_out = 1; break;
 		case OPT_INIT: o->init = optarg; break;
@@ -412,6 +329,11 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_RESUME: o->resume = 1; break;
 		case OPT_FORCE: o->force = 1; break;
 		case OPT_LOG: o->log = optarg; break;
+		case OPT_NO_SHUFFLE: k.o.shuffle = 0; break;
+		default:	/* the options a checkpoint keeps, by its rules */
+			if ((e = train_key_of(option_name(c))) != NULL &&
+			    train_key_parse(e, optarg, 1, &k, why, sizeof why) < 0)
+				usage_error("--%s: '%s' is %s", e->opt, optarg, why);
 		}
 		if (c != 'o' && c < OPT_THREADS && o->fixed == NULL)
 			o->fixed = option_name(c);
@@ -422,6 +344,7 @@ parse(int argc, char *argv[], struct opts *o)
 		if (c >= OPT_PRESET && c <= OPT_GENERATORS && o->model_opt == NULL)
 			o->model_opt = option_name(c);
 	}
+	o->t = k.o;
 	if (o->init != NULL && o->model_opt != NULL)
 		usage_error("--%s: --init's checkpoint gives the model", o->model_opt);
 	if (argc - optind > 1)
@@ -453,13 +376,13 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("--pe: %s", pe.err);
 	if (o->out != NULL && o->no_out)
 		usage_error("--no-out and --out %s: give one", o->out);
-	if (o->val_steps > 0 && o->val == NULL)
+	if (o->t.val_steps > 0 && o->val == NULL)
 		usage_error("--val-steps needs --val FILE");
-	if (o->save_steps > 0 && o->out == NULL)
+	if (o->t.save_steps > 0 && o->out == NULL)
 		usage_error("--save-steps needs --out MODEL");
 	if (o->best != NULL && o->val == NULL)
 		usage_error("--best needs --val FILE to rank the models");
-	if (o->patience > 0 && o->val == NULL)
+	if (o->t.patience > 0 && o->val == NULL)
 		usage_error("--patience needs --val FILE to count validations by");
 	/* A run without a model to show for it is a mistake, not a default. */
 	if (o->out == NULL && !o->no_out)
@@ -477,47 +400,12 @@ draw(struct rng *r, uint64_t seed, int kind, int64_t micro)
 	rng_seed(r, seed, (uint64_t)kind << 56 ^ (uint64_t)micro);
 }
 
-/* Write key as a decimal whole number or a double in the fewest digits
- * that read back as the same double (0.05, not 0.050000000000000003). */
+/* Set key to the whole number or double at p (train_meta_num). */
 static void
 meta_num(struct vt *s, const char *key, int isint, const void *p)
 {
-	char buf[64];
-
-	if (isint)
-		snprintf(buf, sizeof buf, "%lld", (long long)*(const int64_t *)p);
-	else {
-		double v = *(const double *)p;
-		for (int prec = 15; prec <= 17; prec++) {
-			snprintf(buf, sizeof buf, "%.*g", prec, v);
-			if (strtod(buf, NULL) == v)
-				break;
-		}
-	}
-	if (vt_meta_set(s, key, buf) < 0)
+	if (train_meta_num(s, key, isint, p) < 0)
 		die("%s", s->err);
-}
-
-/* Read key back: 1, or 0 when an optional key is absent; die when the
- * checkpoint lacks any other. */
-static int
-meta_get(const struct vt *s, const char *path, const char *key, int isint,
-    void *p, int optional)
-{
-	const char *v = vt_meta(s, key);
-	char *end;
-
-	if (v == NULL && optional)
-		return 0;
-	if (v == NULL)
-		die("%s: no %s key: not a vit-train checkpoint", path, key);
-	if (isint)
-		*(int64_t *)p = strtoll(v, &end, 10);
-	else
-		*(double *)p = strtod(v, &end);
-	if (*end != '\0' || end == v)
-		die("%s: bad %s '%s'", path, key, v);
-	return 1;
 }
 
 /* The input file opened anew beside the pass under way, its header read
@@ -659,7 +547,7 @@ open_pass(struct run *r)
 	int P = r->m ? r->m->c.P : 0, A = r->m ? r->m->c.axes : 0;
 	int C = r->m ? r->m->c.classes : r->o.classes;
 	if (batch_open(&r->br, &r->s, P, A, C, 1) < 0 ||
-	    batch_alloc(&r->b, &r->br, (int)r->o.batch) < 0)
+	    batch_alloc(&r->b, &r->br, (int)r->o.t.batch) < 0)
 		die("%s", r->s.err);
 	if (r->br.classes <= 0)
 		die("%s: no CLASSES key: give --classes", r->name);
@@ -674,13 +562,13 @@ open_pass(struct run *r)
 	if (r->E == 0 && !r->stream)
 		r->E = count_records(r);
 	r->st.inpass = 0;
-	if (r->o.shuffle != 0 && r->fp != NULL) {
+	if (r->o.t.shuffle != 0 && r->fp != NULL) {
 		struct rng g;
 
-		draw(&g, (uint64_t)r->o.seed, DRAW_SHUFFLE, r->st.pass);
-		if (batch_shuffle(&r->br, &g, r->E, r->o.shuffle) < 0)
+		draw(&g, (uint64_t)r->o.t.seed, DRAW_SHUFFLE, r->st.pass);
+		if (batch_shuffle(&r->br, &g, r->E, r->o.t.shuffle) < 0)
 			die("%s", r->s.err);
-	} else if (r->o.shuffle == 0 && r->st.pass == 1 && !r->stream && r->d.rank == 0)
+	} else if (r->o.t.shuffle == 0 && r->st.pass == 1 && !r->stream && r->d.rank == 0)
 		cli_warn("%s: read again in the same order (--no-shuffle): every epoch "
 		    "sees the records in one order", r->name);
 }
@@ -768,7 +656,7 @@ fetch(struct run *r, int64_t max)
 static int64_t
 room(const struct run *r)
 {
-	int64_t max = r->o.batch;
+	int64_t max = r->o.t.batch;
 	if (r->E > 0 && r->E - r->st.inpass % r->E < max)
 		max = r->E - r->st.inpass % r->E;
 	return max;
@@ -841,7 +729,7 @@ positions(struct run *r, struct vit_config *c)
 static int
 share_cap(const struct run *r)
 {
-	return (int)((r->o.batch + r->d.size - 1) / r->d.size);
+	return (int)((r->o.t.batch + r->d.size - 1) / r->d.size);
 }
 
 /* --init: the model of a checkpoint (vit-train's, or vtool
@@ -876,7 +764,7 @@ init_model(struct run *r)
 		snprintf(r->positions, sizeof r->positions, "%s", had);
 	int T = vit_grid_size(c.grid, c.axes);
 	r->m = vit_create(&c, share_cap(r), T > r->b.T ? T : r->b.T,
-	    (uint64_t)r->o.seed, err, sizeof err);
+	    (uint64_t)r->o.t.seed, err, sizeof err);
 	if (r->m == NULL)
 		die("model: %s", err);
 	memcpy(r->m->param, m0->param, m0->nparam * sizeof *m0->param);
@@ -922,7 +810,7 @@ build_model(struct run *r)
 		die("%s: %s", r->name, err);
 	c->cls_rotate = cls;
 	positions(r, c);
-	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.seed, err,
+	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.t.seed, err,
 	    sizeof err);
 	if (r->m == NULL)
 		die("model: %s", err);
@@ -951,24 +839,22 @@ fresh_meta(struct run *r, int argc, char *argv[])
 	fingerprint(r, input, sizeof input);
 	if (vt_history(&r->meta, argc, argv) < 0 ||
 	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0 ||
-	    vt_meta_set(&r->meta, "TRAIN_INPUT", input) < 0)
+	    vt_meta_set(&r->meta, "TRAIN_INPUT", input) < 0 ||
+	    train_keys_write(&r->meta, &(struct train_keys){ .o = r->o.t }, TRAIN_OPTS) < 0)
 		die("%s", r->meta.err);
-	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
-		meta_num(&r->meta, tkeys[k].key, tkeys[k].isint,
-		    (const char *)&r->o + tkeys[k].off);
 }
 
 /* Steps the schedule spans. */
 static int64_t
 schedule_steps(const struct run *r)
 {
-	if (r->o.steps > 0)
-		return r->o.steps;
+	if (r->o.t.steps > 0)
+		return r->o.t.steps;
 	if (r->E <= 0 || r->nepoch <= 0)
 		die("%s: declares %s: give --steps (or --epochs) for the schedule's "
 		    "length", r->name, r->E <= 0 ? "neither EPOCH_RECORDS nor RECORDS" :
 		    "no RECORDS");
-	int64_t per = r->o.batch * r->o.accum;
+	int64_t per = r->o.t.batch * r->o.t.accum;
 	return r->nepoch * ((r->E + per - 1) / per);
 }
 
@@ -1079,8 +965,8 @@ write_model(struct run *r, const char *path, int optimizer)
 {
 	char err[512];
 
-	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
-		meta_num(&r->meta, skeys[k].key, 1, (const char *)&r->st + skeys[k].off);
+	if (train_keys_write(&r->meta, &(struct train_keys){ .st = r->st }, TRAIN_STATE) < 0)
+		die("%s", r->meta.err);
 	meta_num(&r->meta, "TRAIN_THREADS", 1, &(int64_t){ r->threads });
 	if (vt_meta_set(&r->meta, "TRAIN_PRECISION", r->o.prec == GEMM_BF16 ?
 	    "bf16" : "fp32") < 0)
@@ -1161,7 +1047,7 @@ validate(struct run *r)
 	}
 	fp = open_val(r, &vs, &vbr, &name);
 
-	if (evaluate(&r->m, &vbr, (int)r->o.batch, NULL, &out, err, sizeof err) < 0)
+	if (evaluate(&r->m, &vbr, (int)r->o.t.batch, NULL, &out, err, sizeof err) < 0)
 		die("--val: %s", err);
 	r->val_step = r->st.step;
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
@@ -1202,7 +1088,7 @@ validate(struct run *r)
 static int
 out_of_patience(struct run *r)
 {
-	if (r->o.patience == 0 || r->since_best < r->o.patience)
+	if (r->o.t.patience == 0 || r->since_best < r->o.t.patience)
 		return 0;
 	say(r, "no better val top-1 in %lld validations: stopping early (best %.2f%%, "
 	    "epoch %lld)", (long long)r->since_best, 100 * r->best_acc,
@@ -1215,10 +1101,10 @@ static void
 epoch_end(struct run *r)
 {
 	r->st.epoch++;
-	if (r->o.val != NULL && r->st.epoch % r->o.val_every == 0 &&
+	if (r->o.val != NULL && r->st.epoch % r->o.t.val_every == 0 &&
 	    r->val_step != r->st.step)
 		validate(r);
-	if (r->st.epoch % r->o.save_every == 0)
+	if (r->st.epoch % r->o.t.save_every == 0)
 		save(r);
 }
 
@@ -1227,21 +1113,24 @@ static void
 targets(struct run *r, int n)
 {
 	int C = r->m->c.classes;
-	float off = (float)(r->o.smoothing / C), on = (float)(1 - r->o.smoothing) + off;
+	float off = (float)(r->o.t.smoothing / C), on = (float)(1 - r->o.t.smoothing) + off;
 
 	for (int i = 0; i < n; i++)
 		for (int c = 0; c < C; c++)
 			r->target[(int64_t)i * C + c] = c == r->b.label[i] ? on : off;
 }
 
+/* Stop at the step under way for why, something not finite, naming the
+ * checkpoint of the last good weights: no checkpoint is written after
+ * (ckpt_save refuses non-finite weights), so it holds them. */
 static void
-nonfinite(struct run *r, const char *what, double v)
+nonfinite(struct run *r, const char *why)
 {
 	if (r->saved_step >= 0)
-		die("step %lld: %s is %g: stopping; the last good checkpoint is %s "
-		    "(step %lld)", (long long)r->st.step + 1, what, v, r->o.out,
+		die("step %lld: %s: stopping; the last good checkpoint is %s "
+		    "(step %lld)", (long long)r->st.step + 1, why, r->o.out,
 		    (long long)r->saved_step);
-	die("step %lld: %s is %g: stopping%s", (long long)r->st.step + 1, what, v,
+	die("step %lld: %s: stopping%s", (long long)r->st.step + 1, why,
 	    r->o.out ? "; no checkpoint was written yet" : "");
 }
 
@@ -1287,17 +1176,17 @@ train_step(struct run *r)
 	d->comm = 0;
 	r->at_step = r->st;
 	vit_zero_grad(r->m);
-	for (int64_t micro = 0; micro < o->accum; micro++) {
+	for (int64_t micro = 0; micro < o->t.accum; micro++) {
 		int k = (int)fetch(r, room(r));	/* over all ranks */
 		if (k == 0)
 			break;
-		int64_t idx = r->st.step * o->accum + micro;
+		int64_t idx = r->st.step * o->t.accum + micro;
 		struct rng g;
 		if (d->whole) {
 			targets(r, k);
-			if (o->mixup > 0) {
-				draw(&g, (uint64_t)o->seed, DRAW_MIXUP, idx);
-				mixup_batch(&g, o->mixup, r->b.x, (int64_t)r->b.T * r->b.P,
+			if (o->t.mixup > 0) {
+				draw(&g, (uint64_t)o->t.seed, DRAW_MIXUP, idx);
+				mixup_batch(&g, o->t.mixup, r->b.x, (int64_t)r->b.T * r->b.P,
 				    r->target, C, k, r->perm);
 			}
 		}
@@ -1306,7 +1195,7 @@ train_step(struct run *r)
 		nstep += k;
 		r->st.inpass += k;
 		r->st.seen += k;
-		int end = micro == o->accum - 1 || (r->E > 0 && r->st.inpass % r->E == 0);
+		int end = micro == o->t.accum - 1 || (r->E > 0 && r->st.inpass % r->E == 0);
 		int n = d->n;	/* this rank's share */
 		if (n > 0) {
 			struct batch v;
@@ -1320,15 +1209,17 @@ train_step(struct run *r)
 			if (vit_fit(&r->m, &v, err, sizeof err) < 0)
 				die("%s: %s", r->name, err);
 			/* the micro-batches' dL/dR summed, through expm's adjoint once */
-			vit_defer_rotation_grad(r->m, o->accum > 1);
+			vit_defer_rotation_grad(r->m, o->t.accum > 1);
 			if (end)
 				dist_arm(d, r->m, (float)n / nstep);
 			r->m->first_record = d->lo;
-			draw(&g, (uint64_t)o->seed, DRAW_DROPOUT, idx);
+			draw(&g, (uint64_t)o->t.seed, DRAW_DROPOUT, idx);
 			float loss = vit_forward(r->m, v.x, v.pos, n, v.T,
 			    r->target + (int64_t)d->at * C, r->logits, 1, rng_u64(&g));
-			if (!isfinite(loss))
-				nonfinite(r, "the loss", loss);
+			if (!isfinite(loss)) {
+				snprintf(err, sizeof err, "the loss is %g", loss);
+				nonfinite(r, err);
+			}
 			vit_backward(r->m);
 			lsum += (double)loss * n;
 			last = n;
@@ -1343,15 +1234,23 @@ train_step(struct run *r)
 	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, err, sizeof err) < 0)
 		die("%s", err);
 	double norm = sqrt(vit_grad_sumsq(r->m));
-	if (!isfinite(norm))
-		nonfinite(r, "the gradient norm", norm);
-	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->clip);
-	double lr = lr_schedule(r->st.step, r->st.total, o->warmup, o->lr, o->lr_min);
+	if (!isfinite(norm)) {
+		snprintf(err, sizeof err, "the gradient norm is %g", norm);
+		nonfinite(r, err);
+	}
+	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->t.clip);
+	double lr = lr_schedule(r->st.step, r->st.total, o->t.warmup, o->t.lr, o->t.lr_min);
 	for (int t = 0; t < r->m->ntensor; t++) {
 		const struct vit_tensor *w = &r->m->tensor[t];
 		adamw_update(&r->adam, r->m->param + w->off, r->m->grad + w->off,
 		    r->m->adam_m + w->off, r->m->adam_v + w->off, (int64_t)w->n, lr,
-		    w->decay ? o->wd : 0, r->st.step + 1);
+		    w->decay ? o->t.wd : 0, r->st.step + 1);
+	}
+	/* a finite loss and gradient may still step past a float (--lr 1e6) */
+	char why[256];
+	if (vit_finite(r->m, 1, why, sizeof why) < 0) {
+		snprintf(err, sizeof err, "after the update (learning rate %g), %s", lr, why);
+		nonfinite(r, err);
 	}
 	r->st.step++;
 	r->train_loss = lsum / nstep;
@@ -1428,26 +1327,29 @@ same_options(struct run *r, const struct opts *want, const char *had_pos)
 	const struct vit_config *c = &r->m->c;
 	char a[64], b[64];
 
-	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++) {
-		const struct tkey *t = &tkeys[k];
-		const char *pw = (const char *)want + t->off, *ph = (const char *)&r->o + t->off;
-		if (!given(want, t->opt))
+	for (const struct train_key *t = train_keys_table; t->key != NULL; t++) {
+		if (t->part != TRAIN_OPTS)
 			continue;
-		if (t->isint) {
-			int64_t w = *(const int64_t *)pw, h = *(const int64_t *)ph;
-			if ((t->opt == OPT_EPOCHS || t->opt == OPT_STEPS) && w > h) {
-				*(int64_t *)(void *)((char *)&r->o + t->off) = w;
+		const char *pw = (const char *)&want->t + t->off;
+		char *ph = (char *)&r->o.t + t->off;
+		int opt = option_key(t->opt);
+		if (!given(want, opt))
+			continue;
+		if (t->type == TRAIN_INT) {
+			int64_t w = *(const int64_t *)pw, *h = (int64_t *)(void *)ph;
+			if ((opt == OPT_EPOCHS || opt == OPT_STEPS) && w > *h) {
+				*h = w;
 				r->extend = 1;
 				continue;
 			}
 			snprintf(a, sizeof a, "%lld", (long long)w);
-			snprintf(b, sizeof b, "%lld", (long long)h);
-			same(option_name(t->opt), w != h, a, b);
+			snprintf(b, sizeof b, "%lld", (long long)*h);
+			same(t->opt, w != *h, a, b);
 		} else {
-			double w = *(const double *)pw, h = *(const double *)ph;
+			double w = *(const double *)pw, h = *(const double *)(void *)ph;
 			snprintf(a, sizeof a, "%.17g", w);
 			snprintf(b, sizeof b, "%.17g", h);
-			same(option_name(t->opt), w != h, a, b);
+			same(t->opt, w != h, a, b);
 		}
 	}
 	static const int shape[] = { OPT_PRESET, OPT_DIM, OPT_DEPTH, OPT_HEADS, OPT_MLP };
@@ -1505,9 +1407,9 @@ ended_early(struct run *r)
 
 	if (stop_sig)
 		interrupted(r, 0);
-	if (r->o.steps > 0)
+	if (r->o.t.steps > 0)
 		snprintf(want, sizeof want, "step %lld of %lld", (long long)r->st.step,
-		    (long long)r->o.steps);
+		    (long long)r->o.t.steps);
 	else
 		snprintf(want, sizeof want, "%lld of %lld epochs", (long long)r->st.epoch,
 		    (long long)r->nepoch);
@@ -1527,26 +1429,26 @@ resume(struct run *r)
 	struct vt ck;
 	char err[512];
 
-	if ((r->m = ckpt_load(r->o.out, &ck, (int)r->o.batch, 0, 1, err,
+	if ((r->m = ckpt_load(r->o.out, &ck, (int)r->o.t.batch, 0, 1, err,
 	    sizeof err)) == NULL)
 		die("--resume: %s", err);
 	struct opts want = r->o;
-	r->o.shuffle = 0;	/* a checkpoint without TRAIN_SHUFFLE never shuffled */
-	for (size_t k = 0; k < sizeof tkeys / sizeof *tkeys; k++)
-		meta_get(&ck, r->o.out, tkeys[k].key, tkeys[k].isint,
-		    (char *)&r->o + tkeys[k].off, tkeys[k].optional);
+	struct train_keys k;
+	train_defaults(&k);
+	k.o = r->o.t;
+	k.o.shuffle = 0;	/* a checkpoint without TRAIN_SHUFFLE never shuffled */
+	if (train_keys_read(&ck, r->o.out, &k, err, sizeof err) < 0)
+		die("--resume: %s", err);
+	r->o.t = k.o;
 	same_options(r, &want, vt_meta(&ck, "POSITIONS") ? vt_meta(&ck, "POSITIONS") : "native");
-	for (size_t k = 0; k < sizeof skeys / sizeof *skeys; k++)
-		meta_get(&ck, r->o.out, skeys[k].key, 1, (char *)&r->st + skeys[k].off, 0);
+	r->st = k.st;
 	/* What it knew of its validations and loss, absent before the first */
-	meta_get(&ck, r->o.out, "VAL_STEP", 1, &r->val_step, 1);
-	meta_get(&ck, r->o.out, "BEST_VAL_ACC", 0, &r->best_acc, 1);
-	meta_get(&ck, r->o.out, "BEST_EPOCH", 1, &r->best_epoch, 1);
-	meta_get(&ck, r->o.out, "TRAIN_LOSS", 0, &r->train_loss, 1);
-	meta_get(&ck, r->o.out, "VAL_SINCE_BEST", 1, &r->since_best, 1);
-	int64_t threads, ranks = 1;
-	meta_get(&ck, r->o.out, "TRAIN_THREADS", 1, &threads, 0);
-	meta_get(&ck, r->o.out, "TRAIN_RANKS", 1, &ranks, 1);
+	r->val_step = k.past.val_step;
+	r->best_acc = k.past.best_acc;
+	r->best_epoch = k.past.best_epoch;
+	r->train_loss = k.past.loss;
+	r->since_best = k.past.since_best;
+	int64_t threads = k.past.threads, ranks = k.past.ranks;
 	if (!r->o.threads_given && threads != r->threads)
 		r->threads = cli_threads((int)threads);
 	if (threads != r->threads && r->d.rank == 0)
@@ -1615,10 +1517,10 @@ main(int argc, char *argv[])
 	if (r.o.resume)
 		resume(&r);
 	r.d.bf16 = r.o.bf16_sums;
-	if (r.o.batch < r.d.size)
+	if (r.o.t.batch < r.d.size)
 		usage_error("--batch %lld: fewer records than the %d ranks",
-		    (long long)r.o.batch, r.d.size);
-	if (r.o.patience > 0 && r.d.size > 1)	/* rank 0 alone validates */
+		    (long long)r.o.t.batch, r.d.size);
+	if (r.o.t.patience > 0 && r.d.size > 1)	/* rank 0 alone validates */
 		usage_error("--patience: one process only");
 	r.t_start = r.last_note = now_seconds();
 	r.seen_start = r.st.seen;
@@ -1644,13 +1546,13 @@ main(int argc, char *argv[])
 	r.m->prec = r.o.prec;
 	if (dist_same(&r.d, r.m, err, sizeof err) < 0)
 		die("%s", err);
-	r.adam.beta1 = r.o.beta1;
-	r.adam.beta2 = r.o.beta2;
-	r.adam.eps = r.o.eps;
+	r.adam.beta1 = r.o.t.beta1;
+	r.adam.beta2 = r.o.t.beta2;
+	r.adam.eps = r.o.t.eps;
 	/* Without --epochs, --steps reads a file as often as it takes; else
 	 * the epochs the input holds. */
-	r.nepoch = r.o.epochs;
-	if (r.nepoch == 0 && r.o.steps == 0 && r.E > 0 && r.s.records > 0)
+	r.nepoch = r.o.t.epochs;
+	if (r.nepoch == 0 && r.o.t.steps == 0 && r.E > 0 && r.s.records > 0)
 		r.nepoch = (r.s.records + r.E - 1) / r.E;
 	if (!r.o.resume || r.extend)
 		r.st.total = schedule_steps(&r);
@@ -1663,9 +1565,9 @@ main(int argc, char *argv[])
 		vt_free(&vs);
 	}
 	int C = r.m->c.classes;
-	r.target = malloc((size_t)r.o.batch * C * sizeof *r.target);
-	r.logits = malloc((size_t)r.o.batch * C * sizeof *r.logits);
-	r.perm = malloc((size_t)r.o.batch * sizeof *r.perm);
+	r.target = malloc((size_t)r.o.t.batch * C * sizeof *r.target);
+	r.logits = malloc((size_t)r.o.t.batch * C * sizeof *r.logits);
+	r.perm = malloc((size_t)r.o.t.batch * sizeof *r.perm);
 	if (r.target == NULL || r.logits == NULL || r.perm == NULL)
 		die("out of memory");
 	if (r.o.log != NULL && r.d.rank == 0)
@@ -1679,17 +1581,17 @@ main(int argc, char *argv[])
 			interrupted(&r, 0);
 		if (out_of_patience(&r))
 			break;
-		if (r.o.steps > 0 && r.st.step >= r.o.steps)
+		if (r.o.t.steps > 0 && r.st.step >= r.o.t.steps)
 			break;
 		if (r.nepoch > 0 && r.st.epoch >= r.nepoch)
 			break;
 		if (train_step(&r) > 0) {
-			if (r.o.val != NULL && r.o.val_steps > 0 &&
-			    r.st.step % r.o.val_steps == 0)
+			if (r.o.val != NULL && r.o.t.val_steps > 0 &&
+			    r.st.step % r.o.t.val_steps == 0)
 				validate(&r);
 			if (r.E > 0 && r.st.inpass % r.E == 0)
 				epoch_end(&r);
-			if (r.o.save_steps > 0 && r.st.step % r.o.save_steps == 0 &&
+			if (r.o.t.save_steps > 0 && r.st.step % r.o.t.save_steps == 0 &&
 			    r.saved_step != r.st.step)
 				save(&r);
 			continue;
@@ -1702,7 +1604,7 @@ main(int argc, char *argv[])
 		r.st.inpass = 0;
 		if (partial)
 			epoch_end(&r);
-		if (r.o.steps > 0 ? r.nepoch > 0 && r.st.epoch >= r.nepoch :
+		if (r.o.t.steps > 0 ? r.nepoch > 0 && r.st.epoch >= r.nepoch :
 		    r.nepoch == 0 || r.st.epoch >= r.nepoch)
 			break;
 		if (r.stream)

@@ -921,7 +921,7 @@ cmd_from_safetensors(const struct opts *o, int argc, char *argv[])
 			break;
 		}
 	if (timm_load(&p, &st, err, sizeof err) < 0)
-		die("%s: %s", name, err);
+		die("%s", err);
 	add_meta(o, &p.keys);
 	vt_init(&out);
 	if (ckpt_describe(&out, p.m, &p.keys, 0, err, sizeof err) < 0)

@@ -2,6 +2,7 @@
  * json.c - JSON strings out, a JSON cursor in (json.h).
  */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,6 +150,8 @@ json_string(struct json *j, char *buf, size_t len)
 				}
 			}
 		}
+		if (buf == NULL)
+			continue;
 		if (n + k >= len)
 			return bad(j, "a string longer than %zu bytes", len - 1);
 		memcpy(buf + n, out, (size_t)k);
@@ -157,23 +160,62 @@ json_string(struct json *j, char *buf, size_t len)
 	if (j->p == j->end)
 		return bad(j, "a string without its end");
 	j->p++;
-	buf[n] = '\0';
+	if (buf != NULL)
+		buf[n] = '\0';
 	return 0;
+}
+
+/* Past the digits at p, before end. */
+static const char *
+digits(const char *p, const char *end)
+{
+	while (p < end && isdigit((unsigned char)*p))
+		p++;
+	return p;
+}
+
+/* The end of the JSON number at p, before end: -? (0 | [1-9][0-9]*)
+ * (. [0-9]+)? ([eE] [+-]? [0-9]+)?; or NULL. */
+static const char *
+number_end(const char *p, const char *end)
+{
+	const char *q;
+
+	p += p < end && *p == '-';
+	if ((q = p < end && *p == '0' ? p + 1 : digits(p, end)) == p)
+		return NULL;
+	if (q < end && *q == '.') {
+		p = q + 1;
+		if ((q = digits(p, end)) == p)
+			return NULL;
+	}
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		p = q + 1 + (q + 1 < end && (q[1] == '+' || q[1] == '-'));
+		if ((q = digits(p, end)) == p)
+			return NULL;
+	}
+	return q;
 }
 
 int
 json_number(struct json *j, double *v)
 {
-	char *e;
+	const char *d, *e;
+	char *got;
 
 	json_peek(j);
-	/* strtod takes more than JSON (hex, inf); the text ends in a NUL or
-	 * a delimiter, and what is not JSON fails json_next after. */
-	if (j->p == j->end || !(*j->p == '-' || isdigit((unsigned char)*j->p)))
+	d = j->p + (j->p < j->end && *j->p == '-');
+	if (j->nonfinite && (strncmp(d, "nan", 3) == 0 || strncmp(d, "inf", 3) == 0)) {
+		*v = *d == 'n' ? NAN : d > j->p ? -INFINITY : INFINITY;
+		j->p = d + 3;
+		return 0;
+	}
+	/* strtod takes more than JSON (hex, "1."): its end must be the
+	 * grammar's */
+	if ((e = number_end(j->p, j->end)) == NULL || (*v = strtod(j->p, &got), got != e))
 		return bad(j, "a number expected");
-	*v = strtod(j->p, &e);
-	if (e == j->p || e > j->end)
-		return bad(j, "a number expected");
+	if (!isfinite(*v) && !j->nonfinite)
+		return bad(j, "a number past a double's range");
 	j->p = e;
 	return 0;
 }
@@ -182,7 +224,6 @@ json_number(struct json *j, double *v)
 static int
 skip(struct json *j, int depth)
 {
-	char tmp[4096];
 	double v;
 	int c = json_peek(j), close = c == '{' ? '}' : ']', more;
 
@@ -190,10 +231,10 @@ skip(struct json *j, int depth)
 		return bad(j, "values nested more than 64 deep");
 
 	if (c == '"')
-		return json_string(j, tmp, sizeof tmp);
+		return json_string(j, NULL, 0);
 	if (c == '{' || c == '[') {
 		for (more = json_begin(j, c); more == 1; more = json_next(j, close))
-			if ((c == '{' && (json_string(j, tmp, sizeof tmp) < 0 ||
+			if ((c == '{' && (json_string(j, NULL, 0) < 0 ||
 			    json_expect(j, ':') < 0)) || skip(j, depth + 1) < 0)
 				return -1;
 		return more;

@@ -17,6 +17,8 @@ void	 json_put_string(FILE *fp, const char *s);
 
 struct json {
 	const char *p, *end;	/* the text not read yet; *end is a NUL */
+	int	 nonfinite;	/* numbers may be nan, inf, -inf too, as
+				   printf writes them (vit-train's log) */
 	char	 err[128];
 };
 
@@ -31,9 +33,9 @@ int	 json_begin(struct json *j, int open);
  * follows (another element), 0 when close does (read past).  Or -1. */
 int	 json_next(struct json *j, int close);
 /* Read a string into buf[len] as UTF-8 (escapes resolved, no NUL
- * allowed).  0, or -1. */
+ * allowed), or only check it when buf is NULL (any length).  0, or -1. */
 int	 json_string(struct json *j, char *buf, size_t len);
-/* Read a number.  0, or -1. */
+/* Read a number, finite unless j->nonfinite.  0, or -1. */
 int	 json_number(struct json *j, double *v);
 /* Read past any one value.  0, or -1. */
 int	 json_skip(struct json *j);

@@ -241,29 +241,55 @@ cli_close_out(FILE *fp, const char *name)
 	}
 }
 
+int
+cli_parse_int(const char *arg, long long lo, long long hi, long long *v, char *why,
+    size_t len)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || *v < lo || *v > hi) {
+		snprintf(why, len, "not a whole number in [%lld, %lld]", lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cli_parse_num(const char *arg, double lo, double hi, double *v, char *why,
+    size_t len)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(*v) || *v < lo || *v > hi) {
+		snprintf(why, len, "not a number in [%g, %g]", lo, hi);
+		return -1;
+	}
+	return 0;
+}
+
 long long
 cli_int(const char *opt, const char *arg, long long lo, long long hi)
 {
-	char *end;
+	char why[128];
 	long long v;
 
-	errno = 0;
-	v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || v < lo || v > hi)
-		usage_error("%s: '%s' is not a whole number in [%lld, %lld]", opt, arg, lo, hi);
+	if (cli_parse_int(arg, lo, hi, &v, why, sizeof why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why);
 	return v;
 }
 
 double
 cli_num(const char *opt, const char *arg, double lo, double hi)
 {
-	char *end;
+	char why[128];
 	double v;
 
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(v) || v < lo || v > hi)
-		usage_error("%s: '%s' is not a number in [%g, %g]", opt, arg, lo, hi);
+	if (cli_parse_num(arg, lo, hi, &v, why, sizeof why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why);
 	return v;
 }
 
@@ -304,16 +330,25 @@ cli_opt_seed(const char *arg)
 int
 cli_opt_threads(const char *arg)
 {
-	return (int)cli_int("--threads", arg, 0, 1024);
+	return (int)cli_int("--threads", arg, 0, CLI_MAXTHREADS);
+}
+
+int
+cli_prec_parse(const char *name)
+{
+	return strcmp(name, "fp32") == 0 ? GEMM_FP32 : strcmp(name, "bf16") == 0 ?
+	    GEMM_BF16 : -1;
 }
 
 enum gemm_prec
 cli_opt_precision(const char *arg)
 {
-	if (strcmp(arg, "fp32") == 0)
-		return GEMM_FP32;
-	if (strcmp(arg, "bf16") != 0)
+	int p = cli_prec_parse(arg);
+
+	if (p < 0)
 		usage_error("--precision: '%s' is not fp32 or bf16", arg);
+	if (p == GEMM_FP32)
+		return GEMM_FP32;
 	switch (gemm_bf16_mode()) {
 	case GEMM_BF16_NONE:
 		die("--precision bf16: this CPU has no native bf16 "

@@ -152,6 +152,8 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 		f = &s->field[br->isource];
 		if (f->rank != 1 || f->dtype != VT_U8)
 			return fail(s, "field 'source' must be u8 [*] text");
+		/* refused before it is read, kept or not (shuffle-eval skips it) */
+		vt_limit(s, br->isource, BATCH_MAXSOURCE);
 	}
 	if (classes <= 0 && (n = vt_meta(s, "CLASSES")) != NULL) {
 		if (vt_parse_int(n, NULL, 1, INT_MAX, &k) < 0)
@@ -293,9 +295,6 @@ take_source(struct batch_reader *br, struct batch *b, long long rec)
 	size_t n = (size_t)f->count, at = b->n ? b->source_at[b->n - 1] +
 	    strlen(b->source + b->source_at[b->n - 1]) + 1 : 0;
 
-	if (n > BATCH_MAXSOURCE)
-		return fail(br->s, "record %lld: 'source' is %zu bytes, more than %d",
-		    rec, n, BATCH_MAXSOURCE);
 	if (memchr(f->data, '\0', n) || memchr(f->data, '\n', n))
 		return fail(br->s, "record %lld: 'source' holds a NUL or newline byte", rec);
 	if (at + n + 1 > b->source_cap) {

@@ -2,6 +2,7 @@
  * safetensors.c - safetensors files in and out (safetensors.h).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -459,6 +460,19 @@ half_to_float(uint16_t h)
 	return f;
 }
 
+/* Whether the values v of t, read as floats, are all finite: weights
+ * are, and a NaN (or an F64 beyond a float) would make every output NaN. */
+static int
+all_finite(struct st *s, const struct st_tensor *t, const float *v)
+{
+	for (int64_t i = 0; i < t->count; i++)
+		if (!isfinite(v[i]))
+			return fail(s, "tensor '%s': element %lld is %g%s", t->name, (long long)i,
+			    isnan(v[i]) ? NAN : v[i], t->dtype == ST_F64 && isinf(v[i]) ?
+			    " as a float" : "");
+	return 0;
+}
+
 int
 st_read_f32(struct st *s, const struct st_tensor *t, float *dst)
 {
@@ -476,7 +490,7 @@ st_read_f32(struct st *s, const struct st_tensor *t, float *dst)
 		if (fread(dst, sizeof *dst, (size_t)t->count, s->fp) != (size_t)t->count)
 			return fail(s, "tensor '%s': %s", t->name, ferror(s->fp) ? "read error" :
 			    "truncated");
-		return 0;
+		return all_finite(s, t, dst);
 	}
 	while (done < t->count) {
 		int64_t n = t->count - done < chunk ? t->count - done : chunk;
@@ -506,7 +520,7 @@ st_read_f32(struct st *s, const struct st_tensor *t, float *dst)
 		}
 		done += n;
 	}
-	return 0;
+	return all_finite(s, t, dst);
 }
 
 /* ---- writing ---- */

@@ -78,7 +78,9 @@ const struct st_tensor *st_find(const struct st *s, const char *name);
 /* The metadata value of key, or NULL. */
 const char *st_meta(const struct st *s, const char *key);
 /* Read t's values into dst[t->count] as f32: F32 as is, F16, BF16 and F64
- * converted (F64 rounded); other dtypes are an error.  0, or -1. */
+ * converted (F64 rounded); other dtypes are an error, and so is a value
+ * that is not finite (NaN, infinity, an F64 beyond a float's range).  0,
+ * or -1. */
 int	 st_read_f32(struct st *s, const struct st_tensor *t, float *dst);
 
 /* Append an F32 tensor of shape[rank] whose values are data, lent (owned:

@@ -315,6 +315,9 @@ shape_field(struct vt *s, int i, const int64_t *shape, long long rec,
 	if (bytes < 0)
 		return fail(s, "%sfield '%s': record too large (limit %lld bytes a record)",
 		    where, f->name, (long long)s->maxbytes);
+	if (f->limit > 0 && (size_t)bytes > f->limit)
+		return fail(s, "%sfield '%s' is %lld bytes, more than %zu", where, f->name,
+		    (long long)bytes, f->limit);
 	if (alloc && reserve(s, f, bytes, 0) == -1)
 		return -1;
 	for (int k = 0; k < f->rank; k++)
@@ -340,6 +343,12 @@ vt_lend(struct vt *s, int i, void *data)
 	f->data = data;
 	f->cap = f->nbytes;
 	f->lent = 1;
+}
+
+void
+vt_limit(struct vt *s, int i, size_t max)
+{
+	s->field[i].limit = max;
 }
 
 void

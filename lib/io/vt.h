@@ -44,6 +44,8 @@ struct vt_field {
 	void	*data;			/* [count] of dtype, 64-byte aligned */
 	size_t	 cap;			/* bytes allocated at data */
 	int	 skip;			/* payloads read past (vt_skip) */
+	size_t	 limit;			/* most payload bytes of a record
+					   (vt_limit); 0: no limit of its own */
 	int	 lent;			/* data is the caller's (vt_lend) */
 };
 
@@ -106,6 +108,9 @@ int	 vt_set_shape(struct vt *s, int i, const int64_t *shape);
 void	 vt_lend(struct vt *s, int i, void *data);
 /* Read past field i's payloads from now on, keeping none (data NULL). */
 void	 vt_skip(struct vt *s, int i);
+/* Refuse a record whose field i holds more than max bytes, when its shape
+ * is known: before any of its payload is read, read past or kept. */
+void	 vt_limit(struct vt *s, int i, size_t max);
 
 /* Last value of key, or NULL. */
 const char *vt_meta(const struct vt *s, const char *key);

@@ -47,6 +47,13 @@ int
 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
     int optimizer, char *err, size_t errlen)
 {
+	char why[256];
+
+	/* a diverged model: a file keeps the last good one */
+	if (vit_finite(m, optimizer, why, sizeof why) < 0) {
+		snprintf(err, errlen, "not written: %s", why);
+		return -1;
+	}
 	for (int i = 0; extra != NULL && i < extra->nmeta; i++)
 		if (vt_meta_add(s, extra->meta[i].key, extra->meta[i].val) < 0)
 			goto fail;
@@ -289,9 +296,16 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 {
 	struct load L = { maxB, maxT, resume, NULL };
 
+	char why[256];
+
 	if (vt_load_with(s, path, build, &L) < 0) {
 		snprintf(err, errlen, "%s%s", s->err, safetensors_magic(path) ?
 		    ": a safetensors file, which vtool from-safetensors converts" : "");
+		vit_destroy(L.m);
+		return NULL;
+	}
+	if (vit_finite(L.m, resume, why, sizeof why) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
 		vit_destroy(L.m);
 		return NULL;
 	}
@@ -320,6 +334,11 @@ ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
 		}
 	}
 	rc = ckpt_copy_tensor(m, &g, PE_FIELD, err, errlen);
+	char why[256];
+	if (rc == 0 && vit_finite(m, 0, why, sizeof why) < 0) {
+		snprintf(err, errlen, "%s: %s", path, why);
+		rc = -1;
+	}
 out:
 	vt_free(&g);
 	vt_free(&want);

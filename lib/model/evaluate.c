@@ -27,11 +27,21 @@ eval_grow(struct eval_out *o, int64_t n)
 	return 0;
 }
 
-/* Score logits z[C] against label (-1: none) into record i of o. */
-static void
-score(struct eval_out *o, int64_t i, const float *z, int C, int label)
+/* Score logits z[C] against label (-1: none) into record i of o: 0, or -1
+ * with why when they are not finite, or their loss is not as a float (a
+ * model that diverged, or whose positions overflow its encoding): no
+ * result is made of a NaN. */
+static int
+score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why,
+    size_t len)
 {
 	int best = 0;
+	for (int c = 0; c < C; c++)
+		if (!isfinite(z[c])) {
+			snprintf(why, len, "the model's logit of class %d is %g", c,
+			    isnan(z[c]) ? NAN : z[c]);
+			return -1;
+		}
 	for (int c = 1; c < C; c++)
 		if (z[c] > z[best])
 			best = c;
@@ -43,10 +53,16 @@ score(struct eval_out *o, int64_t i, const float *z, int C, int label)
 	o->pred[i] = best;
 	o->prob[i] = (float)(1 / sum);
 	o->loss[i] = label >= 0 ? (float)(lse - z[label]) : 0;
+	if (!isfinite(o->loss[i])) {
+		snprintf(why, len, "its loss overflows (logits of %g and %g)", z[best],
+		    z[label]);
+		return -1;
+	}
 	int above = 0;
 	for (int c = 0; label >= 0 && c < C; c++)
 		above += z[c] > z[label];
 	o->top5[i] = label >= 0 && above < 5;
+	return 0;
 }
 
 int
@@ -75,11 +91,21 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 			goto out;
 		if (hooks != NULL && hooks->before != NULL)
 			hooks->before(hooks->ctx, &b);
-		vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0);
+		if (isnan(vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0))) {
+			snprintf(err, errlen, "%s: %s", br->s->name, (*m)->err);
+			goto out;
+		}
 		if (eval_grow(out, out->n + n) < 0)
 			goto oom;
-		for (int i = 0; i < n; i++)
-			score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i]);
+		for (int i = 0; i < n; i++) {
+			char why[128];
+			if (score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i],
+			    why, sizeof why) < 0) {
+				snprintf(err, errlen, "%s: record %lld: %s", br->s->name,
+				    (long long)(out->n + i + 1), why);
+				goto out;
+			}
+		}
 		out->n += n;
 		if (hooks != NULL && hooks->after != NULL)
 			hooks->after(hooks->ctx, out, out->n - n, &b);

@@ -36,7 +36,9 @@ struct eval_hooks {
 };
 
 /* Run *m (fitted to each batch, see vit_fit) over every record of br in
- * batches of up to maxB, appending to out (zeroed before the first call).  0, or -1 with err. */
+ * batches of up to maxB, appending to out (zeroed before the first call).
+ * 0, or -1 with err: a record whose logits, or loss, are not finite is no
+ * result but an error naming the stream and the record. */
 int	 evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	    const struct eval_hooks *hooks, struct eval_out *out, char *err,
 	    size_t errlen);

@@ -1,6 +1,7 @@
 /*
  * posmap.c - a stream's positions into an encoding's own convention.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,8 +36,17 @@ posmap_native(struct vit_config *c, const char *pos, const char *grid,
 	}
 	pe_conv_map(&from, *native, c->grid, scale, shift);
 	for (int a = 0; a < c->axes; a++) {
-		c->pos_scale[a] = (float)scale[a];
-		c->pos_shift[a] = (float)shift[a];
+		float f = (float)scale[a], g = (float)shift[a];
+		/* a range of 1e-40 is a scale of 1e40: no float */
+		if (!isfinite(f) || f == 0 || !isfinite(g)) {
+			snprintf(err, errlen, "POS '%s': its positions map to the %s ones of "
+			    "%s by a scale of %g and a shift of %g on axis %d, which a float "
+			    "does not hold", pos, pe_conv_name(*native), c->pe, scale[a],
+			    shift[a], a);
+			return -1;
+		}
+		c->pos_scale[a] = f;
+		c->pos_shift[a] = g;
 	}
 	return 0;
 }

@@ -17,7 +17,8 @@ struct vt;
  * encoding's own convention on that stream's grid, a linspace one spanning
  * 0 .. 1 on c->grid (the training grid); *native: that convention.  0
  * mapped; 1 not (c unchanged): the encoding reads no positions (err "") or
- * pos names none of posgen's conventions (err says why); -1 a bad spec. */
+ * pos names none of posgen's conventions (err says why); -1 a bad spec,
+ * or a map no float holds (err says which). */
 int	 posmap_native(struct vit_config *c, const char *pos, const char *grid,
 	    int *native, char *err, size_t errlen);
 /* Fit c, the model of a checkpoint with keys ck, to the positions of

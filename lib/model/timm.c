@@ -918,7 +918,7 @@ timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
 	const struct vit_config *c = &m->c;
 
 	if (p->nbad)
-		return fail(err, errlen, "%d tensors cannot be mapped", p->nbad);
+		return fail(err, errlen, "%s: %d tensors cannot be mapped", s->name, p->nbad);
 	/* Everything but the layer scales first: they scale what is read. */
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < p->n; i++) {
@@ -936,7 +936,7 @@ timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
 				continue;
 			}
 			if ((tmp = malloc((size_t)e->t->count * sizeof *tmp)) == NULL)
-				return fail(err, errlen, "out of memory");
+				return fail(err, errlen, "%s: out of memory", s->name);
 			if (st_read_f32(s, e->t, tmp) < 0) {
 				free(tmp);
 				return fail(err, errlen, "%s", s->err);
@@ -948,7 +948,7 @@ timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
 				if (timm_resample(tmp, p->src_grid, c->grid, c->axes, c->dim,
 				    dst) < 0) {
 					free(tmp);
-					return fail(err, errlen, "out of memory");
+					return fail(err, errlen, "%s: out of memory", s->name);
 				}
 				break;
 			case H_PATCH: {

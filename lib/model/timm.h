@@ -102,7 +102,8 @@ int	 timm_plan(struct timm_plan *p, const struct st *s,
 	    const struct timm_opts *o, char *err, size_t errlen);
 /* Read the mapped tensors of s into p->m (nbad must be 0): copied,
  * converted, the position table resampled to the grid, layer scales
- * folded.  0, or -1 with err. */
+ * folded.  0, or -1 with err, which names the file (a value that is not
+ * finite among them: st_read_f32). */
 int	 timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen);
 /* Free p and its model. */
 void	 timm_plan_free(struct timm_plan *p);

@@ -635,6 +635,46 @@ vit_find_tensor(const struct vit *m, const char *name)
 	return NULL;
 }
 
+/* The first element of v[n] that is not finite, or -1. */
+static int64_t
+first_nonfinite(const float *v, size_t n)
+{
+	float z = 0;
+
+	/* x * 0 is 0 for a finite x and NaN for the rest: one vector pass */
+	#pragma omp parallel for simd reduction(+:z) schedule(static)
+	for (size_t i = 0; i < n; i++)
+		z += v[i] * 0.0f;
+	if (z == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return (int64_t)i;
+	return -1;
+}
+
+int
+vit_finite(const struct vit *m, int moments, char *err, size_t errlen)
+{
+	static const char *const what[] = { "", " (its AdamW m)", " (its AdamW v)" };
+	const float *arr[] = { m->param, m->adam_m, m->adam_v };
+
+	/* the arena whole, in one pass; the tensor found only when one is bad */
+	for (int a = 0; a < (moments && !m->infer ? 3 : 1); a++) {
+		int64_t i = first_nonfinite(arr[a], m->nparam);
+		for (int t = 0; i >= 0 && t < m->ntensor; t++) {
+			const struct vit_tensor *w = &m->tensor[t];
+			if ((size_t)i >= w->off && (size_t)i < w->off + w->n) {
+				float v = arr[a][i];
+				snprintf(err, errlen, "tensor '%s'%s holds %g (element %zu of %zu)",
+				    w->name, what[a], isnan(v) ? NAN : v, (size_t)i - w->off, w->n);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 int
 vit_set_grid(struct vit *m, const int *grid)
 {

@@ -172,6 +172,11 @@ struct vit *vit_create_infer(const struct vit_config *c, int maxB, int maxT,
 	    char *err, size_t errlen);
 void	 vit_destroy(struct vit *m);
 
+/* 0 when every parameter of m (and with moments its AdamW moments, if it
+ * has them) is finite; else -1 with err naming the first tensor that holds
+ * a NaN or infinity, and where ("tensor 'head.w' holds nan (element 3 of
+ * 32)"). */
+int	 vit_finite(const struct vit *m, int moments, char *err, size_t errlen);
 /* The tensor called name, or NULL. */
 const struct vit_tensor *vit_find_tensor(const struct vit *m, const char *name);
 /* Grid [A] of the tokens of the following forwards (abs and sincos tables

@@ -81,6 +81,27 @@ head = ("\n".join(lines) + "\nENDHDR\n").encode()
 open(sys.argv[2], "wb").write(head + b"\n" * (-len(head) % align) + body)
 PY
 rekey() { "$PY" rekey.py "$@"; }
+# scale CKPT FIELD X: every value of the f32 field FIELD of the checkpoint
+# CKPT (one record of fixed shapes) times X, in place.
+cat >scale.py <<'PY'
+import sys
+import numpy as np
+path, name, x = sys.argv[1], sys.argv[2], float(sys.argv[3])
+data = bytearray(open(path, "rb").read())
+end = data.index(b"\nENDHDR\n") + 8
+lines = data[:end].decode().split("\n")
+align = int([l for l in lines if l.startswith("ALIGN ")][0].split()[1])
+at = -(-end // align) * align
+for l in lines:
+    if l.startswith("FIELD "):
+        f = l.split()
+        n = 4 * int(np.prod([int(d) for d in f[3:]]))
+        if f[1] == name:
+            data[at:at + n] = (np.frombuffer(data[at:at + n], "<f4") * x).astype("<f4").tobytes()
+        at += -(-n // align) * align
+open(path, "wb").write(data)
+PY
+scale() { "$PY" scale.py "$@"; }
 # rss.py KIB EXIT command...: run it (stdout in out, stderr in err); print
 # its exit status and peak resident memory; fail unless it exits EXIT
 # within KIB.
@@ -127,6 +148,75 @@ limited 20 vtool to-safetensors keys.vt && [ "$(od -An -tu8 -N8 out)" -gt 300000
 rekey m.vt wrap.vt "VIT_DIM 4294967312"
 refused "VIT_DIM 4294967312 is refused, not read as 16" "bad value '4294967312' for VIT_DIM" \
     vit-eval --threads 1 wrap.vt train.vt
+# --resume reads every training key by its option's rule (issue 39: TRAIN_ACCUM
+# 0 trained at 0 img/s, TRAIN_BATCH 2147483649 said nothing, TRAIN_BATCH 0
+# blamed --batch, the rest passed).
+for kv in "TRAIN_ACCUM 0|as --accum" "TRAIN_ACCUM 1099511627776|as --accum" \
+    "TRAIN_EPS -1|as --eps" "TRAIN_BETA1 5|as --beta1" "TRAIN_CLIP -1|as --clip" \
+    "TRAIN_MIXUP nan|as --mixup" "TRAIN_LR 1e300|as --lr" "PASS_RECORDS -5|in \\[0," \
+    "STEP -100|in \\[0," "TRAIN_BATCH 2147483649|as --batch" "TRAIN_BATCH 0|as --batch" \
+    "TRAIN_PRECISION junk|not fp32 or bf16, as --precision"; do
+	k=${kv%%|*}
+	rekey m.vt key.vt "DONE 0" "$k"
+	refused "--resume: $k is refused" "^vit-train: --resume: key\\.vt: $k: .*${kv#*|}" \
+	    vit-train --threads 1 --resume -o key.vt train.vt
+done
+
+# A step that leaves a weight or moment not finite stops the run, and the
+# checkpoint keeps the last good step's bytes (issue 39: TRAIN_LR nan
+# with TRAIN_SAVE_STEPS 1 overwrote it with NaN weights, then named it the
+# last good one).  TRAIN_LR nan is refused now; head.w times 1e22 makes a
+# finite loss whose gradient squares past a float in AdamW's v at step 3.
+rekey m.vt nanlr.vt "DONE 0" "TRAIN_SAVE_STEPS 1" "TRAIN_LR nan"
+cp nanlr.vt nanlr0.vt
+refused "--resume: TRAIN_LR nan with TRAIN_SAVE_STEPS 1 is refused" 'nanlr\.vt: TRAIN_LR nan: ' \
+    vit-train --threads 1 --resume -o nanlr.vt train.vt
+cmp -s nanlr.vt nanlr0.vt && ok "... the checkpoint untouched" || nok "nanlr.vt was rewritten"
+rekey m.vt blow.vt "TRAIN_SAVE_STEPS 1"
+scale blow.vt head.w 1e22
+cp blow.vt blow0.vt
+refused "--resume: an update that leaves a moment infinite stops the run" \
+    "step 3: after the update \(learning rate [0-9.e-]+\), tensor '[a-z0-9.]+' \(its AdamW v\) holds inf .*: stopping; the last good checkpoint is blow\.vt \(step 2\)" \
+    vit-train --threads 1 --resume --epochs 2 -o blow.vt train.vt
+cmp -s blow.vt blow0.vt && ok "... blow.vt keeps step 2's bytes" || nok "blow.vt was rewritten"
+
+# A model whose logits are NaN is no result (issue 39: vit-eval printed
+# top1 0.1000, loss -nan and exited 0; --json wrote -nan): non-finite
+# weights are refused as they load, logits as they are made, a position
+# map no float holds as it is made.
+rekey m.vt nanw.vt && scale nanw.vt head.w nan
+refused "vit-eval: a checkpoint with NaN weights is refused as it loads" \
+    "nanw\.vt: tensor 'head\.w' holds nan \(element 0 of 32\)" vit-eval --threads 1 nanw.vt train.vt
+check "train a liere model" vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 \
+	--pe liere --epochs 1 --batch 20 -o li.vt train.vt
+rekey li.vt li30.vt "VIT_POS_SCALE 1e30,1e30"
+refused "vit-eval: liere's positions scaled by 1e30 make NaN logits: an error" \
+    "train\.vt: record 1: the model's logit of class 0 is nan" vit-eval --threads 1 li30.vt train.vt
+refused "... --json too, and writes no NaN" "record 1: the model's logit" \
+    vit-eval --json --threads 1 li30.vt train.vt
+grep -qi nan out && nok "... yet stdout holds $(cat out)" || ok "... stdout holds no NaN"
+refused "shuffle-eval: the same" "record 1: the model's logit of class 0 is nan" \
+    shuffle-eval --threads 1 -k 1 li30.vt train.vt
+check "export m.vt" sh -c 'vtool to-safetensors m.vt >m.safetensors'
+"$PY" -c "import sys; sys.path.insert(0, '$TOP/tests/sh')
+import numpy as np
+from timmref import st_read, st_write
+sd, meta = st_read('m.safetensors')
+sd['blocks.0.attn.qkv.weight'][0, 1] = np.nan
+st_write('nan.safetensors', sd, meta, {n: 'F16' for n in sd})"
+refused "from-safetensors: a NaN among F16 weights is refused" \
+    "^vtool: nan\.safetensors: tensor 'blocks\.0\.attn\.qkv\.weight': element 1 is nan$" \
+    vtool from-safetensors nan.safetensors
+rekey train.vt int.vt "POS integer grid=4x4"
+rekey train.vt tiny.vt "POS fixed range=0,1e-40 grid=4x4"
+check "train rope-axial on integer positions, mapped" vit-train --dim 16 --depth 1 --heads 2 \
+	--mlp 32 --threads 1 --pe rope-axial --epochs 1 --batch 20 -o ra.vt int.vt
+refused "vit-eval: positions whose map to the model's overflow a float are refused" \
+    "tiny\.vt: POS 'fixed range=0,1e-40 grid=4x4': its positions map to the integer ones of rope-axial by a scale of 3e\+40 .* which a float does not hold" \
+    vit-eval --threads 1 ra.vt tiny.vt
+refused "vit-train: the same" "POS 'fixed range=0,1e-40 grid=4x4': .* which a float does not hold" \
+    vit-train --dim 16 --depth 1 --heads 2 --mlp 32 --threads 1 --pe rope-axial --epochs 1 \
+    --batch 20 -o ra2.vt tiny.vt
 
 # Every field is checked against the exact shape of its tensor before
 # anything is built.  All of a 192-wide model's weights and moments
@@ -287,6 +377,25 @@ refused_as shuffle-eval "TMPDIR is its default" '--spill-dir: ./nowhere: tempora
 limited 60 shuffle-eval --threads 1 -k 2 m.vt train.vt && mv out file.out &&
 limited 60 sh -c 'cat train.vt | shuffle-eval --threads 1 -k 2 --spill-dir . m.vt' &&
     cmp -s out file.out && ok "a pipe scores as the file does" || nok "pipe vs file: $(cat out file.out err)"
+
+# A record whose 'source' is 1 GiB, from a pipe: refused by its shape,
+# before a byte of it is read, kept or not (issue 39: it was read whole,
+# 1.06 GB in 12 s, and shuffle-eval skipped it and scored the record).
+cat >bigsrc.py <<'PY'
+import sys
+head = open("train.vt", "rb").read().split(b"\nENDHDR\n")[0].decode().split("\n")
+head = [l for l in head if not l.startswith("RECORDS ")] + ["RECORDS 1", "FIELD source u8 *"]
+head = ("\n".join(head) + "\nENDHDR\n").encode()
+head += b"\n" * (-len(head) % 64)
+# the preamble's '*' dims: 16 patches, 16 positions, 2^30 bytes of source
+pre = b"".join(n.to_bytes(8, "little") for n in (16, 16, 1 << 30)) + bytes(40)
+sys.stdout.buffer.write(head + pre + bytes(64) + bytes(128) + bytes(64))
+PY
+for c in "vit-eval --threads 1" "shuffle-eval --threads 1 -k 1 --spill-dir ."; do
+	refused_as "${c%% *}" "${c%% *}: a source of 1 GiB from a pipe is refused before it is read" \
+	    "stdin: record 1: field 'source' is 1073741824 bytes, more than 4096" \
+	    sh -c "{ '$PY' bigsrc.py; head -c 1073741824 /dev/zero; } | $c m.vt"
+done
 
 # --- IDX and CIFAR (lib/dataset_idx.c, dataset_cifar.c): records are read
 # as they are needed; memory does not grow with the file ---

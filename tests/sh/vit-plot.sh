@@ -160,6 +160,21 @@ PY
 check_exit 0 "a partial last line is no error" vit-plot -o p.svg partial.jsonl
 check_grep "a partial last line is warned of, by line" "^vit-plot: partial.jsonl:$(($(wc -l <a.jsonl) + 1)): .*partial" "$T/err"
 check "the partial log's complete lines are all drawn" svg_check p.svg partial.jsonl=partial.jsonl
+# A title or file name that starts with ' (gnuplot read '' as an empty
+# string, and failed), and a point past what a plot holds, skipped and said
+# (issue 39: one step of 1e308 failed the plot).
+check "a title starting with '" vit-plot -o q.svg -t "'quoted" a.jsonl
+check "... drawn, named so" svg_check q.svg "'quoted=a.jsonl"
+cp a.jsonl "'q.jsonl"
+check "a file name starting with '" vit-plot -o q2.svg "'q.jsonl"
+check "... drawn, named so" svg_check q2.svg "'q.jsonl='q.jsonl"
+{ cat a.jsonl; echo '{"step":1e308,"loss":2.1,"lr":1e-3}'; } >far.jsonl
+check "a point at step 1e308 is no error" vit-plot -o far.svg far.jsonl
+check_grep "... it is skipped, and said" "^vit-plot: far.jsonl: 2 points skipped, past what a plot holds \(line $(($(wc -l <a.jsonl) + 1)): step 1e\+308" "$T/err"
+check "... the rest is drawn" svg_check far.svg far.jsonl=a.jsonl
+echo '{"step":1e308,"loss":2.1}' >far1.jsonl
+check_exit 1 "a log of that point alone is an error" vit-plot far1.jsonl
+check_grep "... which says so" "^vit-plot: far1.jsonl: no point left to plot" "$T/err"
 # A bad whole line is an error naming file and line; nan (a diverged run) is not.
 { head -n 3 a.jsonl; echo '{"step":4,"loss":2.1,}'; tail -n +4 a.jsonl; } >bad.jsonl
 check_exit 1 "a bad line is an error" vit-plot bad.jsonl

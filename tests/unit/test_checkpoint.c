@@ -6,6 +6,7 @@
  * exact dtype and shape of vit_layout's tensor, checked before the model
  * is built, and vit_layout is vit_create's layout.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -36,6 +37,78 @@ reshape(struct vt *in, const char *out, const char *name, int dtype, int rank,
 	CHECK(ok && vt_save(&o, out) == 0, "%s as %s[%d dims] (%s)", name,
 	    vt_dtype_name(dtype), rank, o.err);
 	vt_free(&o);
+}
+
+/* The bytes of the file at path, malloc'd, into *n. */
+static char *
+slurp(const char *path, size_t *n)
+{
+	FILE *fp = fopen(path, "rb");
+	char *buf = NULL;
+
+	*n = 0;
+	if (fp != NULL && fseek(fp, 0, SEEK_END) == 0 && (*n = (size_t)ftell(fp)) > 0 &&
+	    (buf = malloc(*n)) != NULL && (fseek(fp, 0, SEEK_SET) != 0 ||
+	    fread(buf, 1, *n, fp) != *n))
+		*n = 0;
+	if (fp != NULL)
+		fclose(fp);
+	return buf;
+}
+
+/* No checkpoint holds a weight or moment that is not finite (issue 39: a
+ * NaN step overwrote the last good one): ckpt_save refuses one, naming
+ * it, and leaves the file as it was; ckpt_load refuses a file with one. */
+static void
+check_nonfinite(struct vit *m, const char *path)
+{
+	const struct vit_tensor *w = vit_find_tensor(m, "head.w");
+	size_t n0, n1, k = w->off + 3;
+	char err[512] = "", *before, *after, other[64];
+	struct vt s;
+	float keep = m->param[k];
+
+	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) == 0, "save: %s", err);
+	before = slurp(path, &n0);
+	m->param[k] = NAN;
+	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) < 0 &&
+	    strstr(err, ": not written: tensor 'head.w' holds nan (element 3 of 80)"),
+	    "a NaN weight is not written: %s", err);
+	m->param[k] = keep;
+	keep = m->adam_v[k];
+	m->adam_v[k] = INFINITY;
+	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) < 0 &&
+	    strstr(err, "tensor 'head.w' (its AdamW v) holds inf (element 3 of 80)"),
+	    "... nor an infinite moment: %s", err);
+	after = slurp(path, &n1);
+	CHECK(n0 > 0 && n0 == n1 && memcmp(before, after, n0) == 0,
+	    "the file keeps the last good checkpoint");
+	snprintf(other, sizeof other, "%s.inf", path);
+	CHECK(ckpt_save(other, m, NULL, 0, err, sizeof err) == 0,
+	    "a model without its moments is written: %s", err);
+	m->adam_v[k] = keep;
+
+	/* the same NaN put into a file by hand */
+	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err);
+	((float *)vt_get(&s, "head.w")->data)[3] = NAN;
+	((float *)vt_get(&s, "pe.params")->data)[1] = -INFINITY;
+	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err);
+	vt_free(&s);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
+	    strstr(err, "tensor 'head.w' holds nan (element 3 of 80)"),
+	    "ckpt_load refuses it: %s", err);
+	vt_free(&s);
+	const struct vit_tensor *pe = vit_find_tensor(m, "pe.params");
+	float *was = malloc(pe->n * sizeof *was);
+	memcpy(was, m->param + pe->off, pe->n * sizeof *was);
+	CHECK(ckpt_load_generators(m, other, err, sizeof err) < 0 &&
+	    strstr(err, "tensor 'pe.params' holds -inf (element 1 of "),
+	    "... and as a generator file (skewgen's): %s", err);
+	memcpy(m->param + pe->off, was, pe->n * sizeof *was);
+	free(was);
+	unlink(other);
+	free(before);
+	free(after);
 }
 
 /* A field of the model's element count but another shape or dtype, or
@@ -277,6 +350,7 @@ main(void)
 	check_forward_only(m, path);
 	check_exact(path);
 	check_layout();
+	check_nonfinite(m, path);
 
 	/* Damaged files. */
 	CHECK(truncate(path, 3000) == 0, "cut the file");

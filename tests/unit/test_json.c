@@ -52,6 +52,8 @@ main(void)
 	static const char *const bad[] = {
 		"\"abc", "\"a\\q\"", "\"\\ud83d\"", "\"\\ude00\"", "\"\\u0000\"", "\"a\nb\"",
 		"[1 2]", "{\"a\" 1}", "[tru]", "[-]",
+		/* numbers JSON's grammar refuses, though strtod takes them */
+		"[1.]", "[.5]", "[01]", "[0x10]", "[1e]", "[+1]", "[-inf]", "[nan]", "[1e999]",
 	};
 	int refused = 0;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -64,6 +66,25 @@ main(void)
 	j = over("\"abcdefgh\"");
 	CHECK(json_string(&j, s, 8) == -1 && strstr(j.err, "longer than 7 bytes"),
 	    "a string longer than the buffer: %s", j.err);
+	/* a value is skipped whatever its length, which no buffer bounds */
+	char *big = malloc(100003);
+	memset(big, 'x', 100003);
+	big[0] = big[100001] = '"';
+	big[100002] = '\0';
+	j = over(big);
+	CHECK(json_skip(&j) == 0 && json_peek(&j) == 0, "a string of 100000 bytes skipped: %s",
+	    j.err);
+	free(big);
+	/* vit-train's log: printf's nan and inf, when asked for */
+	j = over("[nan, -inf, inf, -0.5e-3, 2E+2]");
+	j.nonfinite = 1;
+	double w[5];
+	n = 0;
+	for (more = json_begin(&j, '['); more == 1 && json_number(&j, &w[n++]) == 0;
+	    more = json_next(&j, ']'))
+		;
+	CHECK(more == 0 && n == 5 && isnan(w[0]) && w[1] == -INFINITY && w[2] == INFINITY &&
+	    w[3] == -0.5e-3 && w[4] == 200, "nan, -inf and inf with nonfinite (%s)", j.err);
 	char deep[200];
 	memset(deep, '[', sizeof deep - 1);
 	deep[sizeof deep - 1] = '\0';

@@ -177,7 +177,7 @@ syntax:
 build-all: $(PROGS) $(UNITS) $(BENCHES) $(REPLAYS)
 
 test: deps
-	@$(MAKE) --no-print-directory build-all
+	@$(MAKE) --no-print-directory -j$$(nproc) build-all
 	@BIN=$(BIN) BUILD=$(BUILD) sh tests/run.sh
 
 test-slow: deps

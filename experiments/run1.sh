@@ -51,8 +51,11 @@ EXPDIR=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$EXPDIR/.." && pwd)
 [ -x "$TOP/bin/vit-train" ] && PATH="$TOP/bin:$PATH"
 FM=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
-LC_ALL=C
-export LC_ALL
+# What every command sets by running itself again (vitpipe(7)), set here
+# so that a run's commands load their libraries once.
+LC_ALL=C OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-30000}
+OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+export LC_ALL OMP_WAIT_POLICY GOMP_SPINCOUNT OPENBLAS_NUM_THREADS
 : "${SCALE:=quick}" "${RES:=$EXPDIR/results/$SCALE}" "${CACHE:=$EXPDIR/cache}"
 mkdir -p "$CACHE"
 
@@ -137,12 +140,20 @@ hash() { sha256sum | cut -c1-16; }
 # binhash PROG...: a hash of the programs' code as found on $PATH, debug
 # sections and build id left out (they name the checkout's directory), so
 # that the same code built in another clone hashes the same.
+# The hash is kept in $CACHE/bins under the files' size, time and inode,
+# so that a campaign's runs hash each build once.
 binhash() {
+	set -- $(for p in "$@"; do command -v "$p"; done)
+	b="$CACHE/bins/$(stat -L -c '%n %s %.9Y %i' "$@" | hash)"
+	[ -s "$b" ] && { cat "$b"; return; }
 	t=$(mktemp)
 	for p in "$@"; do
-		objcopy --strip-debug --remove-section=.note.gnu.build-id "$(command -v "$p")" "$t" && sha256sum < "$t"
-	done | hash
-	rm -f "$t"
+		objcopy --strip-debug --remove-section=.note.gnu.build-id "$p" "$t" && sha256sum < "$t" ||
+		    echo "run1.sh: cannot hash $p" >&2
+	done > "$t.s"
+	hash < "$t.s"
+	[ "$(grep -c . "$t.s")" -eq $# ] && mkdir -p "$CACHE/bins" && hash < "$t.s" > "$b.$$" && mv "$b.$$" "$b"
+	rm -f "$t" "$t.s"
 }
 
 # The programs' code: DBINS of the data's, BINS of all a run uses.  Data

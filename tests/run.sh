@@ -10,6 +10,11 @@ export BIN BUILD
 export TOP="$(pwd)"
 export PATH="$TOP/$BIN:$PATH"
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+# What every command sets by running itself again (vitpipe(7)), set once
+# here so that the suite's thousands of commands load their libraries
+# once.  sh/conventions and unit/test_cli unset them to test that re-run.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-30000}
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 pass=0 fail=0
 log=$(mktemp); trap 'rm -f "$log"' EXIT
 run() {

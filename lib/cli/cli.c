@@ -65,6 +65,14 @@ runtime_env(char *argv[])
 	if (!getenv("GOMP_SPINCOUNT"))
 		setenv("GOMP_SPINCOUNT", "30000", 1);
 	/*
+	 * OpenBLAS starts a thread per core when it loads, and they spin a
+	 * while before --threads reaches them: in a pipeline of short
+	 * commands that is most of their CPU time.  Start with one;
+	 * cli_threads grows the pool to the count asked for.
+	 */
+	if (!getenv("OPENBLAS_NUM_THREADS"))
+		setenv("OPENBLAS_NUM_THREADS", "1", 1);
+	/*
 	 * The kernel names a process (ps, top, pgrep -x, /proc/PID/comm) after
 	 * the file it executes: by its real path we stay "vit-train", where
 	 * /proc/self/exe would make every command "exe".  That link is the

@@ -82,6 +82,7 @@ main(int argc, char *argv[])
 			unsetenv("GOMP_SPINCOUNT");
 			unsetenv("OMP_NUM_THREADS");
 			unsetenv("VITPIPE_GEMM");
+			unsetenv("OPENBLAS_NUM_THREADS");
 			execl("/proc/self/exe", argv[0], "default", (char *)NULL);
 			_exit(99);
 		}
@@ -94,6 +95,7 @@ main(int argc, char *argv[])
 			setenv("OPENBLAS_CORETYPE", "Haswell", 1);
 			setenv("OMP_NUM_THREADS", "1", 1);
 			setenv("VITPIPE_GEMM", "onednn", 1);
+			setenv("OPENBLAS_NUM_THREADS", "3", 1);
 			execl("/proc/self/exe", argv[0], "user", (char *)NULL);
 			_exit(99);
 		}
@@ -110,12 +112,16 @@ main(int argc, char *argv[])
 		    "OMP_WAIT_POLICY=passive after cli_init");
 		CHECK(getenv("GOMP_SPINCOUNT") && strcmp(getenv("GOMP_SPINCOUNT"), "30000") == 0,
 		    "GOMP_SPINCOUNT=30000 after cli_init");
-		CHECK(cli_threads(0) == omp_get_num_procs(), "--threads 0: every core");
+		CHECK(getenv("OPENBLAS_NUM_THREADS") && strcmp(getenv("OPENBLAS_NUM_THREADS"), "1") == 0,
+		    "OPENBLAS_NUM_THREADS=1 after cli_init: OpenBLAS loads with no threads to spin");
+		CHECK(cli_threads(0) == omp_get_num_procs() && openblas_get_num_threads() == omp_get_num_procs(),
+		    "--threads 0: every core, OpenBLAS's pool grown to them");
 		CHECK(getenv("OPENBLAS_CORETYPE") == NULL,
 		    "OpenBLAS picks its kernels itself (%s)", openblas_get_corename());
 	} else {
 		CHECK(strcmp(getenv("OMP_WAIT_POLICY"), "active") == 0, "the user's OMP_WAIT_POLICY kept");
 		CHECK(getenv("GOMP_SPINCOUNT") == NULL, "a user's policy: no spin count of ours");
+		CHECK(strcmp(getenv("OPENBLAS_NUM_THREADS"), "3") == 0, "the user's OPENBLAS_NUM_THREADS kept");
 		CHECK(cli_threads(0) == 1 && openblas_get_num_threads() == 1,
 		    "--threads 0 follows OMP_NUM_THREADS=1, OpenBLAS too");
 		CHECK(cli_threads(2) == 2, "--threads 2 wins over OMP_NUM_THREADS");

@@ -28,7 +28,7 @@
 static const char *const kinds[] = { "relation", "pathfinder", "motion" };
 
 enum { O_LABELS = CLI_OPT_LONG, O_LAYOUT, O_IDX, O_ITEM_LABELS, O_CANVAS, O_ITEM,
-	O_MARGIN, O_FRAMES, O_PATHS, O_DASHES, O_DASH, O_GAP, O_TURN, O_THREADS };
+	O_MARGIN, O_FRAMES, O_HOLD, O_PATHS, O_DASHES, O_DASH, O_GAP, O_TURN, O_THREADS };
 
 static const struct cli_opt options[] = {
 	CLI_OPT_SECTION("Output:"),
@@ -45,6 +45,7 @@ static const struct cli_opt options[] = {
 	{ "canvas", O_CANVAS, "N", "the canvas's side (default: relation 56, others 32)" },
 	{ "margin", O_MARGIN, "N", "relation: least offset of the items on each axis (default 4)" },
 	{ "frames", O_FRAMES, "T", "motion: frames per clip (default 8)" },
+	{ "hold", O_HOLD, "H", "motion: the items move every H frames, H frames' worth (default 1)" },
 	CLI_OPT_SECTION("Pathfinder:"),
 	{ "paths", O_PATHS, "N", "paths, the two with dots included (default 3)" },
 	{ "dashes", O_DASHES, "N", "dashes per path (default 5)" },
@@ -72,7 +73,7 @@ struct opts {
 static void
 parse(int argc, char *argv[], struct opts *o)
 {
-	int c, canvas = 0, frames = 0;
+	int c, canvas = 0, frames = 0, hold = 0;
 
 	*o = (struct opts){ .t = { .item = 14, .margin = 4, .paths = 3, .dashes = 5, .dash = 3,
 	    .gap = 3, .turn = 30 * M_PI / 180 }, .count = 60000, .seed = 1 };
@@ -90,6 +91,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case O_CANVAS: canvas = (int)cli_int("--canvas", optarg, 4, 4096); break;
 		case O_MARGIN: o->t.margin = (int)cli_int("--margin", optarg, 1, 4096); break;
 		case O_FRAMES: frames = (int)cli_int("--frames", optarg, 2, 4096); break;
+		case O_HOLD: hold = (int)cli_int("--hold", optarg, 1, 4096); break;
 		case O_PATHS: o->t.paths = (int)cli_int("--paths", optarg, 2, 1000); break;
 		case O_DASHES: o->t.dashes = (int)cli_int("--dashes", optarg, 1, TASK_MAXDASH); break;
 		case O_DASH: o->t.dash = (int)cli_int("--dash", optarg, 1, 4096); break;
@@ -114,6 +116,9 @@ parse(int argc, char *argv[], struct opts *o)
 		usage_error("pathfinder draws its images: no --idx");
 	if (frames && k != TASK_MOTION)
 		usage_error("--frames is motion's");
+	if (hold && k != TASK_MOTION)
+		usage_error("--hold is motion's");
+	o->t.hold = hold ? hold : 1;
 	o->t.canvas = canvas ? canvas : k == TASK_RELATION ? 56 : 32;
 	o->t.frames = frames ? frames : k == TASK_MOTION ? 8 : 1;
 	char err[IMAGE_ERRLEN];

@@ -11,7 +11,8 @@
 #          on canvases of 84 and 112, the items at the same size (12 x 12
 #          and 16 x 16 grids: positions past the training range)
 #   path   pathfinder on 32 x 32, patches of 4 (8 x 8)
-#   mot    motion clips of 8 frames, tubelets 2 x 8 x 8 (4 x 4 x 4);
+#   mot    motion clips of 8 frames, tubelets 2 x 8 x 8 (4 x 4 x 4), each
+#          position held 2 frames (taskgen --hold 2);
 #          tested also on clips of 16 frames
 # Every encoding is in its own paper's convention (vit-train's default),
 # ComRoPE's CLS rotated at the centre, as Table 1's paper arm.
@@ -75,8 +76,13 @@ rel 112: the same models on larger canvases, the items at the same size
 spacing). *path*: Pathfinder (Linsley et al. 2018) as the Long Range
 Arena uses it, from the papers' description, on 32 x 32: are the two dots
 the ends of one dashed path? (2 classes; our images, not theirs). *mot*:
-clips of an item moving right, left, down or up at 1 or 2 pixels a frame
-(8 classes), trained on 8 frames; mot 16: tested on 16.
+clips of a garment and a shoe or bag, each moving right, left, down or up
+at 1 or 2 pixels a frame, the label the garment's motion (8 classes);
+each position is held for a tubelet's 2 frames, so that a token shows no
+motion and only tokens at different times do; trained on 8 frames; mot
+16: tested on 16.  (Moving every frame, a tubelet alone showed the
+motion and the task did not discriminate: spread 1.7 pooled sd over 2
+seeds, pilot.md as of commit 58a6c8e.)
 
 EOF2
 	hdr="task" rows=

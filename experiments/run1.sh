@@ -249,11 +249,15 @@ rel|path|mot)
 	# The train set from the training images, the test sets from the test
 	# images under another seed (pathfinder draws its own); every set is
 	# cut into an 8 x 8 grid (motion: 4 x 4 x 4 tubelets at 8 frames), and
-	# posgen keeps the training grid's spacing on larger ones.
+	# posgen keeps the training grid's spacing on larger ones.  The clips
+	# hold each position for a tubelet's 2 frames: motion shows only
+	# between tokens.  (Moving every frame, a tubelet alone showed it, and
+	# the five encodings of the pilot stayed within 1.7 pooled sd of each
+	# other over 2 seeds: results/full/pilot.md as of commit 58a6c8e.)
 	case $task in
 	rel) TG=relation P=7 G0=8 ;;
 	path) TG=pathfinder P=4 G0=8 ;;
-	mot) TG=motion P=2x8x8 G0=4 ;;
+	mot) TG="motion --hold 2" P=2x8x8 G0=4 ;;
 	esac
 	tg() {	# tg SET N SEED [taskgen options]: the command of a set
 		i=; [ $task = path ] || i="--idx \"$FMD/$1-images-idx3-ubyte$GZ\""

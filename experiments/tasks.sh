@@ -95,8 +95,9 @@ posgen --n0 8), posgen's integer grid for every encoding (84 and 112 reach
 past the training positions: extrapolation), and posgen's linspace over
 each grid for every encoding (84 and 112 stay within the training range:
 interpolation). *mot*: clips of two moving items, the label the
-garment's direction and speed (8 classes), trained on 8 frames and
-tested also on 16.
+garment's direction and speed (8 classes), each position held for a
+tubelet's 2 frames (motion shows only between tokens), trained on 8
+frames and tested also on 16.
 
 EOF2
 	ROWFILE="$PLAN.rows" md_table "encoding | rel, own | 84 | 112 | rel, integer | 84 | 112 | rel, linspace | 84 | 112" \

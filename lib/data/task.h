@@ -43,6 +43,7 @@ struct task {
 	int	 kind;		/* enum task_kind */
 	int	 canvas;	/* side of the square canvas, pixels */
 	int	 frames;	/* motion: frames per clip; 1 otherwise */
+	int	 hold;		/* motion: frames each position is held (1: moves every frame) */
 	/* relation, motion */
 	int	 item;		/* side an item is resampled to */
 	int	 margin;	/* relation: least |dx| and |dy| between items */

@@ -11,7 +11,9 @@
  * (With one item every encoding, abs too, was above 99.9% on 8 frames and
  * on 16.)  Trained on clips of 8 frames and tested on 16, it asks for
  * time positions past the training range, as relation's larger canvases
- * do in space.
+ * do in space.  With hold h > 1 the items move h frames' worth at once,
+ * every h frames: cut into tubelets of h frames, no token shows motion,
+ * only tokens at different times do.
  */
 #include "task.h"
 
@@ -28,8 +30,9 @@ move(const struct task *t, int64_t k, int y0, int x0, int m, uint8_t *px)
 
 	for (int f = 0; f < t->frames; f++) {
 		uint8_t *frame = px + (size_t)f * S * S;
+		int g = f / t->hold * t->hold;	/* the frame whose position is held */
 		/* the corner, as a residue in [0, S) */
-		int y = ((y0 + f * vy) % S + S) % S, x = ((x0 + f * vx) % S + S) % S;
+		int y = ((y0 + g * vy) % S + S) % S, x = ((x0 + g * vx) % S + S) % S;
 		for (int i = 0; i < s; i++)
 			for (int j = 0; j < s; j++) {
 				uint8_t *d = frame + (y + i) % S * S + (x + j) % S, v = item[i * s + j];

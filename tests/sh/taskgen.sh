@@ -112,11 +112,12 @@ assert min(n) == max(n) == 3 * 5, (min(n), max(n))
 "
 
 # motion, with items at full size (copied): every frame rebuilt from the
-# source images, the corners and the motions, the label the garment's
-check "motion, 12 frames" $G motion --idx "$I" -n 100 --frames 12 --item 28 --canvas 40 --seed 4 \
-    --labels "$T/ml.npy" --layout "$T/m.txt" -o "$T/m.npy"
-check "... every frame the two items moved as the layout says, the label the garment's motion" vtpy "
+# source images, the corners and the motions, the label the garment's;
+# with --hold H each position held H frames, the motion made up at once.
+motion_check() {	# motion_check HOLD
+	vtpy "
 import gzip
+h = $1
 src = np.frombuffer(gzip.open('fm/train-images-idx3-ubyte.gz').read()[16:], np.uint8).reshape(-1, 28, 28)
 cls = np.frombuffer(gzip.open('fm/train-labels-idx1-ubyte.gz').read()[8:], np.uint8)
 img, lab = np.load('m.npy'), np.load('ml.npy')
@@ -127,13 +128,21 @@ for i in range(100):
     objs = lay[i, 2:].reshape(2, 4)
     assert lab[i] == objs[0, 3] and cls[objs[0, 2]] in (0, 1, 2, 3, 4, 6) and cls[objs[1, 2]] in (5, 7, 8, 9), (i, lay[i])
     for f in range(12):
+        g = f // h * h
         want = np.zeros((40, 40), np.uint8)
         for y0, x0, k, m in objs:
             dy, dx = step[m % 4]; s = m // 4 + 1
             one = np.zeros((40, 40), np.uint8); one[:28, :28] = src[k]
-            want = np.maximum(want, np.roll(one, (y0 + f * s * dy, x0 + f * s * dx), (0, 1)))
+            want = np.maximum(want, np.roll(one, (y0 + g * s * dy, x0 + g * s * dx), (0, 1)))
         assert (img[i, f] == want).all(), (i, f)
 "
+}
+check "motion, 12 frames" $G motion --idx "$I" -n 100 --frames 12 --item 28 --canvas 40 --seed 4 \
+    --labels "$T/ml.npy" --layout "$T/m.txt" -o "$T/m.npy"
+check "... every frame the two items moved as the layout says, the label the garment's motion" motion_check 1
+check "motion, positions held 3 frames" $G motion --idx "$I" -n 100 --frames 12 --hold 3 --item 28 --canvas 40 --seed 4 \
+    --labels "$T/ml.npy" --layout "$T/m.txt" -o "$T/m.npy"
+check "... the items still for 3 frames, then 3 frames' worth further" motion_check 3
 check "motion, default 14-pixel items on 32" $G motion --idx "$I" -n 100 --frames 12 --labels "$T/ml.npy" -o "$T/m.npy"
 
 # patchify reads the output as its npy source
@@ -151,6 +160,7 @@ check_exit 2 "no --labels" $G pathfinder -n 5
 check_exit 2 "relation without --idx" $G relation --labels "$T/x.npy"
 check_exit 2 "pathfinder with --idx" $G pathfinder --idx "$I" --labels "$T/x.npy"
 check_exit 2 "--frames for relation" $G relation --idx "$I" --frames 4 --labels "$T/x.npy"
+check_exit 2 "--hold is motion's" $G relation --hold 2 --idx "$I" --labels "$T/x.npy"
 check_exit 2 "a canvas too small for two items" $G relation --idx "$I" --canvas 27 --labels "$T/x.npy"
 check_grep "... says which option" "canvas must be at least twice --item" "$T/err"
 check_exit 2 "a count of 0" $G pathfinder -n 0 --labels "$T/x.npy"

@@ -23,6 +23,7 @@
 #include "atomicfile.h"
 #include "cli.h"
 #include "cliopt.h"
+#include "gzin.h"
 #include "trainlog.h"
 
 enum fmt { FMT_NONE, FMT_PNG, FMT_SVG, FMT_PDF, FMT_DUMB };
@@ -87,9 +88,15 @@ read_log(struct run *r)
 	/* a log is text: typed on a terminal is fine */
 	FILE *fp = strcmp(r->file, "-") == 0 ? (name = "stdin", stdin) : cli_open_in(r->file, &name);
 	struct tlog *t = &r->log;
+	struct err e = { "" };
+	FILE *in;
 
-	if (tlog_read(t, fp, name) < 0)
-		die("%s", t->err);
+	/* the experiments keep their logs gzip-compressed */
+	if ((in = gzin_open(fp, name, &e)) == NULL)
+		die("%s", e.msg);
+	if (tlog_read(t, in, name) < 0)
+		die("%s", *e.msg ? e.msg : t->err);
+	fclose(in);
 	if (fp != stdin)
 		fclose(fp);
 	if (t->partial)

@@ -17,8 +17,8 @@ run_plan
 curve_points() {
 	awk -F '\t' -v l="$1" '$1 == l { print $2 }' "$PLAN" | while IFS= read -r w; do
 		t=$(eval "sh \"$EXPDIR/run1.sh\" --train-key $w")
-		[ -f "$RES/logs/$t.jsonl" ] || continue
-		sed -n 's/.*"step":\([0-9]*\),.*"val_acc":\([0-9.]*\).*/\1 \2/p' "$RES/logs/$t.jsonl"
+		[ -f "$RES/logs/$t.jsonl.gz" ] || continue
+		gzip -dc "$RES/logs/$t.jsonl.gz" | sed -n 's/.*"step":\([0-9]*\),.*"val_acc":\([0-9.]*\).*/\1 \2/p'
 		echo
 	done
 }

@@ -10,8 +10,8 @@
 #
 # Results, committed: $RES/runs/KEY.json (one JSON line per run, KEY the
 # hash of everything that decides it: the commands with their every option
-# and the data's own), $RES/logs/TRAINKEY.jsonl (vit-train's log of the
-# model's first training), and per experiment $RES/NAME.jsonl (its runs'
+# and the data's own), $RES/logs/TRAINKEY.jsonl.gz (vit-train's log of the
+# model's first training, thinned past its first epoch), and per experiment $RES/NAME.jsonl (its runs'
 # lines in plan order), NAME.md, NAME-*.png and .svg.  Models and data,
 # which the results do not need, stay in $CACHE.
 set -eu
@@ -399,7 +399,7 @@ curves() {
 		w=$(awk -F '\t' -v l="$l" '$1 == l { print $2; exit }' "$PLAN")
 		[ -n "$w" ] || continue
 		t=$(eval "sh \"$EXPDIR/run1.sh\" --train-key $w")
-		[ -f "$RES/logs/$t.jsonl" ] && args="$args -t '${l##*/}' '$RES/logs/$t.jsonl'"
+		[ -f "$RES/logs/$t.jsonl.gz" ] && args="$args -t '${l##*/}' '$RES/logs/$t.jsonl.gz'"
 	done
 	[ -n "$args" ] || return 0
 	for fmt in png svg; do

@@ -347,12 +347,15 @@ train || exit 1
 flock -u 9
 # The log of the model's first training stays: a model trained again (its
 # cache gone, or on another machine) rounds otherwise, and the lines and
-# curves already made from the first describe that one.
-[ -s "$RES/logs/$TK.jsonl" ] ||
-	{ cp "$CACHE/models/$TK.log" "$RES/logs/$TK.jsonl.tmp.$$" && mv "$RES/logs/$TK.jsonl.tmp.$$" "$RES/logs/$TK.jsonl"; }
+# curves already made from the first describe that one.  It is kept
+# thinned past the first epoch (thinlog.awk) and compressed (vit-plot
+# reads it so), so that results/ stays small.
+L="$RES/logs/$TK.jsonl.gz"
+[ -s "$L" ] || { awk -f "$EXPDIR/thinlog.awk" "$CACHE/models/$TK.log" | gzip -9n > "$L.tmp.$$" &&
+	mv "$L.tmp.$$" "$L"; }
 train_s=$(cat "$CACHE/models/$TK.time" 2>/dev/null || echo null)
 # the last validation top-1 of the training, for choices made on it
-vtop1=$(sed -n 's/.*"val_acc":\([0-9.]*\).*/\1/p' "$RES/logs/$TK.jsonl" | tail -n 1)
+vtop1=$(gzip -dc "$L" | sed -n 's/.*"val_acc":\([0-9.]*\).*/\1/p' | tail -n 1)
 
 # Evaluations; each adds ,"key":value to the line.
 num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" | head -n 1; }

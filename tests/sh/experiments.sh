@@ -167,11 +167,19 @@ awk -v s="$s" 'BEGIN { exit !(s >= 5) }' && ok "... a part without a checkpoint 
 	nok "resumed twice: train_s $s"
 rm -rf "$C/models"
 # A model trained again (its cache gone) keeps the log of its first training.
-echo '{"first":1}' >> "$R/quick/logs/$tk.jsonl" && rm -f "$R/quick/runs/$k.json"
+echo '{"first":1}' | gzip >> "$R/quick/logs/$tk.jsonl.gz" && rm -f "$R/quick/runs/$k.json"
 SCALE=quick RES="$R/quick" CACHE="$C" sh experiments/run1.sh $w 2> "$T/again.err"
 grep -q '^run1.sh: training fm2d abs' "$T/again.err" && [ -s "$R/quick/runs/$k.json" ] &&
-    [ "$(tail -n 1 "$R/quick/logs/$tk.jsonl")" = '{"first":1}' ] &&
-	ok "a model trained again keeps its first training's log" || nok "trained again: $(tail -c 200 "$R/quick/logs/$tk.jsonl")"
+    [ "$(gzip -dc "$R/quick/logs/$tk.jsonl.gz" | tail -n 1)" = '{"first":1}' ] &&
+	ok "a model trained again keeps its first training's log" || nok "trained again: $(gzip -dc "$R/quick/logs/$tk.jsonl.gz" | tail -c 200)"
+# The log kept is compressed, and thinned past the first epoch: every
+# validation line, and every 10th step after the first epoch.
+printf '%s\n' '{"step":1,"epoch":0.5,"loss":2}' '{"step":2,"epoch":1.0,"loss":2}' '{"step":3,"epoch":1.5,"loss":2}' \
+    '{"step":10,"epoch":5,"loss":2}' '{"step":11,"epoch":5.5,"val_acc":0.5}' '{"note":1}' > "$T/log"
+[ "$(awk -f experiments/thinlog.awk "$T/log" | tr '\n' ' ')" = '{"step":1,"epoch":0.5,"loss":2} {"step":2,"epoch":1.0,"loss":2} {"step":10,"epoch":5,"loss":2} {"step":11,"epoch":5.5,"val_acc":0.5} {"note":1} ' ] &&
+	gzip -dc "$R/quick/logs/$tk.jsonl.gz" | grep -q '"val_acc"' &&
+	ok "the kept log: gzip, the first epoch whole, then every 10th step and every validation" ||
+	nok "thinlog: $(awk -f experiments/thinlog.awk "$T/log" | head -c 300)"
 # Provenance: every run says which code made it, and data or a model made
 # by other code is made again, never reused; a table that mixes code
 # versions says so.

@@ -191,6 +191,36 @@ check "the nan point is left out" svg_check nan.svg nan.jsonl=nan.jsonl
 echo '{"epoch":1,"other":2}' >none.jsonl
 check_exit 1 "a log with no training or validation line is an error" vit-plot none.jsonl
 
+# A gzip-compressed log (as experiments/ keeps them) reads as the log
+# itself, in one member or several, from a file or stdin; corrupt or
+# truncated data is an error, and so is a stream that expands past the
+# bound (a decompression bomb), in little memory.
+vit-plot -o plain.txt -t a a.jsonl 2>"$T/err" && gzip -9n <a.jsonl >a.jsonl.gz &&
+    check "a gzip-compressed log is read" vit-plot -o gz.txt -t a a.jsonl.gz &&
+    cmp -s plain.txt gz.txt && ok "... and drawn as the log itself" || nok "gz.txt differs from plain.txt"
+{ head -n 5 a.jsonl | gzip; tail -n +6 a.jsonl | gzip; } >two.gz
+check "... in two gzip members" vit-plot -o two.txt -t a two.gz
+cmp -s plain.txt two.txt && ok "... drawn the same" || nok "two.txt differs"
+vit-plot -o stdin.txt -t a - <a.jsonl.gz 2>"$T/err" && cmp -s plain.txt stdin.txt &&
+    ok "... and from stdin" || nok "a gzip log on stdin: $(head -c 300 "$T/err")"
+head -c $(($(wc -c <a.jsonl.gz) - 9)) a.jsonl.gz >cut.gz
+check_exit 1 "a truncated gzip log is an error" vit-plot cut.gz
+check_grep "... that says so" "^vit-plot: cut.gz: gzip: truncated" "$T/err"
+{ head -c 20 a.jsonl.gz; head -c 200 /dev/urandom; } >junk.gz
+check_exit 1 "corrupt gzip data is an error" vit-plot junk.gz
+check_grep "... naming the file" "^vit-plot: junk.gz: " "$T/err"
+head -c 50000000 /dev/zero | gzip -9 >bomb.gz
+mem=$($PY - vit-plot bomb.gz 2>"$T/err" <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+PY
+)
+check_grep "a gzip stream that expands past 64 times is refused" "^vit-plot: bomb.gz: gzip: expands more than 64 times" "$T/err"
+lim=65536; [ "${SAN:-0}" = 1 ] && lim=262144	# AddressSanitizer's own memory
+[ "$mem" -lt $lim ] && ok "... in little memory (${mem} KB for 50 MB of zeros in $(wc -c <bomb.gz) bytes)" ||
+    nok "the bomb took ${mem} KB"
+
 # -o is atomic: a failure leaves the old file and no temporary.
 echo old >keep.png
 check_exit 1 "a bad log, -o an existing file" vit-plot -o keep.png bad.jsonl

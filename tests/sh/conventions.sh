@@ -81,11 +81,13 @@ godeep() { cd -P "$T/deep" && for i in $(seq "$1"); do cd -P "$(printf '%0200d' 
 proc_name() {
 	local name=$1 depth=$2 pid i comm; shift 2
 	rm -f "$T/fifo"; mkfifo "$T/fifo"
-	(godeep "$depth" && exec env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT "$@" <"$T/fifo" >/dev/null 2>&1) &
+	(godeep "$depth" && exec env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT PROC_NAME_TEST=1 "$@" <"$T/fifo" >/dev/null 2>&1) &
 	pid=$!
 	exec 3<>"$T/fifo"
 	i=0
-	until tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -q '^OMP_WAIT_POLICY=passive$'; do
+	# The forked subshell shows this script's environment, which has
+	# OMP_WAIT_POLICY (tests/run.sh exports it): only the re-exec has both.
+	until tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -c -e '^OMP_WAIT_POLICY=passive$' -e '^PROC_NAME_TEST=1$' | grep -qx 2; do
 		i=$((i + 1)); [ "$i" -lt 100 ] || break; sleep 0.05
 	done
 	i=0

@@ -83,8 +83,8 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
 	/* a learned table: abs's with a CLS row, ape's without */
-	table = pe.table == PE_TABLE_LEARNED ? (grid + 1) * D :
-	    pe.table == PE_TABLE_SAMPLED ? grid * D : 0;
+	const char *tname;
+	table = (double)pe_table_rows(&pe, c->grid, &tname) * D;
 	f->params[FLOPS_EMBED] = D + table;
 	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
 	 * the engine carries on with the CLS row only (the head reads nothing

@@ -10,6 +10,8 @@
 #include "adamw.h"
 #include "err.h"
 #include "nn.h"
+#include "pe_method.h"
+#include "posemb.h"
 #include "posenc.h"
 #include "rng.h"
 
@@ -22,6 +24,7 @@ posenc_init(struct posenc *p, const struct vit_config *c, struct err *e)
 	    pe_share_name(c->share)) == -1)
 		return err_set(e, "%s", p->pe.err);
 	p->rotary = p->pe.rotary && !p->pe.identity;
+	p->tab = p->pe.method->table;
 	p->K = 1 << c->axes;
 	return 0;
 }
@@ -29,19 +32,7 @@ posenc_init(struct posenc *p, const struct vit_config *c, struct err *e)
 int
 posenc_table_rows(const struct posenc *p, const char **name)
 {
-	int G = vit_grid_size(p->c->grid, p->c->axes);
-
-	switch (p->pe.table) {
-	case PE_TABLE_LEARNED:
-		*name = "pos_embed";
-		return 1 + G;
-	case PE_TABLE_SAMPLED:
-		*name = "pos_table";
-		return G;
-	default:
-		*name = NULL;
-		return 0;
-	}
+	return (int)pe_table_rows(&p->pe, p->c->grid, name);
 }
 
 size_t
@@ -49,8 +40,8 @@ posenc_fixed_floats(const struct posenc *p)
 {
 	const struct vit_config *c = p->c;
 
-	return p->pe.table == PE_TABLE_SINCOS ?
-	    (size_t)(1 + vit_grid_size(c->grid, c->axes)) * c->dim : 0;
+	return p->tab && p->tab->fill ?
+	    (size_t)p->tab->rows(c->grid, c->axes) * c->dim : 0;
 }
 
 void
@@ -66,11 +57,7 @@ posenc_bind(struct posenc *p, float *table, float *dtable, float *params,
 void
 posenc_init_table(const struct posenc *p, float *tab, size_t n, struct rng *r)
 {
-	if (p->pe.table == PE_TABLE_SAMPLED)
-		for (size_t j = 0; j < n; j++)	/* ComRoPE's randn */
-			tab[j] = (float)rng_normal(r);
-	else
-		rng_trunc_normal(r, tab, n, 0.02f);
+	p->tab->init(tab, n, r);
 }
 
 int
@@ -129,18 +116,18 @@ posenc_alloc(struct posenc *p, int maxB, int maxT, struct err *e)
 	    (c->pos_per_record ? maxB : 1) * (maxT + 1)) == -1)
 		return err_set(e, "%s", p->work.err);
 	p->work.f32 = 1;	/* float R, as float32 autograd: posenc_exact */
-	size_t rows = (size_t)(1 + maxT) * (p->pe.table == PE_TABLE_SAMPLED ? maxB : 1);
+	int sampled = p->tab && p->tab->sample;
+	size_t rows = (size_t)(1 + maxT) * (sampled ? maxB : 1);
 	p->pidx = malloc(sizeof(int) * rows * p->K);
 	p->pw = malloc(sizeof(float) * rows * p->K);
 	if (p->pidx == NULL || p->pw == NULL)
 		return err_set(e, "out of memory");
-	if (p->pe.table == PE_TABLE_SAMPLED &&
-	    (p->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
+	if (sampled && (p->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
 		return err_set(e, "out of memory");
-	if (p->pe.table == PE_TABLE_SINCOS) {
+	if (p->tab && p->tab->fill) {
 		if ((p->fixed = malloc(sizeof(float) * posenc_fixed_floats(p))) == NULL)
 			return err_set(e, "out of memory");
-		posemb_sincos(p->fixed, c->grid, c->axes, c->dim);
+		p->tab->fill(&p->pe, p->fixed, c->grid, c->dim);
 	}
 	if (posenc_grid_table(p) && vit_grid_size(c->grid, c->axes) <= maxT)
 		posenc_set_grid(p, c->grid);
@@ -162,14 +149,13 @@ posenc_free(struct posenc *p)
 int
 posenc_grid_table(const struct posenc *p)
 {
-	int t = p->pe.table;
-	return t == PE_TABLE_LEARNED || t == PE_TABLE_SINCOS;
+	return p->tab && p->tab->grid;
 }
 
 int
 posenc_needs_positions(const struct posenc *p)
 {
-	return p->rotary || p->pe.table == PE_TABLE_SAMPLED;
+	return p->rotary || (p->tab && p->tab->sample);
 }
 
 void
@@ -177,7 +163,7 @@ posenc_set_grid(struct posenc *p, const int *grid)
 {
 	memcpy(p->grid, grid, sizeof(int) * p->c->axes);
 	if (posenc_grid_table(p))
-		posemb_grid(p->pidx, p->pw, p->c->grid, grid, p->c->axes);
+		p->tab->grid(p->pidx, p->pw, p->c->grid, grid, p->c->axes);
 }
 
 void
@@ -225,31 +211,19 @@ gather_positions(const struct posenc *p, const float *pos, int nrec, int T,
 	map_positions(p->c, dst, (size_t)nrec * (T + cls));
 }
 
-/* ape's (row, weight) pairs for this batch: the CLS at its position (none
- * without one), then the tokens; once for all records when they share
- * positions, else for each record's rows.  Option official: at the
- * coordinates ComRoPE's code reads (lib/pe/ape.c). */
+/* The (row, weight) pairs of a table read at positions for this batch:
+ * the CLS at its position (none without one), then the tokens; once for
+ * all records when they share positions, else for each record's rows. */
 static void
 sample_table(struct posenc *p, const float *pos /* [B][T][A] */, int B, int T,
     int shared)
 {
 	const struct vit_config *c = p->c;
-	int A = c->axes, T1 = T + 1, K = p->K, nrec = shared ? 1 : B;
-	size_t n = (size_t)nrec * T1;
+	int T1 = T + 1, K = p->K, nrec = shared ? 1 : B;
 
 	p->tab_per_record = !shared;
 	gather_positions(p, pos, nrec, T, 1, p->apos);
-	if (p->pe.official)
-		for (size_t r = 0; r < n; r++) {
-			float *q = p->apos + r * A, t = q[0];
-			if (A == 2)
-				q[1] = 0.5f;
-			else {
-				q[0] = q[2];
-				q[2] = t;
-			}
-		}
-	posemb_sample(p->pidx, p->pw, p->apos, (int)n, c->grid, A);
+	p->tab->sample(&p->pe, p->pidx, p->pw, p->apos, nrec * T1, c->grid);
 	if (!c->cls_rotate)
 		for (int b = 0; b < nrec; b++)
 			memset(p->pw + (size_t)b * T1 * K, 0, sizeof(float) * K);
@@ -284,7 +258,7 @@ posenc_prepare(struct posenc *p, const float *pos, int B, int T, int shared)
 {
 	p->B = B;
 	p->T1 = T + 1;
-	if (p->pe.table == PE_TABLE_SAMPLED)
+	if (p->tab && p->tab->sample)
 		sample_table(p, pos, B, T, shared);
 	if (!p->rotary || current(p, pos, B, T, shared))
 		return 0;
@@ -300,19 +274,12 @@ posenc_prepare(struct posenc *p, const float *pos, int B, int T, int shared)
 	return 1;
 }
 
-/* The table the tokens read: the learned one or the fixed one. */
-static const float *
-table_of(const struct posenc *p)
-{
-	return p->pe.table == PE_TABLE_SINCOS ? p->fixed : p->table;
-}
-
 void
 posenc_add_table(const struct posenc *p, float *h, int B, int T1)
 {
-	if (p->pe.table != PE_TABLE_NONE)
-		posemb_forward(h, table_of(p), p->pidx, p->pw, p->tab_per_record, B,
-		    T1, p->K, p->c->dim);
+	if (p->tab)
+		posemb_forward(h, p->fixed ? p->fixed : p->table, p->pidx, p->pw,
+		    p->tab_per_record, B, T1, p->K, p->c->dim);
 }
 
 /* The shape of the rotary kernels for this batch. */
@@ -362,8 +329,8 @@ posenc_backward_end(struct posenc *p, const float *dh, int B, int T1)
 		if (!p->defer)
 			posenc_settle(p);
 	}
-	if (p->table != NULL)
-		posemb_backward(p->dtable, dh, p->pidx, p->pw, p->tab_per_record, B,
+	if (p->dtable != NULL)
+		p->tab->backward(p->dtable, dh, p->pidx, p->pw, p->tab_per_record, B,
 		    T1, p->K, p->c->dim);
 }
 

@@ -33,12 +33,14 @@
 #include "vit.h"
 
 struct err;
+struct pe_table;
 struct rng;
 
 struct posenc {
 	struct pe pe;		/* the encoding */
 	const struct vit_config *c;	/* the model's: axes, grid, CLS, map */
 	int	 rotary;	/* 1: q, k rotated by R */
+	const struct pe_table *tab;	/* the encoding's table, or NULL */
 	struct pe_work work;
 	/* parameter views in the model's arena, and their gradients */
 	float	*table, *dtable;	/* the learned table, or NULL */

@@ -205,35 +205,6 @@ void	 attention_backward(const struct attn *a, float *dq, float *dk,
 	    const float *logsig);
 
 /*
- * Position tables added to the tokens h[B][R][D] (R = 1 + T rows, CLS
- * first), each row of h reading K = 2^A (table row, weight) pairs of the
- * multilinear interpolation around a point of the table's grid G[A]:
- * abs and sincos [1 + prod G][D], row 0 for CLS, read at each token's cell
- * centre mapped into G (PyTorch interpolate, align_corners False; equal
- * grids read rows exactly); ape [prod G][D], read at each token's position
- * (grid_sample, align_corners True, border: 0 and 1 are the first and last
- * rows).
- */
-/* idx[1+T][K] and w[1+T][K] of abs or sincos on grid g: CLS reads row 0,
- * token t row 1 + its cell. */
-void	 posemb_grid(int *idx, float *w, const int *G, const int *g, int A);
-/* idx[N][K] and w[N][K] of ape for positions pos[N][A] (outside 0 .. 1:
- * the border rows). */
-void	 posemb_sample(int *idx, float *w, const float *pos, int N, const int *G,
-	    int A);
-/* h[b][r] += sum_k w[e][k] tab[idx[e][k]], e = r, or b R + r when
- * per_record (idx and w [B][R][K]). */
-void	 posemb_forward(float *h, const float *tab, const int *idx,
-	    const float *w, int per_record, int B, int R, int K, int D);
-/* dtab += the transpose of posemb_forward applied to dh[B][R][D]. */
-void	 posemb_backward(float *dtab, const float *dh, const int *idx,
-	    const float *w, int per_record, int B, int R, int K, int D);
-/* Fixed sincos table tab[1 + prod G][D] (MAE style, per axis a block of
- * 2*floor(D/2A) channels: sin then cos of integer cell coordinate times
- * 10000^(-k/half)); CLS row and leftover channels zero. */
-void	 posemb_sincos(float *tab, const int *G, int A, int D);
-
-/*
  * Rotary encodings on a batch's q and k (lib/pe/pe.h): q' = R q, k' = R k per
  * record and head, with the rotations of layer l's heads from R[nset][Tr]
  * [rsize].  The last Tn of each record's T1 rows are rotated; a leading

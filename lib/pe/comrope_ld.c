@@ -9,6 +9,26 @@
 #include "pe_method.h"
 #include "rng.h"
 
+/* tied: a layer's sets share their scales. */
+struct comrope_ld {
+	int	 tied;
+};
+
+static const struct pe_option options[] = {
+	{ "tied", PE_OPT_FLAG, 0, offsetof(struct comrope_ld, tied) },
+	{ NULL },
+};
+
+/* Tied: the scales [axes][nblock], after the U. */
+static int64_t
+tied(const struct pe *pe, int64_t *off)
+{
+	const struct comrope_ld *o = pe_opts(pe);
+
+	*off = pe->nblock * tri(pe->block);
+	return o->tied ? (int64_t)pe->axes * pe->nblock : 0;
+}
+
 static int64_t
 set_params(const struct pe *pe)
 {
@@ -63,6 +83,7 @@ angle_macs(const struct pe *pe)
 const struct pe_method pe_comrope_ld = {
 	.name = "comrope-ld", .synopsis = "comrope-ld:B[,tied]", .flops_all = "comrope-ld:8",
 	.flags = PEM_BLOCK | PEM_SCALED | PEM_SCALES | PEM_COMMUTES,
+	.options = options, .tied = tied,
 	.conv = PE_CONV_CENTRE,	/* model.py get_positions: (i + 0.5) / n */
 	.set_params = set_params, .init = init, .generator = generator,
 	.backward = backward, .angle_macs = angle_macs,

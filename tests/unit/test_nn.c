@@ -12,6 +12,8 @@
 
 #include "nn.h"
 #include "pe.h"
+#include "pe_method.h"
+#include "posemb.h"
 #include "rng.h"
 #include "test.h"
 
@@ -350,6 +352,20 @@ test_posemb(void)
 		}
 	CHECK(corners, "2D corner tokens read the corner rows with weight 1");
 	free(idx); free(w); free(c.tab);
+}
+
+/* ape's table read at positions (its descriptor's sample, lib/pe/ape.c),
+ * positions pos[N][A] kept. */
+static void
+posemb_sample(int *idx, float *w, const float *pos, int N, const int *G, int A)
+{
+	struct pe pe;
+	float *p = malloc(sizeof(float) * N * A);
+
+	memcpy(p, pos, sizeof(float) * N * A);
+	pe_parse(&pe, "ape", 64, A, 1, 1, NULL);
+	pe.method->table->sample(&pe, idx, w, p, N, G);
+	free(p);
 }
 
 /* ape's table read at positions: grid_sample with align_corners and border

@@ -38,14 +38,14 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 	double X[HD * HD] = { 0 };
 
 	if (is(pe, "riemann")) {
-		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe->alpha);
+		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe_option(pe, "alpha"));
 		for (int i = 0; i < N; i++)
 			sig += p[i];
 		int g = 0;
 		while (g + 1 < N && j >= (g + 1) * npair / N)
 			g++;
 		double phi = p[N - 1 - g] * par[j], c = pow(s, sig / 2);
-		if (pe->reflect) {
+		if (pe_option(pe, "reflect")) {
 			R[0] = c * cos(2 * phi); R[1] = c * sin(2 * phi);
 			R[2] = c * sin(2 * phi); R[3] = -c * cos(2 * phi);
 		} else {
@@ -79,7 +79,7 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 			while (j >= end + size[a])
 				end += size[a++];
 			if (a == i) {
-				double f = pow(pe->theta, -(double)j / npair);
+				double f = pow(pe_option(pe, "theta"), -(double)j / npair);
 				X[1] -= w * f;
 				X[2] += w * f;
 			}
@@ -90,7 +90,7 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 				size = (g + 1) * npair / N - start;
 				if (j < start + size) {
 					if (N - 1 - g == i) {
-						double f = pow(pe->theta, -(double)(j - start) / size);
+						double f = pow(pe_option(pe, "theta"), -(double)(j - start) / size);
 						X[1] -= w * f;
 						X[2] += w * f;
 					}
@@ -391,7 +391,7 @@ test_conv(void)
 	for (const struct pe_method *const *m = pe_methods; *m; m++) {
 		pe_parse(&pe, (*m)->flags & PEM_BLOCK ? "liere:8" : (*m)->name, 64, 2, 1, 1, NULL);
 		pe.method = *m;
-		CHECK(pe_conv_native(&pe) != PE_CONV_NONE || ((*m)->flags & (PEM_NOT_ROTARY | PEM_IDENTITY)),
+		CHECK(pe_conv_native(&pe) != PE_CONV_NONE || (*m)->table || ((*m)->flags & PEM_IDENTITY),
 		    "%s: a rotary encoding names the positions it takes (%s)", (*m)->name,
 		    pe_conv_name(pe_conv_native(&pe)));
 	}
@@ -813,7 +813,7 @@ ref_generators(const struct pe *pe, const float *par, double *A /* [axes][HD][HD
 					g++;
 				int start = g * npair / N, size = (g + 1) * npair / N - start;
 				if (N - 1 - g == i)
-					u = -pow(pe->theta, -(double)(j - start) / size);
+					u = -pow(pe_option(pe, "theta"), -(double)(j - start) / size);
 			}
 			L[2 * j * d + 2 * j + 1] = u;
 			L[(2 * j + 1) * d + 2 * j] = -u;

@@ -60,7 +60,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
     struct flops *f, char *err, size_t errlen)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
-	double P = c->P, N = T + 1.0, hd, grid = 1, table, Nrot, sets, Nq, rows;
+	double P = c->P, N = T + 1.0, hd, table, Nrot, sets, Nq, rows;
 	struct pe pe;
 	int i;
 
@@ -77,8 +77,6 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		return -1;
 	}
 	hd = D / H;
-	for (i = 0; i < c->axes; i++)
-		grid *= c->grid[i] > 0 ? c->grid[i] : 1;
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;

@@ -14,6 +14,7 @@
 #include "posemb.h"
 #include "posenc.h"
 #include "rng.h"
+#include "rotary.h"
 
 int
 posenc_init(struct posenc *p, const struct vit_config *c, struct err *e)

@@ -125,7 +125,7 @@ int	 posenc_prepare(struct posenc *p, const float *pos, int B, int T,
 /* h[B][T1][D] += the table's rows, for the tokens of the last prepare. */
 void	 posenc_add_table(const struct posenc *p, float *h, int B, int T1);
 /* qkr [B][T1][2D] = q, k of qkv [B][T1][3D] rotated for layer l; qcls:
- * only the CLS rows' queries are read (rotary.h). */
+ * only the CLS rows' queries are read (rotary.h: struct rot's qcls). */
 void	 posenc_rotate(const struct posenc *p, int l, int qcls, float *qkr,
 	    const float *qkv);
 /* Before the layers' backward: dR zeroed unless a deferred sum waits. */

@@ -26,7 +26,7 @@ struct ape {
 
 static const struct pe_option options[] = {
 	{ "official", PE_OPT_FLAG, 0, offsetof(struct ape, official) },
-	{ NULL },
+	{ 0 },
 };
 
 static int

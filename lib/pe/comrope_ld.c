@@ -16,7 +16,7 @@ struct comrope_ld {
 
 static const struct pe_option options[] = {
 	{ "tied", PE_OPT_FLAG, 0, offsetof(struct comrope_ld, tied) },
-	{ NULL },
+	{ 0 },
 };
 
 /* Tied: the scales [axes][nblock], after the U. */

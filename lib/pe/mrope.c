@@ -15,7 +15,7 @@
 
 static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct pe_theta),
-	{ NULL },
+	{ 0 },
 };
 
 /* The axis that drives pair j: its section's. */

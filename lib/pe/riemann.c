@@ -21,7 +21,7 @@ static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct riemann),
 	{ "alpha", PE_OPT_POSITIVE, 0.1, offsetof(struct riemann, alpha) },
 	{ "reflect", PE_OPT_FLAG, 0, offsetof(struct riemann, reflect) },
-	{ NULL },
+	{ 0 },
 };
 
 static const struct riemann *

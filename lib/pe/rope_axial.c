@@ -6,7 +6,7 @@
 
 static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct pe_theta),
-	{ NULL },
+	{ 0 },
 };
 
 /* Pair j turns by -f p_a, f its group's RoPE frequency, a its axis. */

@@ -25,7 +25,7 @@
 
 static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct pe_theta),	/* rope-axial's: B is its */
-	{ NULL },
+	{ 0 },
 };
 
 static int64_t

@@ -14,6 +14,7 @@
 #include "pe.h"
 #include "pe_method.h"
 #include "posemb.h"
+#include "rotary.h"
 #include "rng.h"
 #include "test.h"
 

@@ -118,7 +118,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		sets = (double)pe.nset / batch;
 		f->macs[FLOPS_PE_ANGLES] = sets * Nrot * angle_macs(&pe);
 		double b3 = (double)pe.block * pe.block * pe.block;
-		if (comrope_closed(&pe))	/* per block an eigendecomposition */
+		if (scaled_closed(&pe))	/* per block an eigendecomposition */
 			f->macs[FLOPS_PE_EXP] = sets * pe.nblock * (FLOPS_EIG_PRODUCTS +
 			    Nrot * FLOPS_COMROPE_PRODUCTS) * b3;
 		else if (pe.block > 2)

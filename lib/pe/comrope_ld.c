@@ -3,11 +3,13 @@
  * official code draws them: U by pe_fill_comrope, the scales normal(0, 1)
  * (other inits: 1, or as ini->multipliers says); option tied shares a
  * layer's scales among its heads (pe_tied), as the official code's one
- * multiplier tensor per attention layer; in closed form (pe_comrope.c). */
+ * multiplier tensor per attention layer; in closed form (pe_scaled.c). */
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
 #include "rng.h"
+#include "skew.h"
 
 /* tied: a layer's sets share their scales. */
 struct comrope_ld {

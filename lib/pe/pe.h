@@ -1,9 +1,15 @@
 /*
- * pe.h - rotary position encodings as exponentials of skew generators.
+ * pe.h - the position encodings of the ViT: a parsed spec (struct pe: the
+ * encoding's descriptor, lib/pe/pe_method.h, its options and the model's
+ * shape), and the engine of the rotary ones.
  *
- * Every method is R(p) = exp(sum_i p_i A_i) for a token position p[axes]
- * and skew-symmetric generators A_i, block-diagonal with blocks of size b
- * (b divides head_dim); the methods differ in the structure imposed on the
+ * An encoding either adds a table to the tokens (abs, sincos, ape: its
+ * descriptor's struct pe_table; the model's position stage,
+ * lib/model/posenc.h, reads it) or rotates queries and keys.  A rotary
+ * one is R(p) = exp(sum_i p_i A_i) for a token position p[axes] and
+ * skew-symmetric generators A_i, block-diagonal with blocks of size b
+ * (b divides head_dim), optionally in an orthogonal basis of its own
+ * (R = P B(p) P^T); the encodings differ in the structure imposed on the
  * A_i and in what is learnable.  One "generator set" holds the A_i of one
  * (layer, head); sharing maps many (layer, head) pairs to one set.
  *
@@ -209,7 +215,7 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
  * backward pass is given the forward's R).  Tokens at exact multiples of
  * another token's position (grids) share one exponential:
  * R(m p) = R(p)^m; comrope-ap and comrope-ld need none (a closed form from
- * one eigendecomposition per block and call, lib/pe/pe_comrope.c). */
+ * one eigendecomposition per block and call, lib/pe/pe_scaled.c). */
 struct pe_work {
 	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */

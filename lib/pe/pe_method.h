@@ -3,7 +3,7 @@
  * in one file, lib/pe/NAME.c, that defines one const struct pe_method;
  * lib/pe/all.c lists them, and everything that names the encodings (the
  * --pe grammar, usage lists, error texts, flops --pe all, the man-page
- * test) reads that list.  The engine (pe_rot.c, pe_comrope.c, pe_apply.c,
+ * test) reads that list.  The engine (pe_rot.c, pe_scaled.c, pe_apply.c,
  * pe_basis.c) knows structures, not names: generators per (axis, block), a
  * rotation per token in closed form, or one generator per block times a
  * scalar of the position (comrope's closed form); and, around any of them,
@@ -28,7 +28,7 @@ enum {
 	PEM_BASELINE	= 1 << 5,	/* the model flops compares the others with */
 	PEM_IDENTITY	= 1 << 6,	/* R = I */
 	PEM_SCALED	= 1 << 7,	/* R = exp(s U_j) per block, U[nblock][b(b-1)/2]
-					   first in a set: pe_comrope.c's closed form
+					   first in a set: pe_scaled.c's closed form
 					   (blocks wider than 2); s = p_(j mod axes) */
 	PEM_COMMUTES	= 1 << 8,	/* R(x)^T R(y) = R(y - x) */
 	PEM_COMMUTES_2X2 = 1 << 9,	/* ... with 2 x 2 blocks or a single axis */
@@ -158,45 +158,5 @@ struct pe_method {
 
 /* The registered encodings, NULL-terminated (lib/pe/all.c). */
 extern const struct pe_method *const pe_methods[];
-
-/* liere's and rope-mixed's layout U[axes][nblock][b(b-1)/2]: block j of
- * A_i is U[i][j] - U[i][j]^T (lib/pe/liere.c). */
-void	 pe_free_generator(const struct pe *pe, const float *par, int i, int j,
-	    double *g);
-/* rope-axial's fixed generators (lib/pe/rope_axial.c). */
-void	 pe_axial_generator(const struct pe *pe, const float *par, int i, int j,
-	    double *g);
-/* rope-mixed's initialisation of its U[axes][head_dim/2][1]
- * (lib/pe/rope_mixed.c). */
-void	 pe_mixed_init(const struct pe *pe, const struct pe_init *ini,
-	    struct rng *r, float *p);
-/* n generator entries of p as ini says: uniform in [0, scale) (DEFAULT and
- * UNIFORM), normal(0, std) or zeros (pe_init.c). */
-void	 pe_fill(const struct pe_init *ini, struct rng *r, float *p, int64_t n);
-/* comrope's n generator entries as ini says: for DEFAULT the official
- * code's, the upper entries of P - P^T for P of normal(0, 1) entries;
- * else as pe_fill (pe_init.c). */
-void	 pe_fill_comrope(const struct pe_init *ini, struct rng *r, float *p,
-	    int64_t n);
-/* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
-static inline void
-skew_from_upper(int b, const float *U, double s, double *G)
-{
-	int64_t k = 0;
-
-	for (int i = 0; i < b; i++) {
-		G[i * b + i] = 0;
-		for (int j = i + 1; j < b; j++, k++) {
-			G[i * b + j] = s * U[k];
-			G[j * b + i] = -s * U[k];
-		}
-	}
-}
-/* Upper-triangle entries of a b x b block: b(b-1)/2. */
-static inline int64_t
-tri(int b)
-{
-	return (int64_t)b * (b - 1) / 2;
-}
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
 
 /* theta: the frequency base of the initial angles (default 100); alpha:

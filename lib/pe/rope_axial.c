@@ -3,6 +3,7 @@
 #include "pe.h"
 #include "pe_conv.h"
 #include "pe_method.h"
+#include "rope_axial.h"
 
 static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct pe_theta),

@@ -3,10 +3,13 @@
  * initialisation. */
 #include <math.h>
 
+#include "liere.h"
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
 #include "rng.h"
+#include "rope_mixed.h"
 
 static int64_t
 set_params(const struct pe *pe)

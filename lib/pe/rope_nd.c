@@ -21,7 +21,10 @@
 #include "pe.h"
 #include "pe_conv.h"
 #include "pe_impl.h"
+#include "pe_init.h"
 #include "pe_method.h"
+#include "rope_axial.h"
+#include "skew.h"
 
 static const struct pe_option options[] = {
 	PE_OPTION_THETA(struct pe_theta),	/* rope-axial's: B is its */

@@ -83,6 +83,27 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 				X[1] -= w * f;
 				X[2] += w * f;
 			}
+		} else if (is(pe, "videorope") && i == 0) {
+			/* the whole angle at once: VideoRoPE's layout places (t, y,
+			 * x) at t' = delta t, y' = y + delta t, x' = x + delta t; t'
+			 * turns the lowest quarter of the frequencies (at least
+			 * one pair), y' and x' alternate on the rest; 2D: y, x
+			 * alternate on all; 1D: RoPE */
+			double dl = pe_option(pe, "delta"), q[3] = { p[0], 0, 0 };
+			double f = pow(pe_option(pe, "theta"), -(double)j / npair);
+			int nt = N == 3 ? (npair / 4 ? npair / 4 : 1) : 0;
+			if (N == 3) {
+				q[0] = dl * p[0];
+				q[1] = p[1] + dl * p[0];
+				q[2] = p[2] + dl * p[0];
+			} else if (N == 2) {
+				q[0] = p[0];
+				q[1] = p[1];
+			}
+			double ang = N == 1 ? q[0] : j >= npair - nt ? q[0] :
+			    q[N - 2 + j % 2];
+			X[1] -= f * ang;
+			X[2] += f * ang;
 		} else if (is(pe, "rope-axial") || is(pe, "rope-nd")) {
 			int start = 0, size = 0;
 			for (int g = 0; g < N; g++) {
@@ -1358,7 +1379,8 @@ main(void)
 		{ "riemann,reflect,alpha=0.3", PE_INIT_NORMAL }, { "none", PE_INIT_DEFAULT },
 		{ "zeros", PE_INIT_DEFAULT }, { "mrope", PE_INIT_DEFAULT },
 		{ "mrope,theta=10000", PE_INIT_DEFAULT }, { "string", PE_INIT_NORMAL },
-		{ "rope-nd", PE_INIT_NORMAL },
+		{ "rope-nd", PE_INIT_NORMAL }, { "videorope", PE_INIT_DEFAULT },
+		{ "videorope,theta=10000,delta=0.5", PE_INIT_DEFAULT },
 	};
 
 	test_parse();

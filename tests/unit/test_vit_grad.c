@@ -465,6 +465,11 @@ main(void)
 	small(&c, "rope-mixed", 2);
 	c.share = PE_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
+	/* VideoRoPE: t's pairs and the diagonal, 3 axes, CLS positioned */
+	small(&c, "videorope", 3);
+	c.cls_rotate = 1;
+	c.cls_pos[0] = c.cls_pos[1] = c.cls_pos[2] = 1;
+	check(&c, 0, 1, "videorope 3 axes, CLS rotated");
 	/* a basis per set: P^T as a product per head, its gradient per head
 	 * (own sets) or in head order (shared) */
 	small(&c, "string", 3);

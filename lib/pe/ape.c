@@ -9,7 +9,11 @@
  * reads the table as that code does: its grid_sample takes the
  * coordinates in reverse order, and in 2D a zero first, so a 2D token
  * reads the middle column of its row and a 3D one the table's frame axis
- * at its x and its x axis at its frame.  Initialised as that code's:
+ * at its x and its x axis at its frame.  Option centres moves the corner
+ * rule to grid_sample's align_corners False: row i holds the cell centre
+ * (i + 0.5) / n, so that the patch centres of the training grid, the
+ * positions ComRoPE feeds, read their own rows exactly; outside the
+ * centres, the border rows.  Initialised as that code's:
  * normal(0, 1). */
 #include <stdio.h>
 
@@ -19,13 +23,16 @@
 #include "posemb.h"
 #include "rng.h"
 
-/* official: read as ComRoPE's code reads it. */
+/* official: read as ComRoPE's code reads it; centres: rows at the cell
+ * centres. */
 struct ape {
 	int	 official;
+	int	 centres;
 };
 
 static const struct pe_option options[] = {
 	{ "official", PE_OPT_FLAG, 0, offsetof(struct ape, official) },
+	{ "centres", PE_OPT_FLAG, 0, offsetof(struct ape, centres) },
 	{ 0 },
 };
 
@@ -74,7 +81,7 @@ sample(const struct pe *pe, int *idx, float *w, float *pos, int N, const int *G)
 			}
 		}
 		for (int a = 0; a < A; a++)
-			c[a] = p[a] * (G[a] - 1);
+			c[a] = o->centres ? p[a] * G[a] - 0.5f : p[a] * (G[a] - 1);
 		posemb_corners(c, G, A, 0, idx + (size_t)n * K, w + (size_t)n * K);
 	}
 }
@@ -85,7 +92,7 @@ static const struct pe_table table = {
 };
 
 const struct pe_method pe_ape = {
-	.name = "ape", .synopsis = "ape[,official]", .flops_all = "ape",
+	.name = "ape", .synopsis = "ape[,official][,centres]", .flops_all = "ape",
 	.flags = PEM_COMMUTES, .table = &table, .options = options, .check = check,
 	.conv = PE_CONV_CENTRE,
 };

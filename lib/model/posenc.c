@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "adamw.h"
+#include "carve.h"
 #include "err.h"
 #include "nn.h"
 #include "pe_method.h"
@@ -71,19 +72,6 @@ posenc_init_params(struct posenc *p, uint64_t seed, struct err *e)
 	if (pe_init_params(&p->pe, &ini, p->params) == -1)
 		return err_set(e, "%s", p->pe.err);
 	return 0;
-}
-
-/* Carve n floats, 64-byte aligned, from *cur (NULL: count only). */
-static float *
-carve(char **cur, size_t n, size_t *total)
-{
-	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-	*total += bytes;
-	if (*cur == NULL)
-		return NULL;
-	float *f = (float *)*cur;
-	*cur += bytes;
-	return f;
 }
 
 size_t

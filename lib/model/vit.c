@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "adamw.h"
+#include "carve.h"
 #include "err.h"
 #include "nn.h"
 #include "posenc.h"
@@ -268,19 +269,6 @@ static int
 nchunks(int N)
 {
 	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
-}
-
-/* Carve n floats, 64-byte aligned, from the activation block. */
-static float *
-carve(char **cur, size_t n, size_t *total)
-{
-	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-	*total += bytes;
-	if (*cur == NULL)
-		return NULL;
-	float *p = (float *)*cur;
-	*cur += bytes;
-	return p;
 }
 
 /* Carve n floats when want, else NULL. */

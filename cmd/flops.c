@@ -298,7 +298,7 @@ main(int argc, char *argv[])
 	T = tokens_of(&o);
 	n = split_pes(&o, list, &pes);
 	base = o.c;
-	snprintf(base.pe, sizeof base.pe, "abs");
+	snprintf(base.pe, sizeof base.pe, "%s", pe_baseline());
 	count(&base, T, o.batch, o.count, &fa);
 
 	/* Count everything first: a bad encoding fails before any output;

@@ -3,7 +3,7 @@
  * vector types, prefetch and streaming stores, the compiler's tuning of
  * kernel files, and the constants that depend on caches and registers.
  *
- * The kernels (lib/math/expm*, lib/pe/pe_apply.c, pe_rot.c, pe_comrope.c)
+ * The kernels (lib/math/expm*, lib/pe/pe_apply.c, pe_rot.c, pe_scaled.c)
  * are C on GCC's vector types, so they are correct on any target:
  * `make test PORTABLE=1` builds and tests them without -march=native.
  * They are sized for AVX-512, where a 64-byte vector is one of 32
@@ -50,7 +50,7 @@ typedef int v8i __attribute__((vector_size(32)));
 /* Prefetch distances: how far ahead of its work a loop fetches, in its
  * own units, about a memory latency's worth. */
 #define ARCH_AHEAD_TILES	2	/* pe_apply.c: tiles of images */
-#define ARCH_AHEAD_TOKENS	6	/* pe_comrope.c: tokens' blocks */
+#define ARCH_AHEAD_TOKENS	6	/* pe_scaled.c: tokens' blocks */
 #define ARCH_AHEAD_RAYS		16	/* pe_rot.c: rays of blocks */
 #define ARCH_L1_FLOATS		4096	/* 16 KB: half a 32 KB L1 data cache */
 

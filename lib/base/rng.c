@@ -104,3 +104,15 @@ rng_shuffle(struct rng *r, int64_t *perm, int64_t n)
 		perm[j] = t;
 	}
 }
+
+void
+rng_trunc_normal(struct rng *r, float *p, size_t n, float std)
+{
+	for (size_t i = 0; i < n; i++) {
+		double z;
+		do
+			z = rng_normal(r);
+		while (z < -2 || z > 2);
+		p[i] = (float)(z * std);
+	}
+}

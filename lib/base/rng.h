@@ -7,6 +7,7 @@
 #ifndef RNG_H
 #define RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct rng {
@@ -27,6 +28,9 @@ uint64_t rng_below(struct rng *r, uint64_t n);
 double	 rng_uniform(struct rng *r);
 /* Standard normal deviate (Box-Muller, both halves used). */
 double	 rng_normal(struct rng *r);
+/* p[n] = std times normal deviates truncated to [-2, 2] (redrawn outside,
+ * as timm's trunc_normal_), as floats. */
+void	 rng_trunc_normal(struct rng *r, float *p, size_t n, float std);
 /* Shuffle perm[n] in place (Fisher-Yates). */
 void	 rng_shuffle(struct rng *r, int64_t *perm, int64_t n);
 

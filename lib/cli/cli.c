@@ -348,7 +348,7 @@ cli_prec_parse(const char *name)
 	    GEMM_BF16 : -1;
 }
 
-enum gemm_prec
+int
 cli_opt_precision(const char *arg)
 {
 	int p = cli_prec_parse(arg);

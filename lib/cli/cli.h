@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdint.h>
 
-#include "nn.h"
-
 #define EXIT_USAGE	2
 
 extern const char *progname;
@@ -70,7 +68,7 @@ int	 cli_opt_share(const char *arg);
 int	 cli_opt_pool(const char *arg);
 uint64_t cli_opt_seed(const char *arg);
 int	 cli_opt_threads(const char *arg);
-enum gemm_prec cli_opt_precision(const char *arg);
+int	 cli_opt_precision(const char *arg);	/* an enum gemm_prec (nn.h) */
 /* The enum gemm_prec that name ("fp32", "bf16") names, or -1. */
 int	 cli_prec_parse(const char *name);
 

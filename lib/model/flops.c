@@ -60,7 +60,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
     struct flops *f, char *err, size_t errlen)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
-	double P = c->P, N = T + 1.0, hd, grid = 1, table, Nrot, sets, Nq, rows;
+	double P = c->P, N = T + 1.0, hd, table, Nrot, sets, Nq, rows;
 	struct pe pe;
 	int i;
 
@@ -77,14 +77,12 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		return -1;
 	}
 	hd = D / H;
-	for (i = 0; i < c->axes; i++)
-		grid *= c->grid[i] > 0 ? c->grid[i] : 1;
 
 	f->params[FLOPS_PATCH] = P * D + D;
 	f->macs[FLOPS_PATCH] = T * P * D;
 	/* a learned table: abs's with a CLS row, ape's without */
-	table = pe.table == PE_TABLE_LEARNED ? (grid + 1) * D :
-	    pe.table == PE_TABLE_SAMPLED ? grid * D : 0;
+	const char *tname;
+	table = (double)pe_table_rows(&pe, c->grid, &tname) * D;
 	f->params[FLOPS_EMBED] = D + table;
 	/* Nq: the rows of the last block after its q, k, v.  Under CLS pooling
 	 * the engine carries on with the CLS row only (the head reads nothing
@@ -120,7 +118,7 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 		sets = (double)pe.nset / batch;
 		f->macs[FLOPS_PE_ANGLES] = sets * Nrot * angle_macs(&pe);
 		double b3 = (double)pe.block * pe.block * pe.block;
-		if (comrope_closed(&pe))	/* per block an eigendecomposition */
+		if (scaled_closed(&pe))	/* per block an eigendecomposition */
 			f->macs[FLOPS_PE_EXP] = sets * pe.nblock * (FLOPS_EIG_PRODUCTS +
 			    Nrot * FLOPS_COMROPE_PRODUCTS) * b3;
 		else if (pe.block > 2)

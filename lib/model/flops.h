@@ -57,7 +57,7 @@ struct flops {
  * Taylor polynomial and 5 squarings (their number depends on the norm of
  * the generator sum); 2x2 blocks are a cosine and a sine, no MACs. */
 #define FLOPS_EXPM_PRODUCTS	10
-/* comrope-ap and comrope-ld (lib/pe/pe_comrope.c): per token and block two
+/* comrope-ap and comrope-ld (lib/pe/pe_scaled.c): per token and block two
  * BxB products, R = Re(V diag(e^(-i s mu)) V^H); per block and batch an
  * eigendecomposition, charged as 18 products (LAPACK zheev's ~9 B^3
  * complex operations with vectors). */

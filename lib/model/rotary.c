@@ -32,6 +32,7 @@
 
 #include "nn.h"
 #include "pe.h"
+#include "rotary.h"
 
 #define CHUNK	4	/* tokens per parallel work item */
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pe.h"
+#include "pe_method.h"
 #include "timm.h"
 
 /* How a tensor goes between the two layouts. */
@@ -125,20 +126,24 @@ block_of(const char *name, const char **rest)
 	return (int)l;
 }
 
-/* Whether m's encoding has timm's rope.freqs layout: rope-mixed, 2 axes,
- * a set per layer and head. */
-static int
-freqs_layout(const struct vit_config *c)
-{
-	return strcmp(c->pe, "rope-mixed") == 0 && c->axes == 2 && c->share == PE_SHARE_NONE;
-}
-
 /* The pe of config c (parsed; c was checked). */
 static void
 parse_pe(const struct vit_config *c, struct pe *pe)
 {
 	pe_parse(pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
 	    pe_share_name(c->share));
+}
+
+/* Whether m's encoding has timm's rope.freqs layout: the encoding timm
+ * keeps there (rope-mixed), 2 axes, a set per layer and head. */
+static int
+freqs_layout(const struct vit_config *c)
+{
+	struct pe pe;
+
+	parse_pe(c, &pe);
+	return pe.method && pe.method->timm && strcmp(pe.method->timm, "rope.freqs") == 0 &&
+	    c->axes == 2 && c->share == PE_SHARE_NONE;
 }
 
 /* pe.params [depth][heads][axes (y, x)][pairs] <-> rope.freqs [axes (x,
@@ -497,7 +502,8 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 	if (pos != NULL && freqs != NULL)
 		return fail(err, errlen, "both pos_embed and rope.freqs: vitpipe's models have "
 		    "one position encoding");
-	snprintf(c->pe, sizeof c->pe, "%s", pos ? "abs" : freqs ? "rope-mixed" : "none");
+	const char *pe = pos ? pe_by_timm("pos_embed") : freqs ? pe_by_timm("rope.freqs") : NULL;
+	snprintf(c->pe, sizeof c->pe, "%s", pe ? pe : "none");
 	int side = 0;
 	if (pos != NULL && pos->rank == 3 && pos->shape[1] >= 2)
 		side = cube_side(pos->shape[1] - 1, c->axes);

@@ -14,8 +14,10 @@
 #include <sys/mman.h>
 
 #include "adamw.h"
+#include "carve.h"
+#include "err.h"
 #include "nn.h"
-#include "pe.h"
+#include "posenc.h"
 #include "rng.h"
 #include "vit.h"
 
@@ -48,36 +50,14 @@ struct lact {			/* activations of one block */
 };
 
 struct vit_state {
-	struct pe pe;		/* the position encoding (lib/pe/pe.h) */
-	int	 rotary;	/* 1: q, k rotated by R */
-	struct pe_work pwork;
-	float	*R, *dR;	/* [nset][Tr][rsize] rotations, their gradient */
-	float	*basis, *dbasis;	/* [nset][hd][hd] bases (pe.basis), their
-				   gradient */
-	float	*posr;		/* [Tr][A] this forward's positions */
-	int	 Tn;		/* rotated rows per record: T (+1 with CLS) */
-	int	 Tr;		/* rows of R per set: Tn, or B * Tn per record */
-	int	 rot_per_record;
-	/* R was made from keypar and keypos (keyTr rows) when rot_ok; a
-	 * forward with the same ones reuses it.  dR_pending: dR (and dbasis)
-	 * hold the backwards' sums for R not yet taken to the generators
-	 * (vit_defer_rotation_grad). */
-	float	*keypar;	/* [pe.nparam] */
-	float	*keypos;	/* [Tr][A] */
-	int	 keyTr, rot_ok, rot_defer, dR_pending;
-	float	*pe_params;	/* [pe.nparam] view, or NULL */
-	int	 grid[VIT_MAXAXES];	/* run grid */
-	int	 K;		/* 2^A interpolation corners */
-	int	*pidx;		/* [1+maxT][K]: the table rows a row of h reads */
-	float	*pw;		/* ... and their weights; ape: [maxB][1+maxT][K] */
-	float	*apos;		/* ape: [maxB][1+maxT][A] the positions read */
-	int	 tab_per_record;	/* ape, last forward: pidx, pw per record */
-	float	*sincos;	/* [1+G][D] fixed table, or NULL */
+	struct posenc pos;	/* the position stage: encoding, rotations,
+				   tables (posenc.h) */
 	int	 nthr;
 
-	/* parameter views; posemb: abs's pos_embed [1+G][D], ape's pos_table
-	 * [G][D], or NULL */
+	/* parameter views; posemb: the position stage's learned table, and
+	 * pe_params its pe.params [nparam], or NULL */
 	float	*patchw, *patchb, *cls, *posemb, *normg, *normb, *headw, *headb;
+	float	*pe_params;
 	struct layer *L;	/* [depth] parameter views */
 
 	/* last forward */
@@ -98,8 +78,6 @@ struct vit_state {
 	float	*logits, *prob, *target;	/* [B][C] */
 	float	*dist2;		/* [B][T1][T1] locality distances */
 	int	 dist_per_record;
-	const float *clsrec;	/* [B][A] the records' CLS positions, or NULL:
-				   c.cls_pos (vit_set_cls_positions) */
 
 	/* backward scratch */
 	float	*dh;		/* [N][D] gradient of the residual stream */
@@ -121,8 +99,6 @@ struct vit_state {
 /* The gradient of parameter view p: the arena holds grad nparam floats
  * after param. */
 #define GRAD(m, p)	((p) + ((m)->grad - (m)->param))
-
-static void	rotation_grad(struct vit *m);
 
 /* ---- arena and tensor table ---- */
 
@@ -198,17 +174,15 @@ layout(struct builder *b)
 	const struct vit_config *c = &m->c;
 	int D = c->dim, M = c->mlp, H = c->heads;
 	char nm[VIT_MAXNAME];
+	const char *table;
+	int rows = posenc_table_rows(&s->pos, &table);
 
 	m->nparam = 0;
 	s->patchw = tensor(b, "patch.w", 1, 2, D, c->P);
 	s->patchb = tensor(b, "patch.b", 0, 1, D);
 	s->cls = tensor(b, "cls", 0, 1, D);
-	if (s->pe.table == PE_TABLE_LEARNED)
-		s->posemb = tensor(b, "pos_embed", 0, 2,
-		    1 + vit_grid_size(c->grid, c->axes), D);
-	if (s->pe.table == PE_TABLE_SAMPLED)
-		s->posemb = tensor(b, "pos_table", 0, 2,
-		    vit_grid_size(c->grid, c->axes), D);
+	if (rows > 0)
+		s->posemb = tensor(b, table, 0, 2, rows, D);
 	for (int l = 0; l < c->depth; l++) {
 		struct layer none, *L = s->L != NULL ? &s->L[l] : &none;
 #define T(field, decay, name, ...) do {					\
@@ -235,54 +209,37 @@ layout(struct builder *b)
 	s->normb = tensor(b, "norm.b", 0, 1, D);
 	s->headw = tensor(b, "head.w", 1, 2, c->classes, D);
 	s->headb = tensor(b, "head.b", 0, 1, c->classes);
-	if (s->pe.nparam > 0)
-		s->pe_params = tensor(b, PE_FIELD, 0, 1, (int)s->pe.nparam);
-}
-
-/* Truncated normal (within 2 std, as timm's trunc_normal_). */
-static void
-trunc_normal(float *p, size_t n, float std, struct rng *r)
-{
-	for (size_t i = 0; i < n; i++) {
-		double z;
-		do
-			z = rng_normal(r);
-		while (z < -2 || z > 2);
-		p[i] = (float)(z * std);
-	}
+	if (s->pos.pe.nparam > 0)
+		s->pe_params = tensor(b, PE_FIELD, 0, 1, (int)s->pos.pe.nparam);
 }
 
 static int
-init_params(struct vit *m, uint64_t seed)
+init_params(struct vit *m, uint64_t seed, struct err *e)
 {
 	const struct vit_config *c = &m->c;
+	struct vit_state *s = m->st;
 	for (int i = 0; i < m->ntensor; i++) {
 		const struct vit_tensor *t = &m->tensor[i];
 		float *p = m->param + t->off;
 		const char *leaf = strrchr(t->name, '.');
 		struct rng r;
 		rng_seed(&r, seed, (uint64_t)i);	/* one stream per tensor */
-		if (strcmp(t->name, PE_FIELD) == 0)
-			continue;	/* pe_init_params below */
-		if (strcmp(t->name, "pos_table") == 0)
-			for (size_t j = 0; j < t->n; j++)	/* ComRoPE's randn */
-				p[j] = (float)rng_normal(&r);
+		if (p == s->pe_params)
+			continue;	/* posenc_init_params below */
+		if (p == s->posemb)
+			posenc_init_table(&s->pos, p, t->n, &r);
 		else if (strstr(t->name, "log_sigma") != NULL)
 			for (size_t j = 0; j < t->n; j++)
 				p[j] = logf(c->sigma);
 		else if (t->rank >= 2 || strcmp(t->name, "cls") == 0)
-			trunc_normal(p, t->n, 0.02f, &r);
+			rng_trunc_normal(&r, p, t->n, 0.02f);
 		else if (leaf != NULL && strcmp(leaf, ".w") == 0)
 			for (size_t j = 0; j < t->n; j++)
 				p[j] = 1.0f;	/* LayerNorm gains */
 		else
 			memset(p, 0, sizeof(float) * t->n);
 	}
-	struct vit_state *s = m->st;
-	if (s->pe_params == NULL)
-		return 0;
-	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = seed };
-	return pe_init_params(&s->pe, &ini, s->pe_params);
+	return posenc_init_params(&s->pos, seed, e);
 }
 
 /* ---- activations ---- */
@@ -312,19 +269,6 @@ static int
 nchunks(int N)
 {
 	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
-}
-
-/* Carve n floats, 64-byte aligned, from the activation block. */
-static float *
-carve(char **cur, size_t n, size_t *total)
-{
-	size_t bytes = (n * sizeof(float) + 63) & ~(size_t)63;
-	*total += bytes;
-	if (*cur == NULL)
-		return NULL;
-	float *p = (float *)*cur;
-	*cur += bytes;
-	return p;
 }
 
 /* Carve n floats when want, else NULL. */
@@ -371,7 +315,7 @@ activations(struct vit *m, char *block)
 		a->ln1m = carve(&cur, N, &tot);
 		a->ln1r = carve(&cur, N, &tot);
 		a->qkv = carve(&cur, N * 3 * D, &tot);
-		a->qkr = s->rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
+		a->qkr = s->pos.rotary ? carve(&cur, N * 2 * D, &tot) : NULL;
 		a->P = carve_if(train, &cur, B * H * T1 * T1, &tot);
 		a->att = carve(&cur, N * D, &tot);
 		a->h1 = train ? carve(&cur, N * D, &tot) : a->att;
@@ -395,19 +339,11 @@ activations(struct vit *m, char *block)
 	s->dh = carve_if(train, &cur, N * D, &tot);
 	s->dD = carve_if(train, &cur, N * D, &tot);
 	s->dqkv = carve_if(train, &cur, N * 3 * D, &tot);
-	s->dqkr = carve_if(train && s->rotary, &cur, N * 2 * D, &tot);
-	if (s->rotary) {
-		size_t Tr = (c->pos_per_record ? B : 1) * T1, nr = (size_t)s->pe.nset *
-		    Tr * s->pe.rsize;
-		s->R = carve(&cur, nr, &tot);
-		s->dR = carve_if(train, &cur, nr, &tot);
-		size_t np = s->pe.basis ? (size_t)s->pe.nset * (D / H) * (D / H) : 0;
-		s->basis = carve_if(np > 0, &cur, np, &tot);
-		s->dbasis = carve_if(np > 0 && train, &cur, np, &tot);
-		s->posr = carve(&cur, Tr * c->axes, &tot);
-		s->keypos = carve(&cur, Tr * c->axes, &tot);
-		s->keypar = carve(&cur, s->pe.nparam, &tot);
-	}
+	s->dqkr = carve_if(train && s->pos.rotary, &cur, N * 2 * D, &tot);
+	size_t pb = posenc_carve(&s->pos, m->maxB, m->maxT, train, cur);
+	tot += pb;
+	if (cur != NULL)
+		cur += pb;
 	s->dM = carve_if(train, &cur, N * M, &tot);
 	s->dpooled = carve_if(train, &cur, B * D, &tot);
 	s->dlogits = carve_if(train, &cur, B * C, &tot);
@@ -420,13 +356,14 @@ activations(struct vit *m, char *block)
 	return tot;
 }
 
-/* The position encoding of config c into pe; 0, or -1 with err. */
+/* The position stage of m's config; 0, or -1 with err. */
 static int
-parse_pe(struct pe *pe, const struct vit_config *c, char *err, size_t errlen)
+position_stage(struct vit *m, char *err, size_t errlen)
 {
-	if (pe_parse(pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
-	    pe_share_name(c->share)) == -1) {
-		snprintf(err, errlen, "%s", pe->err);
+	struct err e;
+
+	if (posenc_init(&m->st->pos, &m->c, &e) == -1) {
+		snprintf(err, errlen, "%s", e.msg);
 		return -1;
 	}
 	return 0;
@@ -442,20 +379,11 @@ vit_layout(const struct vit_config *c, int (*fn)(void *arg,
 	struct builder b = { .m = &m, .sizing = 1, .visit = fn, .arg = arg };
 
 	if (vit_config_check(c, err, errlen) == -1 ||
-	    parse_pe(&s.pe, c, err, errlen) == -1)
+	    position_stage(&m, err, errlen) == -1)
 		return -1;
 	layout(&b);
 	*nparam = m.nparam;
 	return b.rc;
-}
-
-/* Floats of the fixed table of a model of c, whose encoding is pe: sincos's
- * [1+G][D], or 0. */
-static size_t
-fixed_floats(const struct vit_config *c, const struct pe *pe)
-{
-	return pe->table == PE_TABLE_SINCOS ?
-	    (size_t)(1 + vit_grid_size(c->grid, c->axes)) * c->dim : 0;
 }
 
 /* 0 when the fixed table of model m, sized (nparam known), which no file
@@ -466,7 +394,7 @@ static int
 fixed_check(const struct vit *m, char *err, size_t errlen)
 {
 	const struct vit_config *c = &m->c;
-	size_t n = fixed_floats(c, &m->st->pe), nparam = m->nparam;
+	size_t n = posenc_fixed_floats(&m->st->pos), nparam = m->nparam;
 
 	if (n <= nparam || n <= VIT_MAXFIXED)
 		return 0;
@@ -496,15 +424,8 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	m->maxB = maxB;
 	m->maxT = maxT;
 	s->nthr = omp_get_max_threads();
-	if (parse_pe(&s->pe, c, err, errlen) == -1)
+	if (position_stage(m, err, errlen) == -1)
 		goto fail;
-	s->rotary = s->pe.rotary && !s->pe.identity;
-	if (s->rotary && pe_work_init(&s->pwork, &s->pe,
-	    (c->pos_per_record ? maxB : 1) * (maxT + 1)) == -1) {
-		snprintf(err, errlen, "%s", s->pwork.err);
-		goto fail;
-	}
-	s->pwork.f32 = 1;	/* float R, as float32 autograd: vit_exact_rotations */
 	s->L = calloc(c->depth, sizeof *s->L);
 	s->A = calloc(c->depth, sizeof *s->A);
 	if (s->L == NULL || s->A == NULL)
@@ -529,35 +450,24 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	b.sizing = 0;
 	b.base = m->param;
 	layout(&b);
-	if (!infer && init_params(m, seed) == -1) {	/* infer: the caller's */
-		snprintf(err, errlen, "%s", s->pe.err);
-		goto fail;
-	}
+	posenc_bind(&s->pos, s->posemb, s->posemb && !infer ? GRAD(m, s->posemb) : NULL,
+	    s->pe_params, s->pe_params && !infer ? GRAD(m, s->pe_params) : NULL);
+	struct err e;
+	if (!infer && init_params(m, seed, &e) == -1)	/* infer: the caller's */
+		goto failed;
 
 	size_t abytes = activations(m, NULL);
 	s->block = huge_alloc(abytes);
 	if (s->block == NULL)
 		goto nomem;
 	activations(m, s->block);
-
-	s->K = 1 << c->axes;
-	size_t rows = (size_t)(1 + maxT) * (s->pe.table == PE_TABLE_SAMPLED ? maxB : 1);
-	s->pidx = malloc(sizeof(int) * rows * s->K);
-	s->pw = malloc(sizeof(float) * rows * s->K);
-	if (s->pidx == NULL || s->pw == NULL)
-		goto nomem;
-	if (s->pe.table == PE_TABLE_SAMPLED &&
-	    (s->apos = malloc(sizeof(float) * rows * c->axes)) == NULL)
-		goto nomem;
-	if (s->pe.table == PE_TABLE_SINCOS) {
-		s->sincos = malloc(sizeof(float) * fixed_floats(c, &s->pe));
-		if (s->sincos == NULL)
-			goto nomem;
-		posemb_sincos(s->sincos, c->grid, c->axes, c->dim);
-	}
-	if (vit_has_table(m) && vit_grid_size(c->grid, c->axes) <= maxT)
-		vit_set_grid(m, c->grid);
+	if (posenc_alloc(&s->pos, maxB, maxT, &e) == -1)
+		goto failed;
 	return m;
+failed:
+	snprintf(err, errlen, "%s", e.msg);
+	vit_destroy(m);
+	return NULL;
 nomem:
 	snprintf(err, errlen, "out of memory");
 fail:
@@ -578,7 +488,7 @@ vit_describe(const struct vit_config *c, char *err, size_t errlen)
 		goto fail;
 	}
 	m->c = *c;
-	if (vit_config_check(c, err, errlen) == -1 || parse_pe(&s->pe, c, err, errlen) == -1)
+	if (vit_config_check(c, err, errlen) == -1 || position_stage(m, err, errlen) == -1)
 		goto fail;
 	struct builder b = { .m = m, .sizing = 1 };
 	layout(&b);
@@ -614,11 +524,7 @@ vit_destroy(struct vit *m)
 		free(s->block);
 		free(s->L);
 		free(s->A);
-		free(s->pidx);
-		free(s->pw);
-		free(s->apos);
-		free(s->sincos);
-		pe_work_free(&s->pwork);
+		posenc_free(&s->pos);
 		free(s);
 	}
 	free(m->param);
@@ -688,41 +594,32 @@ vit_set_grid(struct vit *m, const int *grid)
 		if (n > m->maxT)
 			return -1;
 	}
-	memcpy(s->grid, grid, sizeof(int) * A);
-	if (vit_has_table(m))
-		posemb_grid(s->pidx, s->pw, m->c.grid, grid, A);
+	posenc_set_grid(&s->pos, grid);
 	return 0;
 }
 
 int
 vit_has_table(const struct vit *m)
 {
-	int t = m->st->pe.table;
-	return t == PE_TABLE_LEARNED || t == PE_TABLE_SINCOS;
+	return posenc_grid_table(&m->st->pos);
 }
 
 void
 vit_exact_rotations(struct vit *m, int exact)
 {
-	if (m->st->pwork.f32 == !exact)
-		return;
-	rotation_grad(m);
-	m->st->pwork.f32 = !exact;
-	m->st->rot_ok = 0;
+	posenc_exact(&m->st->pos, exact);
 }
 
 void
 vit_defer_rotation_grad(struct vit *m, int on)
 {
-	m->st->rot_defer = on;
-	if (!on)
-		rotation_grad(m);
+	posenc_defer(&m->st->pos, on);
 }
 
 void
 vit_grad_complete(struct vit *m)
 {
-	rotation_grad(m);
+	posenc_settle(&m->st->pos);
 }
 
 void
@@ -730,23 +627,14 @@ vit_zero_grad(struct vit *m)
 {
 	if (m->grad != NULL)
 		memset(m->grad, 0, m->nparam * sizeof(float));
-	m->st->dR_pending = 0;
+	posenc_zero_grad(&m->st->pos);
 }
 
 double
 vit_grad_sumsq(const struct vit *m)
 {
-	const struct vit_state *s = m->st;
-	double sum = grad_sumsq(m->grad, (int64_t)m->nparam);
-	int64_t off, n = pe_tied(&s->pe, &off);
-
-	if (n == 0 || s->pe_params == NULL)
-		return sum;
-	const float *g = m->grad + (s->pe_params - m->param);
-	for (int k = 0; k < s->pe.nset; k++)
-		if (pe_tie_first(&s->pe, k) != k)
-			sum -= grad_sumsq(g + k * s->pe.set_params + off, n);
-	return sum;
+	return posenc_untied_sumsq(&m->st->pos,
+	    grad_sumsq(m->grad, (int64_t)m->nparam));
 }
 
 const float *
@@ -899,7 +787,7 @@ attn_shape(const struct vit *m)
 	int D = m->c.dim;
 	return (struct attn){ .B = s->B, .T = s->T + 1, .Tq = s->T + 1,
 	    .H = m->c.heads,
-	    .hd = D / m->c.heads, .ldqk = s->rotary ? 2 * D : 3 * D, .ldv = 3 * D,
+	    .hd = D / m->c.heads, .ldqk = s->pos.rotary ? 2 * D : 3 * D, .ldv = 3 * D,
 	    .dist2 = s->dist2, .dist_per_record = s->dist_per_record,
 	    .nthr = s->nthr, .scratch = s->ascr, .prec = m->prec };
 }
@@ -922,138 +810,10 @@ drop_grad(float *buf, const float *dy, const float *mask, float p, size_t n)
 	return buf;
 }
 
-static struct rot
-rot_shape(const struct vit *m)
-{
-	const struct vit_state *s = m->st;
-	return (struct rot){ .pe = &s->pe, .B = s->B, .T1 = s->T + 1,
-	    .H = m->c.heads, .hd = m->c.dim / m->c.heads, .Tn = s->Tn,
-	    .Tr = s->Tr, .per_record = s->rot_per_record, .P = s->basis,
-	    .dP = s->dbasis };
-}
-
-/* dparams += what a deferred dR gives, through the R that keypar and
- * keypos made. */
-static void
-rotation_grad(struct vit *m)
-{
-	struct vit_state *s = m->st;
-
-	if (!s->dR_pending)
-		return;
-	pe_rotations_backward(&s->pe, &s->pwork, s->keypar, s->keyTr, s->keypos,
-	    s->R, s->dR, GRAD(m, s->pe_params));
-	if (s->pe.basis)
-		pe_bases_backward(&s->pe, &s->pwork, s->keypar, s->dbasis,
-		    GRAD(m, s->pe_params));
-	s->dR_pending = 0;
-}
-
-/* n rows of A positions in place as the encoding sees them:
- * pos_scale * p + pos_shift (the identity is left alone, bit for bit). */
-static void
-map_positions(const struct vit_config *c, float *p, size_t n)
-{
-	int A = c->axes, same = 1;
-
-	for (int a = 0; a < A; a++)
-		same &= c->pos_scale[a] == 1 && c->pos_shift[a] == 0;
-	for (size_t t = 0; t < n && !same; t++)
-		for (int a = 0; a < A; a++)
-			p[t * A + a] = (float)((double)c->pos_scale[a] * p[t * A + a] +
-			    c->pos_shift[a]);
-}
-
-/* Record b's CLS position [A]. */
-static const float *
-cls_position(const struct vit *m, int b)
-{
-	return m->st->clsrec ? m->st->clsrec + (size_t)b * m->c.axes : m->c.cls_pos;
-}
-
 void
 vit_set_cls_positions(struct vit *m, const float *cls)
 {
-	m->st->clsrec = cls;
-}
-
-/* dst[nrec][cls + T][A]: the first nrec records' CLS position (when cls)
- * and their tokens' pos[b][T][A], as the encoding sees them. */
-static void
-gather_positions(const struct vit *m, const float *pos, int nrec, int T,
-    int cls, float *dst)
-{
-	int A = m->c.axes;
-
-	for (int b = 0; b < nrec; b++) {
-		float *p = dst + (size_t)b * (T + cls) * A;
-		if (cls)
-			memcpy(p, cls_position(m, b), sizeof(float) * A);
-		memcpy(p + (size_t)cls * A, pos + (size_t)b * T * A,
-		    sizeof(float) * T * A);
-	}
-	map_positions(&m->c, dst, (size_t)nrec * (T + cls));
-}
-
-/* ape's (row, weight) pairs for this batch: the CLS at its position (none
- * without one), then the tokens; once for all records when they share
- * positions, else for each record's rows.  Option official: at the
- * coordinates ComRoPE's code reads (lib/pe/ape.c). */
-static void
-sample_table(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
-    int shared)
-{
-	struct vit_state *s = m->st;
-	const struct vit_config *c = &m->c;
-	int A = c->axes, T1 = T + 1, K = s->K, nrec = shared ? 1 : B;
-	size_t n = (size_t)nrec * T1;
-
-	s->tab_per_record = !shared;
-	gather_positions(m, pos, nrec, T, 1, s->apos);
-	if (s->pe.official)
-		for (size_t r = 0; r < n; r++) {
-			float *p = s->apos + r * A, t = p[0];
-			if (A == 2)
-				p[1] = 0.5f;
-			else {
-				p[0] = p[2];
-				p[2] = t;
-			}
-		}
-	posemb_sample(s->pidx, s->pw, s->apos, (int)n, c->grid, A);
-	if (!c->cls_rotate)
-		for (int b = 0; b < nrec; b++)
-			memset(s->pw + (size_t)b * T1 * K, 0, sizeof(float) * K);
-}
-
-/* The rotations of every set for this batch's positions: once for all
- * records when they share positions, else for each record's rows. */
-static void
-rotations(struct vit *m, const float *pos /* [B][T][A] */, int B, int T,
-    int shared)
-{
-	struct vit_state *s = m->st;
-	const struct vit_config *c = &m->c;
-	int A = c->axes, cls = c->cls_rotate, nrec = shared ? 1 : B;
-	s->Tn = T + cls;
-	s->Tr = nrec * s->Tn;
-	s->rot_per_record = !shared;
-	gather_positions(m, pos, nrec, T, cls, s->posr);
-	/* R[set][t] depends on t's position and the parameters alone */
-	size_t npos = sizeof(float) * s->Tr * A, npar = sizeof(float) * s->pe.nparam;
-	if (s->rot_ok && s->keyTr == s->Tr && memcmp(s->keypos, s->posr, npos) == 0 &&
-	    (npar == 0 || memcmp(s->keypar, s->pe_params, npar) == 0))
-		return;
-	rotation_grad(m);	/* a deferred dR belongs to the R about to go */
-	pe_rotations(&s->pe, &s->pwork, s->pe_params, s->Tr, s->posr, s->R);
-	if (s->pe.basis)
-		pe_bases(&s->pe, &s->pwork, s->pe_params, s->basis);
-	memcpy(s->keypos, s->posr, npos);
-	if (npar > 0)
-		memcpy(s->keypar, s->pe_params, npar);
-	s->keyTr = s->Tr;
-	s->rot_ok = 1;
-	m->rotations_made++;
+	posenc_set_cls(&m->st->pos, cls);
 }
 
 float
@@ -1071,14 +831,12 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "model holds %d x %d", B, T, m->maxB, m->maxT);
 		return NAN;
 	}
-	int table = vit_has_table(m);
-	if (table && T != vit_grid_size(s->grid, c->axes)) {
+	if (vit_has_table(m) && T != vit_grid_size(s->pos.grid, c->axes)) {
 		snprintf(m->err, sizeof m->err, "%d tokens do not fill the grid "
 		    "of the position table (vit_set_grid)", T);
 		return NAN;
 	}
-	int sampled = s->pe.table == PE_TABLE_SAMPLED;
-	if ((c->locality || s->rotary || sampled) && pos == NULL) {
+	if ((c->locality || posenc_needs_positions(&s->pos)) && pos == NULL) {
 		snprintf(m->err, sizeof m->err, "positions needed");
 		return NAN;
 	}
@@ -1087,9 +845,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "alone does not train");
 		return NAN;
 	}
-	int shared = pos == NULL || (vit_shared_positions(pos, B, T, c->axes) &&
-	    (s->clsrec == NULL || vit_shared_positions(s->clsrec, B, 1, c->axes)));
-	if (s->rotary && !shared && !c->pos_per_record) {
+	int shared = posenc_shared(&s->pos, pos, B, T);
+	if (s->pos.rotary && !shared && !c->pos_per_record) {
 		snprintf(m->err, sizeof m->err, "records of a batch have "
 		    "different positions: the model needs pos_per_record");
 		return NAN;
@@ -1100,6 +857,13 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	s->seed = seed;
 	s->have_target = target != NULL && !m->infer;	/* vit_backward runs */
 	float pdrop = training ? c->dropout : 0, pemb = training ? c->emb_dropout : 0;
+
+	/* Bookkeeping before the forward: a rotation gradient deferred over
+	 * micro-batches belongs to the R these positions may replace, and is
+	 * taken to the parameters first (vit_defer_rotation_grad). */
+	posenc_settle_stale(&s->pos, pos, B, T, shared);
+	/* the positions' rotations and table rows */
+	m->rotations_made += posenc_prepare(&s->pos, pos, B, T, shared);
 
 	/* embedding: patch rows, CLS first, position table, dropout */
 	if (!m->infer) {	/* for the backward's patch gradient */
@@ -1114,26 +878,19 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		memcpy(h, s->cls, sizeof(float) * D);
 		memcpy(h + D, s->tmp + (size_t)b * T * D, sizeof(float) * T * D);
 	}
-	if (sampled)
-		sample_table(m, pos, B, T, shared);
-	if (table || sampled)
-		posemb_forward(s->h0, s->pe.table == PE_TABLE_SINCOS ? s->sincos : s->posemb,
-		    s->pidx, s->pw, s->tab_per_record, B, T1, s->K, D);
+	posenc_add_table(&s->pos, s->h0, B, T1);
 	dropout_forward(s->h0, s->memb, s->h0, pemb, B, (size_t)T1 * D, seed, 0,
 	    m->first_record);
 
-	if (s->rotary)
-		rotations(m, pos, B, T, shared);
 	if (c->locality) {
 		s->dist_per_record = !shared;
 		int nd = s->dist_per_record ? B : 1;
 		#pragma omp parallel for
 		for (int b = 0; b < nd; b++)
 			distances(c, s->dist2 + (size_t)b * T1 * T1,
-			    pos + (size_t)b * T * c->axes, cls_position(m, b), T);
+			    pos + (size_t)b * T * c->axes, posenc_cls(&s->pos, b), T);
 	}
 	struct attn at = attn_shape(m);
-	struct rot rt = rot_shape(m);
 
 	for (int l = 0; l < c->depth; l++) {
 		const struct layer *L = &s->L[l];
@@ -1144,15 +901,14 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
-		rt.qcls = Tq < T1;
 		if (l == 0)	/* later layers': in the residual epilogue */
 			layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g,
 			    L->ln1b, N, D);
 		linear_forward(m->prec, a->qkv, a->ln1, L->qkvw, L->qkvb, N, D,
 		    3 * D);
 		const float *q = a->qkv;
-		if (s->rotary) {
-			rotary_forward(&rt, l, s->R, a->qkr, a->qkv);
+		if (s->pos.rotary) {
+			posenc_rotate(&s->pos, l, Tq < T1, a->qkr, a->qkv);
 			q = a->qkr;
 		}
 		attention_forward(&at, a->att, a->P, q, q + D, a->qkv + 2 * D,
@@ -1350,19 +1106,13 @@ vit_backward(struct vit *m)
 	    Nf, D);
 
 	struct attn at = attn_shape(m);
-	struct rot rt = rot_shape(m);
-	if (s->rotary && !s->dR_pending) {
-		memset(s->dR, 0, sizeof(float) * s->pe.nset * s->Tr * s->pe.rsize);
-		if (s->pe.basis)
-			memset(s->dbasis, 0, sizeof(float) * s->pe.nset * rt.hd * rt.hd);
-	}
+	posenc_backward_begin(&s->pos);
 	for (int l = c->depth - 1; l >= 0; l--) {
 		const struct layer *L = &s->L[l];
 		struct lact *a = &s->A[l];
 		const float *hin = residual(m, l - 1, N);
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
-		rt.qcls = Tq < T1;
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
@@ -1382,14 +1132,14 @@ vit_backward(struct vit *m)
 		linear_backward(m->prec, NULL, GRAD(m, L->projw), NULL, d,
 		    a->att, L->projw, Nq, D, D);
 		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq), D, D);
-		float *dq = s->rotary ? s->dqkr : s->dqkv;
-		const float *q = s->rotary ? a->qkr : a->qkv;
+		float *dq = s->pos.rotary ? s->dqkr : s->dqkv;
+		const float *q = s->pos.rotary ? a->qkr : a->qkv;
 		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,
 		    L->logsig ? GRAD(m, L->logsig) : NULL, s->partial, s->tmp,
 		    a->P, q, q + D, a->qkv + 2 * D, L->logsig);
 		if (Tq < T1) {
 			/* queries other than CLS had no use: zero gradient
-			 * (rotary_backward passes them by: rt.qcls) */
+			 * (the rotation's backward passes them by: qcls) */
 			#pragma omp parallel for
 			for (int r = 0; r < N; r++)
 				if (r % T1 != 0)
@@ -1403,9 +1153,9 @@ vit_backward(struct vit *m)
 				memset(dst + D, 0, sizeof(float) * T * D);
 			}
 		}
-		if (s->rotary)
-			rotary_backward(&rt, l, s->R, s->dR, s->dqkv, s->dqkr, a->qkr,
-			    a->qkv);
+		if (s->pos.rotary)
+			posenc_rotate_backward(&s->pos, l, Tq < T1, s->dqkv, s->dqkr,
+			    a->qkr, a->qkv);
 		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
@@ -1413,16 +1163,9 @@ vit_backward(struct vit *m)
 			m->grad_ready(m->grad_arg, l);
 	}
 
-	if (s->rotary) {
-		s->dR_pending = 1;
-		if (!s->rot_defer)
-			rotation_grad(m);
-	}
 	if (pemb > 0)
 		dropout_backward(s->dh, s->dh, s->memb, pemb, (size_t)N * D);
-	if (s->posemb != NULL)
-		posemb_backward(GRAD(m, s->posemb), s->dh, s->pidx, s->pw,
-		    s->tab_per_record, B, T1, s->K, D);
+	posenc_backward_end(&s->pos, s->dh, B, T1);
 	float *gcls = GRAD(m, s->cls);
 	for (int b = 0; b < B; b++)
 		for (int i = 0; i < D; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pe.h"
+#include "pe_method.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -86,8 +87,12 @@ vit_config_check(const struct vit_config *c, char *err, size_t errlen)
 		if (g > 1 << 24)
 			BAD("grid too large");
 	}
-	if (strcmp(c->pe, "sincos") == 0 && c->dim < 2 * c->axes)
-		BAD("sincos needs dim >= 2 * axes");
+	struct pe pe;
+	const struct pe_table *t;
+	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
+	    pe_share_name(c->share)) == 0 && (t = pe.method->table) != NULL &&
+	    c->dim < t->min_width * c->axes)
+		BAD("%s needs dim >= %d * axes", pe.method->name, t->min_width);
 	return 0;
 #undef BAD
 }

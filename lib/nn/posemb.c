@@ -1,17 +1,15 @@
 /*
- * posemb.c - additive position tables: learned "abs" and fixed "sincos"
- * read by token index (interpolated to another token grid), and
- * ComRoPE's "ape", a learned table read at each token's position.
+ * posemb.c - additive position tables (posemb.h): the multilinear
+ * interpolation every table encoding reads its table by, the reading by
+ * token index on another grid, and the tables' forward and backward.
  */
 #include <math.h>
 #include <string.h>
 
-#include "nn.h"
+#include "posemb.h"
 
-/* The K = 2^A corners around table coordinates c[A] (clamped to the
- * table G[A]) into idx[K] (base + row) and w[K], the last axis fastest. */
-static void
-corners(const float *c, const int *G, int A, int base, int *idx, float *w)
+void
+posemb_corners(const float *c, const int *G, int A, int base, int *idx, float *w)
 {
 	int lo[8], K = 1 << A;
 	float fr[8];
@@ -58,21 +56,17 @@ posemb_grid(int *idx /* [1+T][K] */, float *w /* [1+T][K] */, const int *G,
 			rem /= g[a];
 			c[a] = (i + 0.5f) * G[a] / g[a] - 0.5f;
 		}
-		corners(c, G, A, 1, idx + (size_t)(t + 1) * K, w + (size_t)(t + 1) * K);
+		posemb_corners(c, G, A, 1, idx + (size_t)(t + 1) * K, w + (size_t)(t + 1) * K);
 	}
 }
 
-void
-posemb_sample(int *idx /* [N][K] */, float *w /* [N][K] */,
-    const float *pos /* [N][A] */, int N, const int *G, int A)
+int64_t
+posemb_grid_rows(const int *G, int A)
 {
-	int K = 1 << A;
-	for (int n = 0; n < N; n++) {
-		float c[8];
-		for (int a = 0; a < A; a++)
-			c[a] = pos[(size_t)n * A + a] * (G[a] - 1);
-		corners(c, G, A, 0, idx + (size_t)n * K, w + (size_t)n * K);
-	}
+	int64_t n = 1;
+	for (int a = 0; a < A; a++)
+		n *= G[a];
+	return 1 + n;
 }
 
 void
@@ -116,28 +110,5 @@ posemb_backward(float *dtab /* += */, const float *dh /* [B][R][D] */,
 							e[i] += wt * r[i];
 				}
 			}
-	}
-}
-
-void
-posemb_sincos(float *tab /* [1+G][D] */, const int *G, int A, int D)
-{
-	int T = 1, half = D / (2 * A);
-	for (int a = 0; a < A; a++)
-		T *= G[a];
-	memset(tab, 0, sizeof(float) * (size_t)(T + 1) * D);
-	for (int t = 0; t < T; t++) {
-		float *r = tab + (size_t)(t + 1) * D;
-		int rem = t;
-		for (int a = A - 1; a >= 0; a--) {
-			int c = rem % G[a];
-			rem /= G[a];
-			float *blk = r + (size_t)a * 2 * half;
-			for (int k = 0; k < half; k++) {
-				double om = pow(10000.0, -(double)k / half);
-				blk[k] = (float)sin(c * om);
-				blk[half + k] = (float)cos(c * om);
-			}
-		}
 	}
 }

@@ -1,9 +1,11 @@
 /* comrope_ap.c - ComRoPE-AP (Yu et al. 2025): block j driven by axis
  * j mod axes alone, U[nblock][b(b-1)/2], at first as the official code
- * draws them (pe_fill_comrope); in closed form (pe_comrope.c). */
+ * draws them (pe_fill_comrope); in closed form (pe_scaled.c). */
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
+#include "skew.h"
 
 static int64_t
 set_params(const struct pe *pe)

@@ -3,11 +3,33 @@
  * official code draws them: U by pe_fill_comrope, the scales normal(0, 1)
  * (other inits: 1, or as ini->multipliers says); option tied shares a
  * layer's scales among its heads (pe_tied), as the official code's one
- * multiplier tensor per attention layer; in closed form (pe_comrope.c). */
+ * multiplier tensor per attention layer; in closed form (pe_scaled.c). */
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
 #include "rng.h"
+#include "skew.h"
+
+/* tied: a layer's sets share their scales. */
+struct comrope_ld {
+	int	 tied;
+};
+
+static const struct pe_option options[] = {
+	{ "tied", PE_OPT_FLAG, 0, offsetof(struct comrope_ld, tied) },
+	{ 0 },
+};
+
+/* Tied: the scales [axes][nblock], after the U. */
+static int64_t
+tied(const struct pe *pe, int64_t *off)
+{
+	const struct comrope_ld *o = pe_opts(pe);
+
+	*off = pe->nblock * tri(pe->block);
+	return o->tied ? (int64_t)pe->axes * pe->nblock : 0;
+}
 
 static int64_t
 set_params(const struct pe *pe)
@@ -63,6 +85,7 @@ angle_macs(const struct pe *pe)
 const struct pe_method pe_comrope_ld = {
 	.name = "comrope-ld", .synopsis = "comrope-ld:B[,tied]", .flops_all = "comrope-ld:8",
 	.flags = PEM_BLOCK | PEM_SCALED | PEM_SCALES | PEM_COMMUTES,
+	.options = options, .tied = tied,
 	.conv = PE_CONV_CENTRE,	/* model.py get_positions: (i + 0.5) / n */
 	.set_params = set_params, .init = init, .generator = generator,
 	.backward = backward, .angle_macs = angle_macs,

@@ -1,9 +1,12 @@
 /* liere.c - LieRE_b (Ostmeier et al.): a free skew block per axis and
  * block, U[axes][nblock][b(b-1)/2], uniform in [0, 2 pi) (the LieRE
  * reference README); one full block without a subscript. */
+#include "liere.h"
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
+#include "skew.h"
 
 void
 pe_free_generator(const struct pe *pe, const float *par, int i, int j, double *g)

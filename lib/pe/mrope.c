@@ -13,6 +13,11 @@
 #include "pe_conv.h"
 #include "pe_method.h"
 
+static const struct pe_option options[] = {
+	PE_OPTION_THETA(struct pe_theta),
+	{ 0 },
+};
+
 /* The axis that drives pair j: its section's. */
 static int
 section(const struct pe *pe, int j)
@@ -33,7 +38,8 @@ static void
 generator(const struct pe *pe, const float *par, int i, int j, double *g)
 {
 	if (section(pe, j) == i) {
-		double f = pow(pe->theta, -(double)j / (pe->head_dim / 2));
+		const struct pe_theta *o = pe_opts(pe);
+		double f = pow(o->theta, -(double)j / (pe->head_dim / 2));
 		g[1] = -f;
 		g[2] = f;
 	}
@@ -41,7 +47,7 @@ generator(const struct pe *pe, const float *par, int i, int j, double *g)
 
 const struct pe_method pe_mrope = {
 	.name = "mrope", .synopsis = "mrope[,theta=T]", .flops_all = "mrope",
-	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
+	.flags = PEM_PAIRS | PEM_COMMUTES, .options = options,
 	.conv = PE_CONV_INTEGER,	/* Qwen2-VL's position ids */
 	.generator = generator,
 };

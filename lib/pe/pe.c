@@ -58,7 +58,7 @@ pe_list(char *buf, size_t len, const char *sep, int full, int rotary_only,
 		const struct pe_method *e = *m;
 		const char *b = !full && (e->flags & PEM_BLOCK) ? ":B" : "";
 		char item[64];
-		if (rotary_only && (e->flags & PEM_NOT_ROTARY))
+		if (rotary_only && e->table)
 			continue;
 		col += snprintf(item, sizeof item, "%s%s", full ? e->synopsis : e->name, b);
 		if (n && indent && col + strlen(sep) > 79) {
@@ -83,6 +83,33 @@ pe_examples(char *buf, size_t len)
 	for (const struct pe_method *const *m = pe_methods; *m && n < len; m++)
 		if ((*m)->flops_all)
 			n += snprintf(buf + n, len - n, "%s%s", n ? "," : "", (*m)->flops_all);
+}
+
+const char *
+pe_by_timm(const char *tensor)
+{
+	for (const struct pe_method *const *m = pe_methods; *m; m++)
+		if ((*m)->timm && strcmp((*m)->timm, tensor) == 0)
+			return (*m)->name;
+	return NULL;
+}
+
+const char *
+pe_baseline(void)
+{
+	for (const struct pe_method *const *m = pe_methods; *m; m++)
+		if ((*m)->flags & PEM_BASELINE)
+			return (*m)->name;
+	return NULL;
+}
+
+int64_t
+pe_table_rows(const struct pe *pe, const int *G, const char **name)
+{
+	const struct pe_table *t = pe->method->table;
+
+	*name = t ? t->tensor : NULL;
+	return *name ? t->rows(G, pe->axes) : 0;
 }
 
 const char *
@@ -111,7 +138,46 @@ parse_pos(const char *s, double *v)
 	return *s && !*end && !errno && *v > 0 && *v < 1e300 ? 0 : -1;
 }
 
-/* Options after the name: theta=, alpha=, reflect, tied, official. */
+/* Option name of pe's encoding, or NULL. */
+static const struct pe_option *
+find_option(const struct pe *pe, const char *name)
+{
+	for (const struct pe_option *o = pe->method->options; o && o->name; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+/* Where option o of pe is kept. */
+static void *
+option_at(struct pe *pe, const struct pe_option *o)
+{
+	return pe->opt.bytes + o->offset;
+}
+
+/* Every option of pe's encoding at its default. */
+static void
+default_options(struct pe *pe)
+{
+	for (const struct pe_option *o = pe->method->options; o && o->name; o++)
+		if (o->kind == PE_OPT_FLAG)
+			*(int *)option_at(pe, o) = 0;
+		else
+			*(double *)option_at(pe, o) = o->def;
+}
+
+double
+pe_option(const struct pe *pe, const char *name)
+{
+	const struct pe_option *o = find_option(pe, name);
+	const unsigned char *at = pe->opt.bytes + (o ? o->offset : 0);
+
+	if (o == NULL)
+		return NAN;
+	return o->kind == PE_OPT_FLAG ? *(const int *)at : *(const double *)at;
+}
+
+/* The options after the name, as the encoding's table declares them. */
 static int
 parse_options(struct pe *pe, char *opt)
 {
@@ -124,23 +190,14 @@ parse_options(struct pe *pe, char *opt)
 		char *val = strchr(o, '=');
 		if (val)
 			*val++ = '\0';
-		int flags = pe->method->flags;
-		if (strcmp(o, "theta") == 0 && val && (flags & PEM_THETA)) {
-			if (parse_pos(val, &pe->theta) < 0)
-				return fail(pe, "theta=%s: want a positive number", val);
-		} else if (strcmp(o, "alpha") == 0 && val && (flags & PEM_ALPHA)) {
-			if (parse_pos(val, &pe->alpha) < 0)
-				return fail(pe, "alpha=%s: want a positive number", val);
-		} else if (strcmp(o, "reflect") == 0 && !val && (flags & PEM_ALPHA)) {
-			pe->reflect = 1;
-		} else if (strcmp(o, "tied") == 0 && !val && (flags & PEM_SCALES)) {
-			pe->tied = 1;
-		} else if (strcmp(o, "official") == 0 && !val && (flags & PEM_OFFICIAL)) {
-			pe->official = 1;
-		} else {
+		const struct pe_option *d = find_option(pe, o);
+		if (d == NULL || (d->kind == PE_OPT_FLAG) != (val == NULL))
 			return fail(pe, "option '%s%s%s' does not apply to %s",
 			    o, val ? "=" : "", val ? val : "", pe->method->name);
-		}
+		if (d->kind == PE_OPT_FLAG)
+			*(int *)option_at(pe, d) = 1;
+		else if (parse_pos(val, option_at(pe, d)) < 0)
+			return fail(pe, "%s=%s: want a positive number", o, val);
 	}
 	return 0;
 }
@@ -173,16 +230,16 @@ canonical(struct pe *pe)
 		n = snprintf(pe->spec, sizeof pe->spec, "%s:%d", name, pe->block);
 	else
 		n = snprintf(pe->spec, sizeof pe->spec, "%s", name);
-	if (pe->theta != 100 && (flags & PEM_THETA))
-		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",theta=%.17g", pe->theta);
-	if ((flags & PEM_ALPHA) && pe->alpha != 0.1)
-		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",alpha=%.17g", pe->alpha);
-	if (pe->reflect)
-		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",reflect");
-	if (pe->tied)
-		n += snprintf(pe->spec + n, sizeof pe->spec - n, ",tied");
-	if (pe->official)
-		snprintf(pe->spec + n, sizeof pe->spec - n, ",official");
+	for (const struct pe_option *o = pe->method->options; o && o->name; o++) {
+		double v = pe_option(pe, o->name);
+		if (o->kind == PE_OPT_FLAG && v)
+			n += snprintf(pe->spec + n, sizeof pe->spec - n, ",%s", o->name);
+		else if (o->kind == PE_OPT_POSITIVE && v != o->def)
+			n += snprintf(pe->spec + n, sizeof pe->spec - n, ",%s=%.17g",
+			    o->name, v);
+		if (n >= (int)sizeof pe->spec)
+			n = sizeof pe->spec - 1;
+	}
 }
 
 int
@@ -193,8 +250,6 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	int b, flags;
 
 	memset(pe, 0, sizeof *pe);
-	pe->theta = 100;
-	pe->alpha = 0.1;
 	if (!spec || strlen(spec) >= sizeof buf)
 		return fail(pe, "position encoding '%s': too long", spec ? spec : "");
 	strcpy(buf, spec);
@@ -207,6 +262,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		return fail(pe, "unknown position encoding '%s' (%s)", spec, names);
 	}
 	flags = pe->method->flags;
+	default_options(pe);
 	if (parse_block(pe, colon, &b) < 0)
 		return -1;
 	if (opt && parse_options(pe, opt) < 0)
@@ -219,8 +275,9 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		return fail(pe, "%d heads x %d layers: want 1 .. 4096 each", heads, layers);
 	if ((pe->share = pe_share_parse(share ? share : "none")) < 0)
 		return fail(pe, "sharing '%s': want none, heads, layers or all", share);
-	if (pe->official && axes == 1)
-		return fail(pe, "%s,official: ComRoPE's code reads 2 or 3 axes, not 1", buf);
+	pe->axes = axes;
+	if (pe->method->check && pe->method->check(pe) < 0)
+		return -1;
 
 	if (flags & PEM_BLOCK) {
 		if (!b && (flags & PEM_BLOCK_FULL))
@@ -255,8 +312,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	    pe->share == PE_SHARE_LAYERS ? heads : 1;
 	pe->set_params = pe->method->set_params ? pe->method->set_params(pe) : 0;
 	pe->nparam = pe->nset * pe->set_params;
-	pe->table = pe->method->table;
-	pe->rotary = !(flags & PEM_NOT_ROTARY);
+	pe->rotary = pe->method->table == NULL;
 	pe->identity = (flags & PEM_IDENTITY) || !pe->rotary;
 	pe->orthogonal = !(flags & PEM_NOT_ORTHOGONAL);
 	pe->commutes = flags & PEM_COMMUTES_2X2 ? b == 2 || axes == 1 :
@@ -280,14 +336,16 @@ pe_set(const struct pe *pe, int layer, int head)
 int64_t
 pe_tied(const struct pe *pe, int64_t *off)
 {
-	*off = pe->nblock * tri(pe->block);	/* PEM_SCALES: after the U */
-	return pe->tied ? (int64_t)pe->axes * pe->nblock : 0;
+	*off = 0;
+	return pe->method->tied ? pe->method->tied(pe, off) : 0;
 }
 
 int
 pe_tie_first(const struct pe *pe, int set)
 {
-	if (!pe->tied)
+	int64_t off;
+
+	if (pe_tied(pe, &off) == 0)
 		return set;
 	switch (pe->share) {
 	case PE_SHARE_NONE:	return set / pe->heads * pe->heads;

@@ -1,9 +1,15 @@
 /*
- * pe.h - rotary position encodings as exponentials of skew generators.
+ * pe.h - the position encodings of the ViT: a parsed spec (struct pe: the
+ * encoding's descriptor, lib/pe/pe_method.h, its options and the model's
+ * shape), and the engine of the rotary ones.
  *
- * Every method is R(p) = exp(sum_i p_i A_i) for a token position p[axes]
- * and skew-symmetric generators A_i, block-diagonal with blocks of size b
- * (b divides head_dim); the methods differ in the structure imposed on the
+ * An encoding either adds a table to the tokens (abs, sincos, ape: its
+ * descriptor's struct pe_table; the model's position stage,
+ * lib/model/posenc.h, reads it) or rotates queries and keys.  A rotary
+ * one is R(p) = exp(sum_i p_i A_i) for a token position p[axes] and
+ * skew-symmetric generators A_i, block-diagonal with blocks of size b
+ * (b divides head_dim), optionally in an orthogonal basis of its own
+ * (R = P B(p) P^T); the encodings differ in the structure imposed on the
  * A_i and in what is learnable.  One "generator set" holds the A_i of one
  * (layer, head); sharing maps many (layer, head) pairs to one set.
  *
@@ -51,11 +57,7 @@ struct pe_method;
 #define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
 					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
-
-/* Absolute encodings are tables the engine adds to the tokens, not
- * rotations: pe_rotations leaves R = I for them. */
-enum pe_table { PE_TABLE_NONE, PE_TABLE_LEARNED /* abs */, PE_TABLE_SINCOS,
-	PE_TABLE_SAMPLED /* ape: read at the positions */ };
+#define PE_OPTBYTES	32		/* an encoding's options, at most */
 
 /* Generator sets: one per (layer, head), per layer (shared by its heads),
  * per head (shared by the layers) or one for all; the model's too
@@ -99,16 +101,14 @@ struct pe {
 	int64_t	 set_params;	/* learnable floats per set */
 	int64_t	 nparam;	/* nset * set_params */
 	int64_t	 rsize;		/* floats of one token's R: nblock * b * b */
-	double	 theta;		/* rope-axial base (option theta=, default 100) */
-	double	 alpha;		/* riemann alpha (option alpha=, default 0.1) */
-	int	 reflect;	/* riemann with reflection pairs (option reflect) */
-	int	 tied;		/* comrope-ld's scales shared by a layer's sets
-				   (option tied, as the official code) */
-	int	 official;	/* ape's table read as ComRoPE's code reads it
-				   (option official): 2D at the middle column,
-				   3D with t and x swapped */
-	int	 table;		/* enum pe_table */
-	int	 rotary;	/* 0 for abs/sincos: nothing here applies */
+	/* The encoding's options, its own struct that its descriptor's
+	 * option table describes (pe_method.h); pe_option reads one by name. */
+	union {
+		double	 align;
+		unsigned char bytes[PE_OPTBYTES];
+	} opt;
+	int	 rotary;	/* 0 for a table (abs, sincos, ape): nothing here
+				   applies, R = I */
 	int	 identity;	/* R = I always (none, zeros, abs, sincos, ape) */
 	int	 orthogonal;	/* R^T R = I (all but riemann) */
 	int	 commutes;	/* generators commute: R(x)^T R(y) = R(y - x) */
@@ -123,6 +123,9 @@ struct pe {
  * "layers" or "all" (NULL: none).  0, or -1 with pe->err. */
 int	 pe_parse(struct pe *pe, const char *spec, int head_dim, int axes,
 	    int heads, int layers, const char *share);
+/* The value of pe's option name: a number, or 1 or 0 for a word that is
+ * given or not; NaN when pe's encoding has no such option. */
+double	 pe_option(const struct pe *pe, const char *name);
 /* The registered encodings as a usage list into buf[len] (truncated):
  * "none zeros ... liere:B ..." or (full) their synopses with options,
  * "rope-axial[,theta=T]", joined by sep, the rotary ones only when
@@ -136,6 +139,14 @@ int	 pe_known(const char *word);
 /* One or two specs of each encoding, comma-separated, as flops --pe all
  * compares them: "none,abs,...,liere:8,liere:64,...". */
 void	 pe_examples(char *buf, size_t len);
+/* The encoding whose weights timm keeps in tensor name ("pos_embed": abs),
+ * or NULL. */
+const char *pe_by_timm(const char *tensor);
+/* The encoding flops compares every other with (abs: DeiT's ViT). */
+const char *pe_baseline(void);
+/* Rows of pe's learned table for the training grid G[axes], and its
+ * tensor name in *name; 0 (name NULL) without a learned table. */
+int64_t	 pe_table_rows(const struct pe *pe, const int *G, const char **name);
 /* Name of a share mode ("heads"). */
 const char *pe_share_name(int share);
 /* enum pe_share of "none", "heads", "layers" or "all", or -1. */
@@ -204,7 +215,7 @@ int	 pe_init_params(struct pe *pe, const struct pe_init *ini,
  * backward pass is given the forward's R).  Tokens at exact multiples of
  * another token's position (grids) share one exponential:
  * R(m p) = R(p)^m; comrope-ap and comrope-ld need none (a closed form from
- * one eigendecomposition per block and call, lib/pe/pe_comrope.c). */
+ * one eigendecomposition per block and call, lib/pe/pe_scaled.c). */
 struct pe_work {
 	int	 maxT;		/* most tokens per call */
 	int	 nthread;	/* OpenMP threads it was sized for */

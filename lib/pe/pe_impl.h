@@ -1,9 +1,9 @@
 /*
  * pe_impl.h - inside lib/: what the rotation code's files share.
- * pe_rot.c computes rotations by exponentials; ComRoPE's blocks, which are
- * exp(s U_j) with one skew generator U_j and a scalar s of the position,
- * take a closed form in pe_comrope.c, one eigendecomposition per block and
- * call for every token; pe_apply.c applies them; pe_basis.c makes the
+ * pe_rot.c computes rotations by exponentials; the blocks of scaled
+ * generators (PEM_SCALED), exp(s U_j) with one skew generator U_j and a
+ * scalar s of the position, take a closed form in pe_scaled.c, one
+ * eigendecomposition per block and call for every token; pe_apply.c applies them; pe_basis.c makes the
  * bases of the encodings that rotate in one (pe.h).
  */
 #ifndef PE_IMPL_H
@@ -79,16 +79,16 @@ PE_TRANSPOSE_REGS(transpose8_regs, 8, v8, v8i,
 /* Doubles of one thread's scratch that pe_basis.c needs (0 without a
  * basis). */
 int64_t	 basis_doubles(const struct pe *pe);
-/* 1 when pe's rotations are comrope_rotations' (comrope-ap, comrope-ld
+/* 1 when pe's rotations are scaled_rotations' (comrope-ap, comrope-ld
  * with blocks wider than 2). */
-int	 comrope_closed(const struct pe *pe);
+int	 scaled_closed(const struct pe *pe);
 /* Doubles of one thread's scratch that the two calls below need. */
-int64_t	 comrope_scratch(int b);
-/* pe_rotations for comrope_closed(pe), in double. */
-void	 comrope_rotations(const struct pe *pe, struct pe_work *w,
+int64_t	 scaled_scratch(int b);
+/* pe_rotations for scaled_closed(pe), in double. */
+void	 scaled_rotations(const struct pe *pe, struct pe_work *w,
 	    const float *params, int T, const float *pos, float *R);
-/* pe_rotations_backward for comrope_closed(pe). */
-void	 comrope_backward(const struct pe *pe, struct pe_work *w,
+/* pe_rotations_backward for scaled_closed(pe). */
+void	 scaled_backward(const struct pe *pe, struct pe_work *w,
 	    const float *params, int T, const float *pos, const float *R,
 	    const float *dR, float *dparams);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pe.h"
+#include "pe_init.h"
 #include "pe_method.h"
 #include "rng.h"
 

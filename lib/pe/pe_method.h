@@ -3,7 +3,7 @@
  * in one file, lib/pe/NAME.c, that defines one const struct pe_method;
  * lib/pe/all.c lists them, and everything that names the encodings (the
  * --pe grammar, usage lists, error texts, flops --pe all, the man-page
- * test) reads that list.  The engine (pe_rot.c, pe_comrope.c, pe_apply.c,
+ * test) reads that list.  The engine (pe_rot.c, pe_scaled.c, pe_apply.c,
  * pe_basis.c) knows structures, not names: generators per (axis, block), a
  * rotation per token in closed form, or one generator per block times a
  * scalar of the position (comrope's closed form); and, around any of them,
@@ -12,7 +12,10 @@
 #ifndef PE_METHOD_H
 #define PE_METHOD_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "pe.h"
 
 struct pe;
 struct pe_init;
@@ -22,19 +25,80 @@ enum {
 	PEM_BLOCK	= 1 << 0,	/* takes a block size, NAME:B */
 	PEM_BLOCK_FULL	= 1 << 1,	/* ... which defaults to head_dim */
 	PEM_PAIRS	= 1 << 2,	/* 2 x 2 blocks: an even head_dim, a pair per axis */
-	PEM_THETA	= 1 << 3,	/* option theta= (frequency base) */
-	PEM_ALPHA	= 1 << 4,	/* options alpha= and reflect */
-	PEM_NOT_ROTARY	= 1 << 5,	/* a position table: the engine's business */
+	PEM_BASELINE	= 1 << 5,	/* the model flops compares the others with */
 	PEM_IDENTITY	= 1 << 6,	/* R = I */
 	PEM_SCALED	= 1 << 7,	/* R = exp(s U_j) per block, U[nblock][b(b-1)/2]
-					   first in a set: pe_comrope.c's closed form
+					   first in a set: pe_scaled.c's closed form
 					   (blocks wider than 2); s = p_(j mod axes) */
 	PEM_COMMUTES	= 1 << 8,	/* R(x)^T R(y) = R(y - x) */
 	PEM_COMMUTES_2X2 = 1 << 9,	/* ... with 2 x 2 blocks or a single axis */
 	PEM_NOT_ORTHOGONAL = 1 << 10,	/* R^T R != I */
 	PEM_SCALES	= 1 << 11,	/* PEM_SCALED with s = sum_i scale[i][j] p_i,
 					   the scales [axes][nblock] after the U */
-	PEM_OFFICIAL	= 1 << 12,	/* option official (ape, 2 or 3 axes) */
+};
+
+/*
+ * An option of an encoding, after its name in a spec: "riemann,alpha=0.5,
+ * reflect".  Each encoding keeps its options in a struct of its own inside
+ * struct pe (pe->opt, at most PE_OPTBYTES); its descriptor lists them, and
+ * pe.c parses, checks and prints them from that list alone (as
+ * libavcodec's AVOption).  The canonical spec names, in the list's order,
+ * the words given and the numbers that differ from their defaults.
+ */
+enum pe_opt_kind {
+	PE_OPT_FLAG,		/* a word, "reflect": int, 1 when given */
+	PE_OPT_POSITIVE,	/* "alpha=0.5": a double, positive and finite */
+};
+struct pe_option {
+	const char	*name;
+	int		 kind;		/* enum pe_opt_kind */
+	double		 def;		/* PE_OPT_POSITIVE's default */
+	size_t		 offset;	/* in the encoding's option struct */
+};
+/* The encoding's option struct inside pe. */
+static inline const void *
+pe_opts(const struct pe *pe)
+{
+	return pe->opt.bytes;
+}
+/* The options of the encodings with a frequency base alone (rope-axial,
+ * rope-nd, mrope): theta=, default 100. */
+struct pe_theta {
+	double	 theta;
+};
+#define PE_OPTION_THETA(type) \
+	{ "theta", PE_OPT_POSITIVE, 100, offsetof(type, theta) }
+
+/*
+ * A position table the model adds to the tokens instead of rotating q and
+ * k (abs, sincos, ape): rows of D floats, a token reading K = 2^A (row,
+ * weight) pairs of a multilinear interpolation (lib/nn/posemb.h), either by
+ * its index on the token grid (grid) or at its position (sample).
+ */
+struct pe_table {
+	const char	*tensor;	/* the learned table's name in checkpoints
+					   ("pos_embed"); NULL: a fixed table */
+	/* Rows of the table for the training grid G[A]. */
+	int64_t		(*rows)(const int *G, int A);
+	/* Seeded initialisation of a learned table tab[n] (r: its stream). */
+	void		(*init)(float *tab, size_t n, struct rng *r);
+	/* A fixed table tab[rows][D] for the grid G (pe->axes axes). */
+	void		(*fill)(const struct pe *pe, float *tab, const int *G, int D);
+	/* Read by token index: idx, w [1+T][K] for tokens on grid g[A] of a
+	 * table made for G[A] (CLS first); or NULL. */
+	void		(*grid)(int *idx, float *w, const int *G, const int *g, int A);
+	/* Read at positions: idx, w [N][K] for positions pos[N][pe->axes] (the
+	 * CLS's first; pos is scratch, the hook may change it) on a table of
+	 * grid G; or NULL. */
+	void		(*sample)(const struct pe *pe, int *idx, float *w, float *pos,
+			    int N, const int *G);
+	/* dtab += the gradient of the rows read (posemb_backward); NULL: a
+	 * fixed table. */
+	void		(*backward)(float *dtab, const float *dh, const int *idx,
+			    const float *w, int per_record, int B, int R, int K, int D);
+	int		 min_width;	/* the model's width D at least this times
+					   its axes (sincos: a sine and a cosine
+					   per axis), or 0 */
 };
 
 struct pe_method {
@@ -42,9 +106,19 @@ struct pe_method {
 	const char	*synopsis;	/* "liere:B", "rope-axial[,theta=T]" */
 	const char	*flops_all;	/* specs flops --pe all shows, or NULL */
 	int		 flags;		/* PEM_* */
-	int		 table;		/* enum pe_table */
+	const struct pe_table *table;	/* a position table, not a rotation; or NULL */
+	const char	*timm;		/* the timm tensor that holds it ("pos_embed",
+					   "rope.freqs"), or NULL */
 	int		 conv;		/* enum pe_conv_kind (pe_conv.h): the positions
 					   its paper's code feeds it; 0: reads none */
+	/* Its options, ended by a NULL name; NULL: none. */
+	const struct pe_option *options;
+	/* Checks of a parsed pe against the model's shape beyond the
+	 * generic ones: 0, or -1 with pe->err; NULL: none. */
+	int		(*check)(struct pe *pe);
+	/* Tied parameters (pe_tied): their count per set and their first
+	 * float in *off; NULL: none. */
+	int64_t		(*tied)(const struct pe *pe, int64_t *off);
 	/* Learnable floats per generator set (pe's shape fields are set);
 	 * NULL: none. */
 	int64_t		(*set_params)(const struct pe *pe);
@@ -84,45 +158,5 @@ struct pe_method {
 
 /* The registered encodings, NULL-terminated (lib/pe/all.c). */
 extern const struct pe_method *const pe_methods[];
-
-/* liere's and rope-mixed's layout U[axes][nblock][b(b-1)/2]: block j of
- * A_i is U[i][j] - U[i][j]^T (lib/pe/liere.c). */
-void	 pe_free_generator(const struct pe *pe, const float *par, int i, int j,
-	    double *g);
-/* rope-axial's fixed generators (lib/pe/rope_axial.c). */
-void	 pe_axial_generator(const struct pe *pe, const float *par, int i, int j,
-	    double *g);
-/* rope-mixed's initialisation of its U[axes][head_dim/2][1]
- * (lib/pe/rope_mixed.c). */
-void	 pe_mixed_init(const struct pe *pe, const struct pe_init *ini,
-	    struct rng *r, float *p);
-/* n generator entries of p as ini says: uniform in [0, scale) (DEFAULT and
- * UNIFORM), normal(0, std) or zeros (pe_init.c). */
-void	 pe_fill(const struct pe_init *ini, struct rng *r, float *p, int64_t n);
-/* comrope's n generator entries as ini says: for DEFAULT the official
- * code's, the upper entries of P - P^T for P of normal(0, 1) entries;
- * else as pe_fill (pe_init.c). */
-void	 pe_fill_comrope(const struct pe_init *ini, struct rng *r, float *p,
-	    int64_t n);
-/* G = s (U - U^T) for upper entries U[b(b-1)/2]. */
-static inline void
-skew_from_upper(int b, const float *U, double s, double *G)
-{
-	int64_t k = 0;
-
-	for (int i = 0; i < b; i++) {
-		G[i * b + i] = 0;
-		for (int j = i + 1; j < b; j++, k++) {
-			G[i * b + j] = s * U[k];
-			G[j * b + i] = -s * U[k];
-		}
-	}
-}
-/* Upper-triangle entries of a b x b block: b(b-1)/2. */
-static inline int64_t
-tri(int b)
-{
-	return (int64_t)b * (b - 1) / 2;
-}
 
 #endif

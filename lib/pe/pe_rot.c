@@ -3,7 +3,7 @@
  * and token, and the gradient of the parameters from dL/dR (see pe.h).
  *
  * 2 x 2 blocks take the closed form (cos, sin), and so do comrope-ap and
- * comrope-ld's blocks of any size (pe_comrope.c); other blocks go through
+ * comrope-ld's blocks of any size (pe_scaled.c); other blocks go through
  * expm.c, one exponential per ray of tokens (rays.h): a token at m times
  * another's position is R^m of that one's.  The forward pass works in
  * double (R is exact to float rounding: rotgen, the tests of the
@@ -32,6 +32,7 @@ ARCH_VECTORIZE
 #include "pe.h"
 #include "pe_impl.h"
 #include "pe_method.h"
+#include "skew.h"
 #include "rays.h"
 
 static int64_t
@@ -149,8 +150,8 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	int64_t fwd = S_END * round8((int64_t)b * b) + round8(expm_scratch(b));
 	int64_t bwd = D_SLOTS * round8((int64_t)b * b) + (S_END * round16((int64_t)b * b) +
 	    round16(expm_scratch_f32(b)) + 1) / 2;
-	if (comrope_closed(pe) && comrope_scratch(b) > fwd)
-		fwd = comrope_scratch(b);
+	if (scaled_closed(pe) && scaled_scratch(b) > fwd)
+		fwd = scaled_scratch(b);
 	if (basis_doubles(pe) > fwd)
 		fwd = basis_doubles(pe);
 	w->thread_doubles = round8(fwd > bwd ? fwd : bwd) + win_doubles(pe);
@@ -515,8 +516,8 @@ pe_rotations(const struct pe *pe, struct pe_work *w, const float *params,
 	int f32 = w->f32 && b % 16 == 0, bylanes = general && w->f32 && lanes(pe);
 	int64_t items;
 
-	if (comrope_closed(pe)) {
-		comrope_rotations(pe, w, params, T, pos, R);
+	if (scaled_closed(pe)) {
+		scaled_rotations(pe, w, params, T, pos, R);
 		return;
 	}
 	build_all(pe, w, params);
@@ -846,8 +847,8 @@ backward(const struct pe *pe, struct pe_work *w, const float *params, int T,
 	int pairwise = b == 2 || pe->method->token;
 	int64_t items = (int64_t)pe->nset * (pairwise ? 1 : nb);
 
-	if (comrope_closed(pe)) {
-		comrope_backward(pe, w, params, T, pos, R, dR, dparams);
+	if (scaled_closed(pe)) {
+		scaled_backward(pe, w, params, T, pos, R, dR, dparams);
 		return;
 	}
 	build_all(pe, w, params);

@@ -8,7 +8,28 @@
 
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
+
+/* theta: the frequency base of the initial angles (default 100); alpha:
+ * the scale's constant (default 0.1); reflect: reflection pairs. */
+struct riemann {
+	double	 theta, alpha;
+	int	 reflect;
+};
+
+static const struct pe_option options[] = {
+	PE_OPTION_THETA(struct riemann),
+	{ "alpha", PE_OPT_POSITIVE, 0.1, offsetof(struct riemann, alpha) },
+	{ "reflect", PE_OPT_FLAG, 0, offsetof(struct riemann, reflect) },
+	{ 0 },
+};
+
+static const struct riemann *
+opt(const struct pe *pe)
+{
+	return pe_opts(pe);
+}
 
 static int64_t
 set_params(const struct pe *pe)
@@ -23,7 +44,7 @@ init(const struct pe *pe, const struct pe_init *ini, struct rng *r, float *p)
 
 	if (ini->kind == PE_INIT_DEFAULT)
 		for (int j = 0; j < npair; j++)
-			p[j] = (float)-pe_pair_freq(pe, j, ini->theta > 0 ? ini->theta : pe->theta);
+			p[j] = (float)-pe_pair_freq(pe, j, ini->theta > 0 ? ini->theta : opt(pe)->theta);
 	else
 		pe_fill(ini, r, p, npair);
 	p[npair] = 0;		/* w: s = 1 / (1 + alpha) */
@@ -43,7 +64,7 @@ generator(const struct pe *pe, const float *par, int i, int j, double *g)
 static double
 log_s(const struct pe *pe, double w)
 {
-	return -log1p(pe->alpha * exp(-w));
+	return -log1p(opt(pe)->alpha * exp(-w));
 }
 
 /* One token's matrix: [npair][2][2]. */
@@ -60,7 +81,7 @@ token(const struct pe *pe, const float *par, const double *p, float *R)
 	for (int j = 0; j < npair; j++) {
 		double phi = p[pe_pair_axis(pe, j)] * par[j];
 		float *r = R + 4 * j;
-		if (pe->reflect) {
+		if (opt(pe)->reflect) {
 			double c2 = cos(2 * phi), s2 = sin(2 * phi);
 			r[0] = (float)(c * c2); r[1] = (float)(c * s2);
 			r[2] = (float)(c * s2); r[3] = (float)(-c * c2);
@@ -86,7 +107,7 @@ token_backward(const struct pe *pe, const float *par, const double *p,
 	for (int j = 0; j < npair; j++, d += 4) {
 		int a = pe_pair_axis(pe, j);
 		double phi = p[a] * par[j], dphi;
-		if (pe->reflect) {
+		if (opt(pe)->reflect) {
 			double c2 = cos(2 * phi), s2 = sin(2 * phi);
 			dc += c2 * d[0] + s2 * d[1] + s2 * d[2] - c2 * d[3];
 			dphi = 2 * c * (-s2 * d[0] + c2 * d[1] + c2 * d[2] + s2 * d[3]);
@@ -111,7 +132,7 @@ angle_macs(const struct pe *pe)
 const struct pe_method pe_riemann = {
 	.name = "riemann", .synopsis = "riemann[,alpha=A][,reflect]",
 	.flops_all = "riemann",
-	.flags = PEM_PAIRS | PEM_THETA | PEM_ALPHA | PEM_NOT_ORTHOGONAL,
+	.flags = PEM_PAIRS | PEM_NOT_ORTHOGONAL, .options = options,
 	.conv = PE_CONV_INTEGER,	/* T_i = s^(-i/2) exp(i X), i a token's index */
 	.set_params = set_params, .init = init, .generator = generator,
 	.token = token, .token_backward = token_backward, .angle_macs = angle_macs,

@@ -3,10 +3,13 @@
  * initialisation. */
 #include <math.h>
 
+#include "liere.h"
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
 #include "rng.h"
+#include "rope_mixed.h"
 
 static int64_t
 set_params(const struct pe *pe)
@@ -74,6 +77,7 @@ pe_mixed_init(const struct pe *pe, const struct pe_init *ini, struct rng *r,
 
 const struct pe_method pe_rope_mixed = {
 	.name = "rope-mixed", .synopsis = "rope-mixed", .flops_all = "rope-mixed",
+	.timm = "rope.freqs",
 	.flags = PEM_PAIRS | PEM_COMMUTES,
 	.conv = PE_CONV_INTEGER,	/* RoPE-ViT's init_t_xy */
 	.set_params = set_params, .init = pe_mixed_init,

@@ -21,7 +21,15 @@
 #include "pe.h"
 #include "pe_conv.h"
 #include "pe_impl.h"
+#include "pe_init.h"
 #include "pe_method.h"
+#include "rope_axial.h"
+#include "skew.h"
+
+static const struct pe_option options[] = {
+	PE_OPTION_THETA(struct pe_theta),	/* rope-axial's: B is its */
+	{ 0 },
+};
 
 static int64_t
 set_params(const struct pe *pe)
@@ -86,7 +94,7 @@ basis_macs(const struct pe *pe)
 
 const struct pe_method pe_rope_nd = {
 	.name = "rope-nd", .synopsis = "rope-nd[,theta=T]", .flops_all = "rope-nd",
-	.flags = PEM_PAIRS | PEM_THETA | PEM_COMMUTES,
+	.flags = PEM_PAIRS | PEM_COMMUTES, .options = options,
 	.conv = PE_CONV_INTEGER,	/* axial RoPE's integer grid */
 	.set_params = set_params, .init = init, .generator = pe_axial_generator,
 	.backward = backward,

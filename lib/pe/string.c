@@ -17,9 +17,13 @@
 #include <math.h>
 #include <string.h>
 
+#include "liere.h"
 #include "pe.h"
 #include "pe_conv.h"
+#include "pe_init.h"
 #include "pe_method.h"
+#include "rope_mixed.h"
+#include "skew.h"
 
 /* Floats of the rotation's frequencies, before S. */
 static int64_t

@@ -1,7 +1,10 @@
 # layers.sh - lib/ is in layers, its folders in the Makefile's LIBDIRS
 # order, lowest first: a file includes only headers of its own folder and
 # of the folders before it, every source file lies in one of them, and no
-# header name is in two.
+# header name is in two; and what the objects link to agrees: no symbol an
+# object of a layer needs (nm's undefined ones) is defined in a layer
+# above it, so no declaration written by hand climbs where an include
+# may not.
 . tests/sh/lib.sh
 
 dirs=$(sed -n 's/^LIBDIRS[[:space:]]*=[[:space:]]*//p' Makefile)
@@ -35,4 +38,40 @@ cp -r lib "$T/lib"
 sed -i '1i #include "vit.h"' "$T/lib/io/vt.c"
 layers "$T/lib" > "$T/broken2"
 check_grep "... and an include of a layer above fails" "io/vt.c: includes model/vit.h" "$T/broken2"
+
+# symbols OBJ: one line per undefined symbol of a layer's objects that a
+# higher layer defines (OBJ: the objects' root, one folder per layer)
+symbols() {
+	rank=0
+	for d in $dirs; do
+		rank=$((rank + 1))
+		for o in "$1/$d"/*.o; do
+			[ -f "$o" ] || continue
+			w=$d/$(basename "$o")
+			nm --defined-only -g "$o" | awk -v r=$rank -v w="$w" 'NF == 3 { print "D", $3, r, w }'
+			nm -u "$o" | awk -v r=$rank -v w="$w" '{ print "U", $NF, r, w }'
+		done
+	done | awk '$1 == "D" { rank[$2] = $3; where[$2] = $4; next }
+	    { need[n++] = $0 }
+	    END { for (i = 0; i < n; i++) { split(need[i], f, " ")
+		if (f[2] in rank && rank[f[2]] > f[3])
+			print f[4] ": needs " f[2] ", defined in " where[f[2]] ", a layer above" } }'
+}
+OBJ=$TOP/${BUILD:-build/rel}/lib
+nobj=$(find "$OBJ" -name '*.o' 2>/dev/null | wc -l)
+symbols "$OBJ" > "$T/climbs"
+check "no object of lib/ needs a symbol of a layer above its own ($nobj objects)" \
+    test "$nobj" -gt 0 -a ! -s "$T/climbs"
+head -5 "$T/climbs"
+# ... and that check can fail: an object of io calling the model
+mkdir -p "$T/obj"
+for d in $dirs; do
+	mkdir -p "$T/obj/$d"
+	cp "$OBJ/$d"/*.o "$T/obj/$d/" 2>/dev/null
+done
+printf 'float vit_forward(void);\nfloat io_climbs(void) { return vit_forward(); }\n' |
+    cc -c -x c -o "$T/obj/io/climbs.o" -
+symbols "$T/obj" > "$T/climbs2"
+check_grep "... and an object of a layer below calling one above fails" \
+    "io/climbs.o: needs vit_forward, defined in model/vit.o" "$T/climbs2"
 finish

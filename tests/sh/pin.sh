@@ -53,7 +53,11 @@ mrope,theta=10000
 string
 string --share heads
 rope-nd
-rope-nd,theta=10000'
+rope-nd,theta=10000
+videorope
+videorope,delta=1
+circulant-string
+circulant-string --share heads'
 
 mkdir "$T/now" "$T/base"
 $PY tests/sh/posclass.py --records 64 --seed 3 > "$T/d2.vt"

@@ -12,6 +12,9 @@
 
 #include "nn.h"
 #include "pe.h"
+#include "pe_method.h"
+#include "posemb.h"
+#include "rotary.h"
 #include "rng.h"
 #include "test.h"
 
@@ -352,6 +355,67 @@ test_posemb(void)
 	free(idx); free(w); free(c.tab);
 }
 
+/* ape's table read at positions (its descriptor's sample, lib/pe/ape.c),
+ * positions pos[N][A] kept; spec: "ape" or with its options. */
+static void
+ape_sample(const char *spec, int *idx, float *w, const float *pos, int N,
+    const int *G, int A)
+{
+	struct pe pe;
+	float *p = malloc(sizeof(float) * N * A);
+
+	memcpy(p, pos, sizeof(float) * N * A);
+	pe_parse(&pe, spec, 64, A, 1, 1, NULL);
+	pe.method->table->sample(&pe, idx, w, p, N, G);
+	free(p);
+}
+
+static void
+posemb_sample(int *idx, float *w, const float *pos, int N, const int *G, int A)
+{
+	ape_sample("ape", idx, w, pos, N, G, A);
+}
+
+/* ape,centres: the cell centres (i + 0.5) / n read row i exactly, a
+ * linear table is reproduced between them, the border outside. */
+static void
+test_ape_centres(void)
+{
+	int G[2] = { 3, 4 }, A = 2, K = 4, idx[12 * 4], exact = 1;
+	float pos[12 * 2], w[12 * 4], tab[12], err = 0;
+
+	for (int r = 0; r < 12; r++) {
+		pos[2 * r] = (r / 4 + 0.5f) / 3;
+		pos[2 * r + 1] = (r % 4 + 0.5f) / 4;
+		tab[r] = 10.0f * (r / 4) + r % 4;
+	}
+	ape_sample("ape,centres", idx, w, pos, 12, G, A);
+	for (int r = 0; r < 12; r++)
+		for (int k = 0; k < K; k++)
+			exact &= idx[r * K + k] == r ? fabsf(w[r * K + k] - 1) < 1e-6f :
+			    fabsf(w[r * K + k]) < 1e-6f;
+	CHECK(exact, "ape,centres: the cell centres (i + 0.5) / n read their rows (to float rounding)");
+	for (int r = 0; r < 12; r++) {
+		float y = -0.2f + 1.4f * (float)((r * 5) % 12) / 11, x = -0.1f + 1.2f * (float)((r * 7) % 12) / 11;
+		pos[2 * r] = y;
+		pos[2 * r + 1] = x;
+	}
+	ape_sample("ape,centres", idx, w, pos, 12, G, A);
+	for (int r = 0; r < 12; r++) {
+		float v = 0, cy = pos[2 * r] * 3 - 0.5f, cx = pos[2 * r + 1] * 4 - 0.5f;
+		cy = cy < 0 ? 0 : cy > 2 ? 2 : cy;
+		cx = cx < 0 ? 0 : cx > 3 ? 3 : cx;
+		for (int k = 0; k < K; k++)
+			v += w[r * K + k] * tab[idx[r * K + k]];
+		err = maxn(err, fabsf(v - (10 * cy + cx)));
+	}
+	CHECK(err < 1e-4, "ape,centres: bilinear between the centres, border outside (%.1e)", err);
+	/* ... where the default rule reads other rows: the same centres */
+	float c[2] = { 0.5f / 3, 0.5f / 4 };
+	ape_sample("ape", idx, w, c, 1, G, A);
+	CHECK(idx[0] == 0 && w[0] < 1, "ape: the first centre between rows by default (w %.3f)", w[0]);
+}
+
 /* ape's table read at positions: grid_sample with align_corners and border
  * padding, position 0 and 1 the first and last rows of each axis. */
 static void
@@ -595,6 +659,7 @@ main(void)
 	test_xent();
 	test_posemb();
 	test_posemb_sample();
+	test_ape_centres();
 	test_dropout();
 	test_rotary("liere:4", 0, 0, 0);
 	test_rotary("liere:16", 1, 0, 0);	/* pe_apply_batch vector kernels */

@@ -38,14 +38,14 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 	double X[HD * HD] = { 0 };
 
 	if (is(pe, "riemann")) {
-		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe->alpha);
+		double sig = 0, s = exp(par[npair]) / (exp(par[npair]) + pe_option(pe, "alpha"));
 		for (int i = 0; i < N; i++)
 			sig += p[i];
 		int g = 0;
 		while (g + 1 < N && j >= (g + 1) * npair / N)
 			g++;
 		double phi = p[N - 1 - g] * par[j], c = pow(s, sig / 2);
-		if (pe->reflect) {
+		if (pe_option(pe, "reflect")) {
 			R[0] = c * cos(2 * phi); R[1] = c * sin(2 * phi);
 			R[2] = c * sin(2 * phi); R[3] = -c * cos(2 * phi);
 		} else {
@@ -79,10 +79,31 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 			while (j >= end + size[a])
 				end += size[a++];
 			if (a == i) {
-				double f = pow(pe->theta, -(double)j / npair);
+				double f = pow(pe_option(pe, "theta"), -(double)j / npair);
 				X[1] -= w * f;
 				X[2] += w * f;
 			}
+		} else if (is(pe, "videorope") && i == 0) {
+			/* the whole angle at once: VideoRoPE's layout places (t, y,
+			 * x) at t' = delta t, y' = y + delta t, x' = x + delta t; t'
+			 * turns the lowest quarter of the frequencies (at least
+			 * one pair), y' and x' alternate on the rest; 2D: y, x
+			 * alternate on all; 1D: RoPE */
+			double dl = pe_option(pe, "delta"), q[3] = { p[0], 0, 0 };
+			double f = pow(pe_option(pe, "theta"), -(double)j / npair);
+			int nt = N == 3 ? (npair / 4 ? npair / 4 : 1) : 0;
+			if (N == 3) {
+				q[0] = dl * p[0];
+				q[1] = p[1] + dl * p[0];
+				q[2] = p[2] + dl * p[0];
+			} else if (N == 2) {
+				q[0] = p[0];
+				q[1] = p[1];
+			}
+			double ang = N == 1 ? q[0] : j >= npair - nt ? q[0] :
+			    q[N - 2 + j % 2];
+			X[1] -= f * ang;
+			X[2] += f * ang;
 		} else if (is(pe, "rope-axial") || is(pe, "rope-nd")) {
 			int start = 0, size = 0;
 			for (int g = 0; g < N; g++) {
@@ -90,7 +111,7 @@ ref_block(const struct pe *pe, const float *par, const double *p, int j, double 
 				size = (g + 1) * npair / N - start;
 				if (j < start + size) {
 					if (N - 1 - g == i) {
-						double f = pow(pe->theta, -(double)(j - start) / size);
+						double f = pow(pe_option(pe, "theta"), -(double)(j - start) / size);
 						X[1] -= w * f;
 						X[2] += w * f;
 					}
@@ -391,7 +412,7 @@ test_conv(void)
 	for (const struct pe_method *const *m = pe_methods; *m; m++) {
 		pe_parse(&pe, (*m)->flags & PEM_BLOCK ? "liere:8" : (*m)->name, 64, 2, 1, 1, NULL);
 		pe.method = *m;
-		CHECK(pe_conv_native(&pe) != PE_CONV_NONE || ((*m)->flags & (PEM_NOT_ROTARY | PEM_IDENTITY)),
+		CHECK(pe_conv_native(&pe) != PE_CONV_NONE || (*m)->table || ((*m)->flags & PEM_IDENTITY),
 		    "%s: a rotary encoding names the positions it takes (%s)", (*m)->name,
 		    pe_conv_name(pe_conv_native(&pe)));
 	}
@@ -767,6 +788,23 @@ ref_generators(const struct pe *pe, const float *par, double *A /* [axes][HD][HD
 	const float *up = par + (string ? N * npair : 0);
 	double S[HD * HD] = { 0 }, P[HD * HD], L[HD * HD];
 
+	if (is(pe, "circulant-string")) {
+		/* A_i = C_i - C_i^T, C_i the circulant of first row (0, a_1 ..
+		 * a_{d/2-1}, 0 ...): entry (r, c) reads the row at c - r mod d */
+		for (int i = 0; i < N; i++)
+			for (int r = 0; r < d; r++)
+				for (int c = 0; c < d; c++) {
+					int n = ((c - r) % d + d) % d;
+					double v = 0;
+					if (n >= 1 && n < npair)
+						v = par[i * (npair - 1) + n - 1];
+					else if (n > npair)
+						v = -par[i * (npair - 1) + d - n - 1];
+					A[(i * d + r) * d + c] = v;
+				}
+		return;
+	}
+
 	for (int i = 0, q = 0; i < d; i++)
 		for (int j = i + 1; j < d; j++, q++) {
 			S[i * d + j] = up[q];
@@ -813,7 +851,7 @@ ref_generators(const struct pe *pe, const float *par, double *A /* [axes][HD][HD
 					g++;
 				int start = g * npair / N, size = (g + 1) * npair / N - start;
 				if (N - 1 - g == i)
-					u = -pow(pe->theta, -(double)(j - start) / size);
+					u = -pow(pe_option(pe, "theta"), -(double)(j - start) / size);
 			}
 			L[2 * j * d + 2 * j + 1] = u;
 			L[(2 * j + 1) * d + 2 * j] = -u;
@@ -1020,6 +1058,55 @@ test_basis(const char *spec, int axes, const char *share, int init)
 	pe_work_free(&w1);
 	pe_work_free(&w);
 	free(params); free(pos); free(B); free(P); free(P1); free(R); free(W); free(dp); free(dp1);
+}
+
+/* Circulant-STRING's own: every R(p) is circulant (entry (r, c) depends on
+ * c - r mod d alone), as exp of a sum of circulants must be; and its
+ * default init has RoPE-Mixed's spectrum: B's pair j turns as rope-mixed's
+ * pair j from the same seed, but for the last pair, which stays still. */
+static void
+test_circulant(void)
+{
+	struct pe pe, mix;
+	struct pe_work w, wm;
+	struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 4 };
+	enum { D = HD, T = 3 };
+	float pos[T * 2] = { 0.5f, -1, 2, 1.5f, -0.25f, 3 };
+
+	pe_parse(&pe, "circulant-string", D, 2, 1, 1, "none");
+	pe_parse(&mix, "rope-mixed", D, 2, 1, 1, "none");
+	pe_work_init(&w, &pe, T);
+	pe_work_init(&wm, &mix, T);
+	float *p = malloc(sizeof(float) * pe.nparam), *pm = malloc(sizeof(float) * mix.nparam);
+	float *B = malloc(sizeof(float) * T * pe.rsize), *Bm = malloc(sizeof(float) * T * mix.rsize);
+	float P[D * D], *R = malloc(sizeof(float) * T * D * D);
+	pe_init_params(&pe, &ini, p);
+	pe_init_params(&mix, &ini, pm);
+	pe_rotations(&pe, &w, p, T, pos, B);
+	pe_rotations(&mix, &wm, pm, T, pos, Bm);
+	pe_bases(&pe, &w, p, P);
+	pe_compose(&pe, &w, T, P, B, R);
+	double circ = 0, spec = 0, last = 0, big = 0;
+	for (int t = 0; t < T; t++)
+		for (int r = 0; r < D; r++)
+			for (int c = 0; c < D; c++) {
+				float v = R[(t * D + r) * D + c];
+				circ = maxn(circ, fabs(v - R[(t * D + (r + 1) % D) * D + (c + 1) % D]));
+				big = maxn(big, fabs(v - (r == c)));
+			}
+	for (int t = 0; t < T; t++) {
+		for (int e = 0; e < 4 * (D / 2 - 1); e++)
+			spec = maxn(spec, fabs(B[t * pe.rsize + e] - Bm[t * mix.rsize + e]));
+		for (int e = 0; e < 4; e++)
+			last = maxn(last, fabs(B[t * pe.rsize + 4 * (D / 2 - 1) + e] - (e == 0 || e == 3)));
+	}
+	CHECK(circ < 1e-6 && big > 0.1, "circulant-string: R(p) is circulant (%.2g), and no identity (%.2g)",
+	    circ, big);
+	CHECK(spec < 1e-5 && last == 0, "circulant-string: default init turns B's pairs as rope-mixed's "
+	    "(%.2g), the last pair still", spec);
+	pe_work_free(&w);
+	pe_work_free(&wm);
+	free(p); free(pm); free(B); free(Bm); free(R);
 }
 
 /* Default init: string is rope-mixed with P = I, rope-nd rope-axial with
@@ -1358,7 +1445,8 @@ main(void)
 		{ "riemann,reflect,alpha=0.3", PE_INIT_NORMAL }, { "none", PE_INIT_DEFAULT },
 		{ "zeros", PE_INIT_DEFAULT }, { "mrope", PE_INIT_DEFAULT },
 		{ "mrope,theta=10000", PE_INIT_DEFAULT }, { "string", PE_INIT_NORMAL },
-		{ "rope-nd", PE_INIT_NORMAL },
+		{ "rope-nd", PE_INIT_NORMAL }, { "videorope", PE_INIT_DEFAULT },
+		{ "videorope,theta=10000,delta=0.5", PE_INIT_DEFAULT },
 	};
 
 	test_parse();
@@ -1401,7 +1489,10 @@ main(void)
 	test_basis("string", 3, "heads", PE_INIT_NORMAL);
 	test_basis("rope-nd", 2, "none", PE_INIT_NORMAL);
 	test_basis("rope-nd", 3, "all", PE_INIT_UNIFORM);
+	test_basis("circulant-string", 2, "none", PE_INIT_NORMAL);
+	test_basis("circulant-string", 3, "heads", PE_INIT_DEFAULT);
 	test_basis_init();
+	test_circulant();
 	test_closed_form();
 	test_comrope_nan();
 	test_apply("liere:8");

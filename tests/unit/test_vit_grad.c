@@ -465,6 +465,17 @@ main(void)
 	small(&c, "rope-mixed", 2);
 	c.share = PE_SHARE_ALL;
 	check(&c, 0, 1, "rope-mixed shared by all");
+	/* VideoRoPE: t's pairs and the diagonal, 3 axes, CLS positioned */
+	small(&c, "videorope", 3);
+	c.cls_rotate = 1;
+	c.cls_pos[0] = c.cls_pos[1] = c.cls_pos[2] = 1;
+	check(&c, 0, 1, "videorope 3 axes, CLS rotated");
+	/* Circulant-STRING: a fixed Fourier basis, the spectrum learned */
+	small(&c, "circulant-string", 2);
+	check(&c, 0, 1, "circulant-string");
+	small(&c, "circulant-string", 3);
+	c.share = PE_SHARE_HEADS;
+	check(&c, 0, 1, "circulant-string 3 axes, shared across heads");
 	/* a basis per set: P^T as a product per head, its gradient per head
 	 * (own sets) or in head order (shared) */
 	small(&c, "string", 3);

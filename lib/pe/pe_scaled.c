@@ -1,9 +1,11 @@
 /*
- * pe_comrope.c - ComRoPE's rotations and their gradient in closed form.
+ * pe_scaled.c - the engine of the encodings of commuting scaled
+ * generators (PEM_SCALED: comrope-ap, comrope-ld), their rotations and
+ * gradient in closed form by one eigendecomposition per block.
  *
- * Block j of a comrope-ap or comrope-ld set turns a token at p by
- * exp(s U_j): one skew generator U_j and a scalar s, p_(j mod axes) (AP)
- * or sum_i scale_ij p_i (LD).  The Hermitian i U_j = V diag(mu) V^H
+ * Block j of such a set turns a token at p by exp(s U_j): one skew
+ * generator U_j and a scalar s of the position, p_(j mod axes) (ComRoPE-AP)
+ * or sum_i scale_ij p_i (PEM_SCALES: ComRoPE-LD).  The Hermitian i U_j = V diag(mu) V^H
  * (LAPACK's zheev, in double, once per block and call) gives every token
  *   R(s) = V diag(e^(-i s mu)) V^H = Re(V diag(e^(-i s mu)) V^H),
  * two real products instead of an exponential's dozens.  Positions that
@@ -35,6 +37,7 @@ ARCH_VECTORIZE
 #include "expm.h"
 #include "pe.h"
 #include "pe_impl.h"
+#include "skew.h"
 
 #define SERIES	0.1	/* below it the series: 0.1^NMOM / (NMOM+1)! = 3e-14 */
 enum { NMOM = 8 };
@@ -48,7 +51,7 @@ void	zheev_(const char *jobz, const char *uplo, const int *n,
 	    const int *lwork, double *rwork, int *info, size_t ljobz, size_t luplo);
 
 int
-comrope_closed(const struct pe *pe)
+scaled_closed(const struct pe *pe)
 {
 	return (pe->method->flags & PEM_SCALED) && pe->block > 2;
 }
@@ -60,7 +63,7 @@ enum { M_U, M_A, M_VRE = M_A + 2, M_VIM, M_VRET, M_VIMT, M_WRE, M_WIM, M_R,
 	M_AX = M_KT + 2, M_C = M_AX + 3, M_END = M_C + NMOM };
 
 int64_t
-comrope_scratch(int b)
+scaled_scratch(int b)
 {
 	return 8 * round8(b) + M_END * round8((int64_t)b * b);
 }
@@ -197,7 +200,7 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
 }
 
 void
-comrope_rotations(const struct pe *pe, struct pe_work *w, const float *params,
+scaled_rotations(const struct pe *pe, struct pe_work *w, const float *params,
     int T, const float *pos, float *R)
 {
 	int64_t items = (int64_t)pe->nset * pe->nblock;
@@ -326,7 +329,7 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 }
 
 void
-comrope_backward(const struct pe *pe, struct pe_work *w, const float *params,
+scaled_backward(const struct pe *pe, struct pe_work *w, const float *params,
     int T, const float *pos, const float *R, const float *dR, float *dparams)
 {
 	int64_t items = (int64_t)pe->nset * pe->nblock;

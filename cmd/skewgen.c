@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cliopt.h"
 #include "pe.h"
+#include "shapeopt.h"
 #include "vt.h"
 
 struct opts {
@@ -36,7 +37,7 @@ static struct cli_opt options[] = {
 	{ "pe", 'p', "SPEC", NULL },
 	{ "head-dim", 'd', "N", "head dimension (default 64)" },
 	{ "axes", 'a', "N", "position axes, 1 .. 3 (default 2)" },
-	{ "heads", OPT_HEADS, "N", "attention heads (default 1)" },
+	SHAPE_OPT_HEADS(OPT_HEADS, "default 1"),
 	{ "layers", OPT_LAYERS, "N", "layers (default 1)" },
 	{ "share", OPT_SHARE, "WHAT", "none (default), heads, layers or all" },
 	{ "init", OPT_INIT, "KIND", "default, uniform, normal or zeros" },
@@ -217,8 +218,8 @@ main(int argc, char *argv[])
 		case 'p': cli_opt_pe(optarg, o.pe, sizeof o.pe); given_pe = shaped = 1; break;
 		case 'd': o.head_dim = (int)cli_int("--head-dim", optarg, 1, PE_MAXDIM); shaped = 1; break;
 		case 'a': o.axes = (int)cli_int("--axes", optarg, 1, 3); shaped = 1; break;
-		case OPT_HEADS: o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
-		case OPT_LAYERS: o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
+		case OPT_HEADS: o.heads = shape_opt("heads", optarg); shaped = 1; break;
+		case OPT_LAYERS: o.layers = shape_opt("layers", optarg); shaped = 1; break;
 		case OPT_SHARE: o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
 		case OPT_INIT:
 			o.init.kind = pick("--init", optarg, init_names, 0, 4,

@@ -22,6 +22,7 @@
 
 #include "atomicfile.h"
 #include "cli.h"
+#include "fileio.h"
 #include "cliopt.h"
 #include "trainlog.h"
 
@@ -221,7 +222,7 @@ memfile(const char *name, const void *data, size_t len)
 {
 	int fd = memfd_create(name, MFD_CLOEXEC);
 
-	if (fd == -1 || cli_write_all(fd, data, len) == -1 || lseek(fd, 0, SEEK_SET) == -1)
+	if (fd == -1 || write_all(fd, data, len) == -1 || lseek(fd, 0, SEEK_SET) == -1)
 		die_errno("%s", name);
 	return fd;
 }

@@ -1,7 +1,11 @@
 /*
- * vtjson.c - header.json read back into a stream's header (vtjson.h).
+ * vtjson.c - header.json written from a stream's header and read back
+ * into one (vtjson.h).
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -150,4 +154,72 @@ vt_json_read(struct vt *h, const char *text, size_t len)
 	if (json_peek(&r.j) != 0)
 		return fail(&r, "text after the object");
 	return 0;
+}
+
+int
+vt_json_write(FILE *fp, const struct vt *s)
+{
+	fprintf(fp, "{\"align\": %d,\n \"fields\": {", s->align);
+	for (int i = 0; i < s->nfield; i++) {
+		const struct vt_field *f = &s->field[i];
+		fprintf(fp, "%s\n  ", i ? "," : "");
+		json_put_string(fp, f->name);
+		fprintf(fp, ": {\"dtype\": \"%s\", \"dims\": [", vt_dtype_name(f->dtype));
+		for (int k = 0; k < f->rank; k++)
+			fprintf(fp, f->dim[k] == VT_ANY ? "%s\"*\"" : "%s%lld", k ? ", " : "",
+			    (long long)f->dim[k]);
+		fprintf(fp, "]}");
+	}
+	fprintf(fp, "},\n \"meta\": [");
+	for (int i = 0; i < s->nmeta; i++) {
+		fprintf(fp, "%s\n  [", i ? "," : "");
+		json_put_string(fp, s->meta[i].key);
+		fprintf(fp, ", ");
+		json_put_string(fp, s->meta[i].val);
+		fprintf(fp, "]");
+	}
+	fprintf(fp, "]}\n");
+	return ferror(fp) ? -1 : 0;
+}
+
+int
+vt_json_load(const char *path, struct vt *h, int missing_ok, struct err *e)
+{
+	FILE *fp = fopen(path, "rb");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
+
+	if (fp == NULL && errno == ENOENT && missing_ok)
+		return 1;
+	if (fp == NULL)
+		return err_set(e, "%s: %s", path, strerror(errno));
+	do {
+		if (len > VT_MAXHEADER * 2) {
+			rc = err_set(e, "%s: longer than %ld bytes", path, VT_MAXHEADER * 2);
+			goto out;
+		}
+		if (len + 65537 > cap) {	/* doubled: no copy per 64 KiB */
+			char *t = realloc(text, cap = 2 * (len + 65537));
+			if (t == NULL) {
+				rc = err_set(e, "out of memory");
+				goto out;
+			}
+			text = t;
+		}
+		len += n = fread(text + len, 1, 65536, fp);
+	} while (n > 0);
+	if (ferror(fp)) {
+		rc = err_set(e, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	text[len] = '\0';
+	if ((rc = vt_json_read(h, text, len)) < 0)
+		err_set(e, "%s: %s", path, h->err);
+	else
+		h->name = path;
+out:
+	free(text);
+	fclose(fp);
+	return rc;
 }

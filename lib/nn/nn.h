@@ -44,6 +44,8 @@ enum gemm_bf16 { GEMM_BF16_NONE, GEMM_BF16_NATIVE, GEMM_BF16_EMULATED };
 
 /* "auto", "openblas" or "onednn" -> its backend, or -1. */
 int	 gemm_backend_parse(const char *name);
+/* "fp32" or "bf16" -> its enum gemm_prec, or -1. */
+int	 gemm_prec_parse(const char *name);
 /* The backend's name, as gemm_backend_parse takes it. */
 const char *gemm_backend_name(enum gemm_backend b);
 /* Every product by backend b from now on (GEMM_AUTO: each by its kind's

@@ -16,6 +16,9 @@
 
 #include "vt.h"
 
+/* The most threads a run takes (--threads, TRAIN_THREADS). */
+#define TRAIN_MAXTHREADS	1024
+
 /* The training options (defaults: train_defaults). */
 struct train_opts {
 	double	 lr, lr_min, wd, beta1, beta2, eps;

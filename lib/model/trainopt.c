@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "nn.h"
+#include "parse.h"
 #include "trainopt.h"
 
 #define BIG	(INT64_MAX / 2)		/* counts that never wrap when added */
@@ -61,7 +62,7 @@ const struct train_key train_keys_table[] = {
 	STATE("TOTAL_STEPS", total, BIG),
 	STATE("DONE", done, 1),
 
-	PAST("TRAIN_THREADS", "threads", threads, 0, CLI_MAXTHREADS, 0),
+	PAST("TRAIN_THREADS", "threads", threads, 0, TRAIN_MAXTHREADS, 0),
 	PAST("TRAIN_RANKS", NULL, ranks, 1, INT32_MAX, 1),
 	{ .key = "TRAIN_PRECISION", .opt = "precision", .part = TRAIN_PAST,
 	    .type = TRAIN_PREC, .off = offsetof(struct train_past, prec), .optional = 1 },
@@ -123,14 +124,14 @@ train_key_parse(const struct train_key *e, const char *s, int option,
 
 	switch (e->type) {
 	case TRAIN_INT:
-		if (cli_parse_int(s, option ? e->min : e->kmin, e->max, &v, why, len) < 0)
+		if (parse_int(s, option ? e->min : e->kmin, e->max, &v, why, len) < 0)
 			return -1;
 		*(int64_t *)p = v;
 		return 0;
 	case TRAIN_NUM:
-		return cli_parse_num(s, e->dmin, e->dmax, (double *)p, why, len);
+		return parse_num(s, e->dmin, e->dmax, (double *)p, why, len);
 	default:
-		if ((*(int64_t *)p = cli_prec_parse(s)) >= 0)
+		if ((*(int64_t *)p = gemm_prec_parse(s)) >= 0)
 			return 0;
 		snprintf(why, len, "not fp32 or bf16");
 		return -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "pe.h"
+#include "resize.h"
 #include "timm.h"
 
 /* How a tensor goes between the two layouts. */
@@ -824,49 +825,6 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 
 /* ---- resampling ---- */
 
-/* PyTorch's antialiased bicubic filter (PIL's, a = -0.5). */
-static double
-aa_cubic(double x)
-{
-	const double a = -0.5;
-
-	x = fabs(x);
-	if (x < 1)
-		return ((a + 2) * x - (a + 3)) * x * x + 1;
-	if (x < 2)
-		return (((x - 5) * x + 8) * x - 4) * a;
-	return 0;
-}
-
-/* src[outer][in][inner] resampled along its middle axis into
- * dst[outer][out][inner], as PyTorch's upsample_bicubic2d_aa weighs it. */
-static void
-resample_axis(const double *src, double *dst, int in, int out, size_t outer, size_t inner)
-{
-	double scale = (double)in / out, support = scale >= 1 ? 2 * scale : 2;
-	double inv = scale >= 1 ? 1 / scale : 1;
-
-	for (int i = 0; i < out; i++) {
-		double center = scale * (i + 0.5), total = 0;
-		int lo = (int)(center - support + 0.5), hi = (int)(center + support + 0.5);
-
-		lo = lo < 0 ? 0 : lo;
-		hi = hi > in ? in : hi;
-		for (int j = lo; j < hi; j++)
-			total += aa_cubic((j - center + 0.5) * inv);
-		for (size_t o = 0; o < outer; o++) {
-			double *d = dst + (o * out + i) * inner;
-			memset(d, 0, inner * sizeof *d);
-			for (int j = lo; j < hi; j++) {
-				double w = aa_cubic((j - center + 0.5) * inv) / total;
-				const double *s = src + (o * in + j) * inner;
-				for (size_t k = 0; k < inner; k++)
-					d[k] += w * s[k];
-			}
-		}
-	}
-}
-
 int
 timm_resample(const float *tab, const int *from, const int *to, int axes, int D,
     float *out)
@@ -897,7 +855,11 @@ timm_resample(const float *tab, const int *from, const int *to, int axes, int D,
 			outer *= cur[j];
 		for (int j = k + 1; j < axes; j++)
 			inner *= cur[j];
-		resample_axis(a, b, cur[k], to[k], outer, inner);
+		if (resample_axis(a, b, cur[k], to[k], outer, inner, RESAMPLE_BICUBIC) < 0) {
+			free(a);
+			free(b);
+			return -1;
+		}
 		cur[k] = to[k];
 		t = a, a = b, b = t;
 	}

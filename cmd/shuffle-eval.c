@@ -331,7 +331,7 @@ emit(const struct opts *o, int argc, char *argv[])
 	const char *name;
 	FILE *fp = cli_open_in(o->input, &name);
 	int ip, ipos, r;
-	char err[256];
+	struct err e;
 
 	vt_init(&s);
 	if (vt_read_header(&s, fp, name) < 0)
@@ -355,8 +355,8 @@ emit(const struct opts *o, int argc, char *argv[])
 			die("%s: record %lld: %lld patches but %lld positions", name,
 			    (long long)s.recno, (long long)p->shape[0], (long long)q->shape[0]);
 		if (units_of(o, q->data, (int)p->shape[0], (int)q->shape[1], &units, &run,
-		    err, sizeof err) < 0)
-			die("%s: record %lld: %s", name, (long long)s.recno, err);
+		    e.msg, sizeof e.msg) < 0)
+			die("%s: record %lld: %s", name, (long long)s.recno, e.msg);
 		if (shuffle_record(&sh, p->data, (size_t)p->shape[1] * vt_dtype_size(p->dtype),
 		    units, run, s.recno - 1) < 0)
 			die("out of memory");
@@ -381,16 +381,16 @@ pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *na
 	struct eval_out out = { 0 };
 	struct eval_summary sum;
 	struct eval_hooks hooks = { shuffle_batch, NULL, sh };
-	char err[512];
+	struct err e;
 
 	rewind_input(fp, s, name);
 	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
 		die("%s", s->err);
-	if (posmap_stream(&(*m)->c, ck, s, err, sizeof err) < 0)
-		die("%s: %s", name, err);
+	if (posmap_stream(&(*m)->c, ck, s, e.msg, sizeof e.msg) < 0)
+		die("%s: %s", name, e.msg);
 	sh->trial = trial;
-	if (evaluate(m, &br, sh->o->batch, &hooks, &out, err, sizeof err) < 0)
-		die("%s", err);
+	if (evaluate(m, &br, sh->o->batch, &hooks, &out, &e) < 0)
+		die("%s", e.msg);
 	if (sh->err[0])
 		die("%s: %s", name, sh->err);
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
@@ -410,7 +410,7 @@ main(int argc, char *argv[])
 	const char *name;
 	double before, *after, mean = 0, sd = 0, lo = INFINITY, hi = -INFINITY, drop;
 	int64_t n;
-	char err[512];
+	struct err e;
 	FILE *fp;
 
 	cli_init(argc, argv);
@@ -422,16 +422,16 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	cli_threads(o.threads);
-	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
-		die("%s", err);
+	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, &e)) == NULL)
+		die("%s", e.msg);
 	m->prec = o.prec;
 	fp = open_input(&o, m, &ms, &name);
 	vt_init(&s);
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");
 	before = pass(&m, &ms, fp, &s, name, &sh, -1, &n);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
-		cli_warn("%s: %s", name, err);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)
+		cli_warn("%s: %s", name, e.msg);
 	for (int k = 0; k < o.trials; k++) {
 		after[k] = pass(&m, &ms, fp, &s, name, &sh, k, &n);
 		mean += after[k] / o.trials;

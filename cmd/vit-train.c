@@ -480,7 +480,7 @@ main(int argc, char *argv[])
 	cli_init(argc, argv);
 	parse(argc, argv, &o);
 	threads = cli_threads(o.threads);
-	if (dist_init(&d, e.msg, sizeof e.msg) < 0)
+	if (dist_init(&d, &e) < 0)
 		die("%s", e.msg);
 	d.timeout = o.timeout;
 	train_init(&r, &o.run, &ui, threads, &d);

@@ -113,7 +113,8 @@ vtool_from_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 	struct vt out;
 	const char *name;
 	uint64_t size;
-	char err[512], *msg;
+	struct err e;
+	char *msg;
 	FILE *fp;
 
 	if (o->nargs > 1)
@@ -123,8 +124,8 @@ vtool_from_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 	fp = seekable(cli_open_in(o->nargs ? o->args[0] : NULL, &name), name, &size);
 	if (st_read_header(&st, fp, name, size) < 0)
 		die("%s", st.err);
-	if (timm_plan(&p, &st, &o->timm, err, sizeof err) < 0)
-		die("%s: %s", name, err);
+	if (timm_plan(&p, &st, &o->timm, &e) < 0)
+		die("%s: %s", name, e.msg);
 	if (o->list) {
 		print_plan(&p);
 		if (p.nbad)
@@ -145,12 +146,12 @@ vtool_from_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 			free(msg);
 			break;
 		}
-	if (timm_load(&p, &st, err, sizeof err) < 0)
-		die("%s", err);
+	if (timm_load(&p, &st, &e) < 0)
+		die("%s", e.msg);
 	vtool_add_meta(o, &p.keys);
 	vt_init(&out);
-	if (ckpt_describe(&out, p.m, &p.keys, 0, err, sizeof err) < 0)
-		die("%s: %s", name, err);
+	if (ckpt_describe(&out, p.m, &p.keys, 0, &e) < 0)
+		die("%s: %s", name, e.msg);
 	out.records = 1;	/* a single-record container, as vt_save writes */
 	vtool_begin_output(&out, argc, argv, o->force);
 	if (vt_write_record(&out) < 0)

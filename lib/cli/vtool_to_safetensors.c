@@ -16,16 +16,16 @@ vtool_to_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 	struct vt ck;
 	struct vit *m;
 	struct st st;
-	char err[512];
+	struct err e;
 
 	if (o->nargs != 1)
 		usage_error("to-safetensors: give one checkpoint");
 	cli_binary_stdout(o->force);
-	if ((m = ckpt_load(o->args[0], &ck, 1, 0, 0, err, sizeof err)) == NULL)
-		die("%s", err);
+	if ((m = ckpt_load(o->args[0], &ck, 1, 0, 0, &e)) == NULL)
+		die("%s", e.msg);
 	st_init(&st);
-	if (timm_export(m, &ck, &st, err, sizeof err) < 0)
-		die("%s: %s", o->args[0], err);
+	if (timm_export(m, &ck, &st, &e) < 0)
+		die("%s: %s", o->args[0], e.msg);
 	if (st_write(&st, stdout, "stdout") < 0)
 		die("%s", st.err);
 	st_free(&st);

@@ -67,8 +67,7 @@ score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why
 
 int
 evaluate(struct vit **m, struct batch_reader *br, int maxB,
-    const struct eval_hooks *hooks, struct eval_out *out, char *err,
-    size_t errlen)
+    const struct eval_hooks *hooks, struct eval_out *out, struct err *e)
 {
 	struct batch b;
 	int C = (*m)->c.classes, rc = -1;
@@ -82,17 +81,20 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	for (;;) {
 		int n = batch_next(br, &b, maxB);
 		if (n < 0) {
-			snprintf(err, errlen, "%s", br->s->err);
+			err_set(e, "%s", br->s->err);
 			goto out;
 		}
 		if (n == 0)
 			break;
-		if (vit_fit(m, &b, err, errlen) < 0)
+		if (vit_fit(m, &b, e) < 0)
 			goto out;
 		if (hooks != NULL && hooks->before != NULL)
 			hooks->before(hooks->ctx, &b);
-		if (isnan(vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0))) {
-			snprintf(err, errlen, "%s: %s", br->s->name, (*m)->err);
+		float f = vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0);
+		if (gemm_failed(e) < 0)		/* the products' NaN: say why */
+			goto out;
+		if (isnan(f)) {	/* vit_forward says why in (*m)->err */
+			err_set(e, "%s: %s", br->s->name, (*m)->err);
 			goto out;
 		}
 		if (eval_grow(out, out->n + n) < 0)
@@ -101,7 +103,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 			char why[128];
 			if (score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i],
 			    why, sizeof why) < 0) {
-				snprintf(err, errlen, "%s: record %lld: %s", br->s->name,
+				err_set(e, "%s: record %lld: %s", br->s->name,
 				    (long long)(out->n + i + 1), why);
 				goto out;
 			}
@@ -113,7 +115,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	rc = 0;
 	goto out;
 oom:
-	snprintf(err, errlen, "out of memory");
+	err_set(e, "out of memory");
 out:
 	batch_free(&b);
 	return rc;

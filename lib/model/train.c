@@ -440,7 +440,7 @@ init_model(struct train *r, struct err *e)
 	struct vit_config c;
 	int rc = -1;
 
-	if ((m0 = ckpt_load(r->o.init, &ck, 1, 0, 0, e->msg, sizeof e->msg)) == NULL)
+	if ((m0 = ckpt_load(r->o.init, &ck, 1, 0, 0, e)) == NULL)
 		return err_prefix(e, "--init");
 	c = m0->c;
 	if (c.P != r->br.P || c.axes != r->br.A) {
@@ -525,7 +525,7 @@ build_model(struct train *r, struct err *e)
 	if (r->m == NULL)
 		return err_prefix(e, "model");
 	if (r->o.generators != NULL &&
-	    ckpt_load_generators(r->m, r->o.generators, e->msg, sizeof e->msg) < 0)
+	    ckpt_load_generators(r->m, r->o.generators, e) < 0)
 		return err_prefix(e, "--generators");
 	/* what the preset and the options resolved to, for the one watching */
 	if (r->d.rank == 0 && isatty(STDERR_FILENO))
@@ -690,7 +690,7 @@ write_model(struct train *r, const char *path, int optimizer, struct err *e)
 	    (!isnan(r->train_loss) &&
 	    meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss, e) < 0))
 		return err_set(e, "%s", r->meta.err);
-	if (ckpt_save(path, r->m, &r->meta, optimizer, e->msg, sizeof e->msg) < 0)
+	if (ckpt_save(path, r->m, &r->meta, optimizer, e) < 0)
 		return -1;
 	return 0;
 }
@@ -702,7 +702,7 @@ save(struct train *r, struct err *e)
 {
 	if (r->o.out == NULL)
 		return 0;
-	if (dist_same(&r->d, r->m, e->msg, sizeof e->msg) < 0)
+	if (dist_same(&r->d, r->m, e) < 0)
 		return err_prefix(e, "step %lld", (long long)r->st.step);
 	if (r->d.rank == 0 && write_model(r, r->o.out, 1, e) < 0)
 		return -1;
@@ -773,8 +773,7 @@ validate(struct train *r, struct err *e)
 	}
 	if ((fp = open_val(r, &vs, &vbr, &name, e)) == NULL)
 		return -1;
-	if (evaluate(&r->m, &vbr, (int)r->o.t.batch, NULL, &out, e->msg,
-	    sizeof e->msg) < 0) {
+	if (evaluate(&r->m, &vbr, (int)r->o.t.batch, NULL, &out, e) < 0) {
 		err_prefix(e, "--val");
 		goto out;
 	}
@@ -929,7 +928,7 @@ train_step(struct train *r, struct err *e)
 				    r->target, C, (int)k, r->perm);
 			}
 		}
-		if (dist_scatter(d, &r->b, r->target, C, e->msg, sizeof e->msg) < 0)
+		if (dist_scatter(d, &r->b, r->target, C, e) < 0)
 			return err_prefix(e, "%s", r->name);
 		nstep += k;
 		r->st.inpass += k;
@@ -945,7 +944,7 @@ train_step(struct train *r, struct err *e)
 			 * split. */
 			if (last != 0 && n != last)
 				vit_scale_grad(r->m, (float)last / n);
-			if (vit_fit(&r->m, &v, e->msg, sizeof e->msg) < 0)
+			if (vit_fit(&r->m, &v, e) < 0)
 				return err_prefix(e, "%s", r->name);
 			/* the micro-batches' dL/dR summed, through expm's adjoint once */
 			vit_defer_rotation_grad(r->m, o->t.accum > 1);
@@ -955,11 +954,15 @@ train_step(struct train *r, struct err *e)
 			draw(&g, (uint64_t)o->t.seed, DRAW_DROPOUT, idx);
 			float loss = vit_forward(r->m, v.x, v.pos, n, v.T,
 			    r->target + (int64_t)d->at * C, r->logits, 1, rng_u64(&g));
+			if (gemm_failed(e) < 0)	/* a product's NaN: say why */
+				return -1;
 			if (!isfinite(loss)) {
 				snprintf(why, sizeof why, "the loss is %g", loss);
 				return nonfinite(r, why, e);
 			}
 			vit_backward(r->m);
+			if (gemm_failed(e) < 0)
+				return -1;
 			lsum += (double)loss * n;
 			last = n;
 		}
@@ -970,7 +973,7 @@ train_step(struct train *r, struct err *e)
 	if (nstep == 0)
 		return 0;
 	/* the mean over the step's records on every rank, summed */
-	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, e->msg, sizeof e->msg) < 0)
+	if (dist_reduce(d, r->m, (float)last / nstep, &lsum, e) < 0)
 		return -1;
 	double norm = sqrt(vit_grad_sumsq(r->m));
 	if (!isfinite(norm)) {
@@ -1104,10 +1107,9 @@ train_fresh(struct train *r, int argc, char *argv[], struct err *e)
 int
 train_load(struct train *r, struct vt *ck, struct train_keys *k, struct err *e)
 {
-	if ((r->m = ckpt_load(r->o.out, ck, (int)r->o.t.batch, 0, 1, e->msg,
-	    sizeof e->msg)) == NULL)
+	if ((r->m = ckpt_load(r->o.out, ck, (int)r->o.t.batch, 0, 1, e)) == NULL)
 		return err_prefix(e, "--resume");
-	if (train_keys_read(ck, r->o.out, k, e->msg, sizeof e->msg) < 0) {
+	if (train_keys_read(ck, r->o.out, k, e) < 0) {
 		vt_free(ck);
 		return err_prefix(e, "--resume");
 	}
@@ -1160,7 +1162,7 @@ train_start(struct train *r, struct err *e)
 {
 	r->m->prec = r->o.prec;
 	r->d.bf16 = r->o.bf16_sums;
-	if (dist_same(&r->d, r->m, e->msg, sizeof e->msg) < 0)
+	if (dist_same(&r->d, r->m, e) < 0)
 		return -1;
 	r->adam.beta1 = r->o.t.beta1;
 	r->adam.beta2 = r->o.t.beta2;

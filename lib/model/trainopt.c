@@ -140,7 +140,7 @@ train_key_parse(const struct train_key *e, const char *s, int option,
 
 int
 train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
-    char *err, size_t errlen)
+    struct err *er)
 {
 	char why[128];
 
@@ -149,12 +149,12 @@ train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
 		if (v == NULL && e->optional)
 			continue;
 		if (v == NULL) {
-			snprintf(err, errlen, "%s: no %s key: not a vit-train checkpoint",
+			err_set(er, "%s: no %s key: not a vit-train checkpoint",
 			    path, e->key);
 			return -1;
 		}
 		if (train_key_parse(e, v, 0, k, why, sizeof why) < 0) {
-			snprintf(err, errlen, "%s: %s %.40s%s: %s%s%s%s", path, e->key, v,
+			err_set(er, "%s: %s %.40s%s: %s%s%s%s", path, e->key, v,
 			    strlen(v) > 40 ? "..." : "", why, e->opt ? ", as --" : "",
 			    e->opt ? e->opt : "", e->opt ? " takes" : "");
 			return -1;

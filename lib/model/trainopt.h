@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "vt.h"
 
 /* The most threads a run takes (--threads, TRAIN_THREADS). */
@@ -95,11 +96,11 @@ const struct train_key *train_key_of(const char *opt);
 int	 train_key_parse(const struct train_key *e, const char *s, int option,
 	    struct train_keys *k, char *why, size_t len);
 /* Read every key of checkpoint ck (path names it) into k, which holds
- * the defaults for the optional keys it lacks: 0, or -1 with err naming
+ * the defaults for the optional keys it lacks: 0, or -1 with e naming
  * the file, the key, its value and the rule ("m.vt: TRAIN_ACCUM 0: not a
  * whole number in [1, 1048576], as --accum takes"). */
 int	 train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
-	    char *err, size_t errlen);
+	    struct err *e);
 /* Set every key of part (TRAIN_OPTS or TRAIN_STATE) of k in s, in the
  * fewest digits that read back as the same value.  0, or -1 with s->err. */
 int	 train_keys_write(struct vt *s, const struct train_keys *k, int part);

@@ -175,7 +175,7 @@ load_model(struct opts *o)
 	char err[256];
 
 	if (vt_load_with(&s, o->model, keys_only, NULL) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
 		die("%s: %s", o->model, err);
 	vt_free(&s);

@@ -232,7 +232,7 @@ rewind_input(FILE *fp, struct vt *s, const char *name)
 	vt_free(s);
 	vt_init(s);
 	if (vt_read_header(s, fp, name) < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 }
 
 /* The fields the passes read (batch.h): the others are not kept. */
@@ -269,30 +269,30 @@ spill(const struct opts *o, struct vt *s, const char *name)
 			continue;
 		}
 		if (vt_add_field(&out, f->name, f->dtype, f->rank, f->dim) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 		k[n++] = i;
 	}
 	for (int i = 0; i < s->nmeta; i++)
 		if (vt_meta_add(&out, s->meta[i].key, s->meta[i].val) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	if (vt_write_header(&out, fp, path) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	while ((r = vt_read_record(s)) == 1) {
 		for (int j = 0; j < n; j++) {
 			const struct vt_field *f = &s->field[k[j]];
 			if (vt_set_shape(&out, j, f->shape) < 0)
-				die("%s", out.err);
+				die("%s", out.err.msg);
 			memcpy(out.field[j].data, f->data, f->nbytes);
 		}
 		if (vt_write_record(&out) < 0)
-			die("--spill-dir: %s", out.err);
+			die("--spill-dir: %s", out.err.msg);
 		if (ftello(fp) > o->spill_max << 20)
 			die("%s: record %lld: more than --spill-max %lld MiB to keep for the "
 			    "trials: give the stream as a file, or a larger --spill-max",
 			    name, (long long)s->recno, o->spill_max);
 	}
 	if (r < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	if (fflush(fp) == EOF || ferror(fp))
 		die_errno("--spill-dir: %s: temporary file for %s", o->spill_dir, name);
 	vt_free(&out);
@@ -314,7 +314,7 @@ open_input(const struct opts *o, const struct vit *m, const struct vt *ck,
 	vt_init(&s);
 	if (vt_read_header(&s, fp, *name) < 0 ||
 	    batch_open_model(&br, &s, ck, m->c.P, m->c.axes, m->c.classes, 1) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	tmp = spill(o, &s, *name);
 	vt_free(&s);
 	if (fp != stdin)
@@ -335,7 +335,7 @@ emit(const struct opts *o, int argc, char *argv[])
 
 	vt_init(&s);
 	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	ip = vt_find(&s, "patch");
 	ipos = vt_find(&s, "pos");
 	if (ip < 0 || ipos < 0 || s.field[ip].rank != 2 || s.field[ipos].rank != 2 ||
@@ -343,10 +343,10 @@ emit(const struct opts *o, int argc, char *argv[])
 		die("%s: needs fields patch [T][P] and pos f32 [T][A]", name);
 	vt_init(&out);
 	if (vt_copy_header(&out, &s) < 0 || vt_history(&out, argc, argv) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	cli_binary_stdout(o->force);
 	if (vt_write_header(&out, stdout, "stdout") < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	while ((r = vt_read_record(&s)) == 1) {
 		struct vt_field *p = &s.field[ip], *q = &s.field[ipos];
 		int units, run;
@@ -361,10 +361,10 @@ emit(const struct opts *o, int argc, char *argv[])
 		    units, run, s.recno - 1) < 0)
 			die("out of memory");
 		if (vt_copy_record(&out, &s) < 0 || vt_write_record(&out) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	if (r < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	free(sh.perm);
 	free(sh.tmp);
 	vt_free(&out);
@@ -385,7 +385,7 @@ pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *na
 
 	rewind_input(fp, s, name);
 	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	if (posmap_stream(&(*m)->c, ck, s, e.msg, sizeof e.msg) < 0)
 		die("%s: %s", name, e.msg);
 	sh->trial = trial;

@@ -78,13 +78,13 @@ emit(const struct opts *o, struct vt *s)
 {
 	if (o->out) {
 		if (vt_save(s, o->out) == -1)
-			die("%s", s->err);
+			die("%s", s->err.msg);
 		return;
 	}
 	cli_binary_stdout(0);
 	s->records = 1;
 	if (vt_write_header(s, stdout, "stdout") == -1 || vt_write_record(s) == -1)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	cli_close_out(stdout, "stdout");
 }
 
@@ -103,7 +103,7 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 		struct pe_work w;
 		int b = vt_add_field(out, "pe.basis", VT_F32, 3, (int64_t[]){ pe->nset, d, d });
 		if (b < 0 || pe_work_init(&w, pe, 1) == -1)
-			die("%s", b < 0 ? out->err : w.err);
+			die("%s", b < 0 ? out->err.msg : w.err);
 		pe_bases(pe, &w, params, out->field[b].data);
 		pe_work_free(&w);
 	}
@@ -113,7 +113,7 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 	double *G = malloc(sizeof *G * per);
 
 	if (g < 0 || !G)
-		die("%s", g < 0 ? out->err : "out of memory");
+		die("%s", g < 0 ? out->err.msg : "out of memory");
 	for (int s = 0; s < pe->nset; s++) {
 		float *gs = (float *)out->field[g].data + s * per;
 		pe_generators(pe, params + s * pe->set_params, G);
@@ -137,7 +137,7 @@ start(const struct pe *pe, struct vt *out)
 	vt_init(out);
 	if ((pe->nparam && (i = vt_add_field(out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe->nparam })) < 0) ||
 	    pe_meta_write(pe, out) == -1)
-		die("%s", out->err);
+		die("%s", out->err.msg);
 	return i < 0 ? none : out->field[i].data;
 }
 
@@ -150,7 +150,7 @@ extract(const struct opts *o, int argc, char *argv[])
 	const float *params;
 
 	if (vt_load_with(&in, o->from, pe_generators_only, NULL) == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if ((params = pe_load_params(&pe, &in)) == NULL)
 		die("%s", pe.err);
 	float *p = start(&pe, &out);
@@ -160,9 +160,9 @@ extract(const struct opts *o, int argc, char *argv[])
 		add_generators(&pe, params, &out);
 	for (int k = 0; k < in.nmeta; k++)
 		if (strcmp(in.meta[k].key, "HISTORY") == 0 && vt_meta_add(&out, "HISTORY", in.meta[k].val) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	if (vt_history(&out, argc, argv) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	emit(o, &out);
 	vt_free(&in);
 	vt_free(&out);
@@ -193,11 +193,11 @@ generate(struct opts *o, int argc, char *argv[])
 	if (o->init.multipliers != PE_MULT_DEFAULT)
 		snprintf(v + n, sizeof v - n, " multipliers=%s", mult_names[o->init.multipliers]);
 	if (vt_meta_set(&out, "INIT", v) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	if (o->expand || pe.nparam == 0)
 		add_generators(&pe, params, &out);
 	if (vt_history(&out, argc, argv) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	emit(o, &out);
 	vt_free(&out);
 }

@@ -381,11 +381,11 @@ main(int argc, char *argv[])
 	vt_init(&s);
 	FILE *fp = cli_open_in(o.input, &name);
 	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	if (!o.predict && vt_find(&s, "label") < 0)
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	if (posmap_stream(&m->c, &ms, &s, e.msg, sizeof e.msg) < 0)
 		die("%s: %s", name, e.msg);
 	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)

@@ -90,7 +90,7 @@ read_log(struct run *r)
 	struct tlog *t = &r->log;
 
 	if (tlog_read(t, fp, name) < 0)
-		die("%s", t->err);
+		die("%s", t->err.msg);
 	if (fp != stdin)
 		fclose(fp);
 	if (t->partial)

@@ -170,7 +170,7 @@ parse(int argc, char *argv[], struct opts *o)
 	struct pe pe;
 	struct train_keys k;
 	const struct train_key *e;
-	char why[128];
+	struct err why;
 
 	memset(o, 0, sizeof *o);
 	vit_config_init(&o->run.c);
@@ -228,8 +228,8 @@ parse(int argc, char *argv[], struct opts *o)
 		case OPT_NO_SHUFFLE: k.o.shuffle = 0; break;
 		default:	/* the options a checkpoint keeps, by its rules */
 			if ((e = train_key_of(option_name(c))) != NULL &&
-			    train_key_parse(e, optarg, 1, &k, why, sizeof why) < 0)
-				usage_error("--%s: '%s' is %s", e->opt, optarg, why);
+			    train_key_parse(e, optarg, 1, &k, &why) < 0)
+				usage_error("--%s: '%s' is %s", e->opt, optarg, why.msg);
 		}
 		if (c != 'o' && c < OPT_THREADS && o->fixed == NULL)
 			o->fixed = option_name(c);

@@ -229,22 +229,22 @@ cli_close_out(FILE *fp, const char *name)
 long long
 cli_int(const char *opt, const char *arg, long long lo, long long hi)
 {
-	char why[128];
+	struct err why;
 	long long v;
 
-	if (parse_int(arg, lo, hi, &v, why, sizeof why) < 0)
-		usage_error("%s: '%s' is %s", opt, arg, why);
+	if (parse_int(arg, lo, hi, &v, &why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why.msg);
 	return v;
 }
 
 double
 cli_num(const char *opt, const char *arg, double lo, double hi)
 {
-	char why[128];
+	struct err why;
 	double v;
 
-	if (parse_num(arg, lo, hi, &v, why, sizeof why) < 0)
-		usage_error("%s: '%s' is %s", opt, arg, why);
+	if (parse_num(arg, lo, hi, &v, &why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why.msg);
 	return v;
 }
 

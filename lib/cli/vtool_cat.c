@@ -52,7 +52,7 @@ vtool_cat(const struct vtool_opts *o, int argc, char *argv[])
 	}
 	vt_init(&out);
 	if (vt_copy_header(&out, &in[0]) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	for (int i = 1; i < n; i++) {
 		out.records = out.records >= 0 && in[i].records >= 0 ?
 		    out.records + in[i].records : -1;

@@ -41,11 +41,11 @@ load_shapes(const char *spec, const struct npy *h, const char *path, struct ragg
 	const char *spath = strchr(spec, '=') + 1;
 	struct npy sh;
 	void *data;
-	char err[NPY_ERRLEN];
+	struct err e;
 	int64_t total = 0;
 
-	if (npy_load(spath, &sh, &data, err) < 0)
-		die("%s", err);
+	if (npy_load(spath, &sh, &data, &e) < 0)
+		die("%s", e.msg);
 	if (sh.dtype != VT_I64 || sh.rank != 2 || sh.shape[1] > VT_MAXRANK)
 		die("%s: shapes must be an int64 array [records][rank <= %d]", spath, VT_MAXRANK);
 	if (h->rank != 1)
@@ -122,7 +122,7 @@ vtool_from_npy(const struct vtool_opts *o, int argc, char *argv[])
 	static int64_t fixed[VTOOL_MAXIN][VT_MAXRANK];	/* the arrays' dims */
 	int used[VTOOL_MAXIN] = { 0 }, side = 0;
 	struct vt out, hj;
-	char err[NPY_ERRLEN];
+	struct err e;
 	int n = o->nargs;
 	int64_t nrec = -1;
 
@@ -155,8 +155,8 @@ vtool_from_npy(const struct vtool_opts *o, int argc, char *argv[])
 		}
 		if ((fp[i] = fopen(path[i], "rb")) == NULL)
 			die_errno("%s", path[i]);
-		if (npy_read_header(&h[i], fp[i], path[i], err) < 0)
-			die("%s", err);
+		if (npy_read_header(&h[i], fp[i], path[i], &e) < 0)
+			die("%s", e.msg);
 		for (j = 0; j < o->nshapes; j++)
 			if (strncmp(o->shapes[j], name, strlen(name)) == 0 &&
 			    o->shapes[j][strlen(name)] == '=')
@@ -187,14 +187,14 @@ vtool_from_npy(const struct vtool_opts *o, int argc, char *argv[])
 			    path[0], (long long)nrec);
 		nrec = records;
 		if (vt_add_field(&out, name, h[i].dtype, rank, dims) < 0)
-			die("%s: %s", path[i], out.err);
+			die("%s: %s", path[i], out.err.msg);
 	}
 	for (int j = 0; j < o->nshapes; j++)
 		if (!used[j])
 			usage_error("--shapes %s: no field of that name", o->shapes[j]);
 	for (int m = 0; side && m < hj.nmeta; m++)
 		if (vt_meta_add(&out, hj.meta[m].key, hj.meta[m].val) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	if (side && !o->set_align && hj.align)
 		out.align = hj.align;
 	if (side)
@@ -209,16 +209,16 @@ vtool_from_npy(const struct vtool_opts *o, int argc, char *argv[])
 
 			if (rg[i].shape) {
 				if (vt_set_shape(&out, i, rg[i].shape + r * rg[i].rank) < 0)
-					die("%s", out.err);
+					die("%s", out.err.msg);
 				first = rg[i].at;
 				rg[i].at += f->count;
 			} else if (vt_set_shape(&out, i, fixed[i]) < 0)
-				die("%s", out.err);
-			if (npy_read(&h[i], fp[i], path[i], first, f->count, f->data, err) < 0)
-				die("%s", err);
+				die("%s", out.err.msg);
+			if (npy_read(&h[i], fp[i], path[i], first, f->count, f->data, &e) < 0)
+				die("%s", e.msg);
 		}
 		if (vt_write_record(&out) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	for (int i = 0; i < n; i++) {
 		fclose(fp[i]);

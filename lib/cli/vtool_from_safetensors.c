@@ -123,7 +123,7 @@ vtool_from_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 		cli_binary_stdout(o->force);
 	fp = seekable(cli_open_in(o->nargs ? o->args[0] : NULL, &name), name, &size);
 	if (st_read_header(&st, fp, name, size) < 0)
-		die("%s", st.err);
+		die("%s", st.err.msg);
 	if (timm_plan(&p, &st, &o->timm, &e) < 0)
 		die("%s: %s", name, e.msg);
 	if (o->list) {
@@ -155,7 +155,7 @@ vtool_from_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 	out.records = 1;	/* a single-record container, as vt_save writes */
 	vtool_begin_output(&out, argc, argv, o->force);
 	if (vt_write_record(&out) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	vt_free(&out);
 done:
 	timm_plan_free(&p);

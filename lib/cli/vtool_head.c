@@ -18,7 +18,7 @@ vtool_head(const struct vtool_opts *o, int argc, char *argv[])
 	vtool_open(&s, o->nargs ? o->args[0] : NULL);
 	vt_init(&out);
 	if (vt_copy_header(&out, &s) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	if (out.records >= 0 && out.records > o->lines)
 		out.records = o->lines;
 	vtool_begin_output(&out, argc, argv, o->force);

@@ -17,7 +17,7 @@ vtool_open(struct vt *s, const char *path)
 
 	vt_init(s);
 	if (vt_read_header(s, fp, name) < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 }
 
 int
@@ -26,7 +26,7 @@ vtool_next(struct vt *s)
 	int r = vt_read_record(s);
 
 	if (r < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	return r;
 }
 
@@ -43,7 +43,7 @@ void
 vtool_write_record(struct vt *o, struct vt *s)
 {
 	if (vt_copy_record(o, s) < 0 || vt_write_record(o) < 0)
-		die("%s", o->err);
+		die("%s", o->err.msg);
 }
 
 void
@@ -51,7 +51,7 @@ vtool_begin_output(struct vt *o, int argc, char *argv[], int force)
 {
 	cli_binary_stdout(force);
 	if (vt_history(o, argc, argv) < 0 || vt_write_header(o, stdout, "stdout") < 0)
-		die("%s", o->err);
+		die("%s", o->err.msg);
 }
 
 /* Text from the input to stdout, its control characters escaped. */
@@ -84,7 +84,7 @@ vtool_add_meta(const struct vtool_opts *o, struct vt *out)
 		for (int k = 0; k < m; k++)
 			first &= strncmp(o->meta[k], kv, eq - kv) || o->meta[k][eq - kv] != '=';
 		if ((first && vt_meta_set(out, kv, NULL) < 0) || vt_meta_add(out, kv, eq + 1) < 0)
-			usage_error("--meta: %s", out->err);
+			usage_error("--meta: %s", out->err.msg);
 		free(kv);
 	}
 }

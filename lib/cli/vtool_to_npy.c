@@ -164,7 +164,7 @@ vtool_to_npy(const struct vtool_opts *o, int argc, char *argv[])
 		}
 	}
 	if (r < 0)
-		die_npy("%s", s.err);
+		die_npy("%s", s.err.msg);
 	for (int i = 0; i < nnpyout; i++)
 		npy_end(&npyouts[i]);
 	write_header_json(dir, &s);

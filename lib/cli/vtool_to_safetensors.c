@@ -27,7 +27,7 @@ vtool_to_safetensors(const struct vtool_opts *o, int argc, char *argv[])
 	if (timm_export(m, &ck, &st, &e) < 0)
 		die("%s: %s", o->args[0], e.msg);
 	if (st_write(&st, stdout, "stdout") < 0)
-		die("%s", st.err);
+		die("%s", st.err.msg);
 	st_free(&st);
 	vit_destroy(m);
 	vt_free(&ck);

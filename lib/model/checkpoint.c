@@ -37,7 +37,7 @@ pe_keys(const struct vit_config *c, struct vt *s, struct err *e)
 		return -1;
 	}
 	if (pe_meta_write(&pe, s) < 0) {
-		err_set(e, "%s", s->err);
+		err_set(e, "%s", s->err.msg);
 		return -1;
 	}
 	return 0;
@@ -79,7 +79,7 @@ ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
 	}
 	return 0;
 fail:
-	err_set(e, "%s", s->err);
+	err_set(e, "%s", s->err.msg);
 	return -1;
 }
 
@@ -95,7 +95,7 @@ ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 		/* the message names the file, as vt_save's do */
 		err_prefix(e, "%s", path);
 	} else if (vt_save(&s, path) < 0)
-		err_set(e, "%s", s.err);
+		err_set(e, "%s", s.err.msg);
 	else
 		rc = 0;
 	vt_free(&s);
@@ -247,7 +247,7 @@ build(struct vt *s, void *arg)
 
 	/* a stream given where a model goes (operands swapped) */
 	if (vt_meta(s, "VIT_DIM") == NULL && vt_find(s, "patch") >= 0) {
-		snprintf(s->err, sizeof s->err, "%s: a data stream (field 'patch'), not a model "
+		err_set(&s->err, "%s: a data stream (field 'patch'), not a model "
 		    "checkpoint: the model comes first", s->name);
 		return -1;
 	}
@@ -268,7 +268,7 @@ build(struct vt *s, void *arg)
 	}
 	return 0;
 bad:
-	snprintf(s->err, sizeof s->err, "%s: %s", s->name, why);
+	err_set(&s->err, "%s: %s", s->name, why);
 	return -1;
 }
 
@@ -295,7 +295,7 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 	char why[256];
 
 	if (vt_load_with(s, path, build, &L) < 0) {
-		err_set(e, "%s%s", s->err, safetensors_magic(path) ?
+		err_set(e, "%s%s", s->err.msg, safetensors_magic(path) ?
 		    ": a safetensors file, which vtool from-safetensors converts" : "");
 		vit_destroy(L.m);
 		return NULL;
@@ -316,7 +316,7 @@ ckpt_load_generators(struct vit *m, const char *path, struct err *e)
 
 	vt_init(&want);
 	if (vt_load_with(&g, path, pe_generators_only, NULL) < 0) {
-		err_set(e, "%s", g.err);
+		err_set(e, "%s", g.err.msg);
 		goto out;
 	}
 	if (pe_keys(&m->c, &want, e) < 0)

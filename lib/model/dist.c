@@ -445,7 +445,7 @@ dist_read_header(struct dist *d, struct vt *s, FILE *fp, const char *name)
 		if ((mem = open_memstream(&buf, &len)) == NULL ||
 		    vt_copy_header(&h, s) < 0 || vt_write_header(&h, mem, name) < 0 ||
 		    fclose(mem) == EOF) {
-			snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+			err_set(&s->err, "%s: out of memory", name);
 			vt_free(&h);
 			return -1;
 		}
@@ -454,14 +454,14 @@ dist_read_header(struct dist *d, struct vt *s, FILE *fp, const char *name)
 	int64_t n = (int64_t)len;
 	bcast(d, &n, 1, MPI_INT64_T);
 	if (d->rank != 0 && (buf = malloc((size_t)n)) == NULL) {
-		snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+		err_set(&s->err, "%s: out of memory", name);
 		return -1;
 	}
 	bcast(d, buf, (int)n, MPI_CHAR);
 	if (d->rank != 0) {
 		FILE *mem = fmemopen(buf, (size_t)n, "r");
 		if (mem == NULL) {
-			snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+			err_set(&s->err, "%s: out of memory", name);
 			rc = -1;
 		} else {
 			rc = vt_read_header(s, mem, name);
@@ -486,7 +486,7 @@ static int
 make_room(struct batch *b, struct vt *s, int n, int64_t T)
 {
 	if (batch_reserve(b, T) < 0) {
-		snprintf(s->err, sizeof s->err, "%s: out of memory for %d records "
+		err_set(&s->err, "%s: out of memory for %d records "
 		    "of %lld tokens", s->name, n, (long long)T);
 		return -1;
 	}
@@ -536,7 +536,7 @@ dist_next(struct dist *d, struct batch_reader *br, struct batch *b, int max)
 			return -1;
 		if (st->root_reads && icount((int64_t)m * b->T *
 		    (b->P > b->A ? b->P : b->A)) < 0) {
-			snprintf(br->s->err, sizeof br->s->err, "%s: a batch of %d "
+			err_set(&br->s->err, "%s: a batch of %d "
 			    "records of %d tokens is more than one MPI message holds",
 			    br->s->name, m, b->T);
 			return -1;

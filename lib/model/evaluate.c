@@ -81,7 +81,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	for (;;) {
 		int n = batch_next(br, &b, maxB);
 		if (n < 0) {
-			err_set(e, "%s", br->s->err);
+			err_set(e, "%s", br->s->err.msg);
 			goto out;
 		}
 		if (n == 0)

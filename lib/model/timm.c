@@ -235,7 +235,7 @@ join_key(const struct kline *first, const struct kline *end, struct st *out, str
 		return err_set(e, "out of memory");
 	rc = st_meta_add(out, first->key, val);
 	free(val);
-	return rc < 0 ? err_set(e, "%s", out->err) : 0;
+	return rc < 0 ? err_set(e, "%s", out->err.msg) : 0;
 }
 
 /* Metadata from the keys of ckpt in the order of their first lines, a
@@ -348,7 +348,7 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, struct e
 		}
 		if (st_add_f32(out, name, rank, shape, copy ? copy : src, copy != NULL) < 0) {
 			free(copy);
-			return err_set(e, "%s", out->err);
+			return err_set(e, "%s", out->err.msg);
 		}
 	}
 	return 0;
@@ -388,7 +388,7 @@ import_keys(const struct st *s, struct vt *keys, struct err *e)
 		    line = strtok_r(NULL, "\n", &save))
 			if (vt_meta_add(keys, key, line) < 0) {
 				free(val);
-				return err_set(e, "%s: %s", ST_METADATA, keys->err);
+				return err_set(e, "%s: %s", ST_METADATA, keys->err.msg);
 			}
 		free(val);
 	}
@@ -507,11 +507,11 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 		at += snprintf(buf + at, sizeof buf - at, "%s%lld", k > 2 ? "x" : "",
 		    (long long)patch->shape[k]);
 	if (vt_meta_set(&p->keys, "PATCH", buf) < 0)
-		return err_set(e, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	snprintf(buf, sizeof buf, "%lld", (long long)patch->shape[1]);
 	if (vt_meta_set(&p->keys, "CHANNELS", buf) < 0 ||
 	    (freqs != NULL && vt_meta_set(&p->keys, "POS", "integer") < 0))
-		return err_set(e, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	return 0;
 }
 
@@ -754,14 +754,14 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, st
 	if (p->new_head && c.classes != file_classes &&
 	    (vt_meta_set(&p->keys, "CLASSES", NULL) < 0 || vt_meta_set(&p->keys, "CLASS",
 	    NULL) < 0))
-		return err_set(e, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	if (!p->vitpipe || o->ngrid) {
 		size_t n = 0;
 		for (int a = 0; a < c.axes; a++)
 			n += snprintf(why + n, sizeof why - n, "%s%d", a ? "x" : "", c.grid[a]);
 		if (vt_meta_set(&p->keys, "GRID", why) < 0 || vt_meta_set(&p->keys, "SIZE",
 		    NULL) < 0)
-			return err_set(e, "%s", p->keys.err);
+			return err_set(e, "%s", p->keys.err.msg);
 	}
 	/* Planned on the model's tensor table alone, and built only once each
 	 * of its tensors has a tensor of the file of exactly its shape (but a
@@ -879,14 +879,14 @@ timm_load(struct timm_plan *p, struct st *s, struct err *er)
 			    e->how == H_PE) {
 				w = vit_find_tensor(m, e->dst);
 				if (st_read_f32(s, e->t, m->param + w->off) < 0)
-					return err_set(er, "%s", s->err);
+					return err_set(er, "%s", s->err.msg);
 				continue;
 			}
 			if ((tmp = malloc((size_t)e->t->count * sizeof *tmp)) == NULL)
 				return err_set(er, "%s: out of memory", s->name);
 			if (st_read_f32(s, e->t, tmp) < 0) {
 				free(tmp);
-				return err_set(er, "%s", s->err);
+				return err_set(er, "%s", s->err.msg);
 			}
 			w = vit_find_tensor(m, e->dst);
 			dst = w != NULL ? m->param + w->off : NULL;

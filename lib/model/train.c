@@ -84,7 +84,7 @@ static int
 meta_num(struct vt *s, const char *key, int isint, const void *p, struct err *e)
 {
 	if (train_meta_num(s, key, isint, p) < 0)
-		return err_set(e, "%s", s->err);
+		return err_set(e, "%s", s->err.msg);
 	return 0;
 }
 
@@ -100,7 +100,7 @@ reopen_input(const struct train *r, struct vt *s, struct err *e)
 		return NULL;
 	vt_init(s);
 	if (vt_read_header(s, fp, name) < 0) {
-		err_set(e, "%s", s->err);
+		err_set(e, "%s", s->err.msg);
 		vt_free(s);
 		if (fp != stdin)
 			fclose(fp);
@@ -126,7 +126,7 @@ count_records(const struct train *r, struct err *e)
 	while ((rc = vt_read_record(&s)) == 1)
 		n++;
 	if (rc < 0)
-		n = err_set(e, "%s", s.err);
+		n = err_set(e, "%s", s.err.msg);
 	vt_free(&s);
 	fclose(fp);
 	return n;
@@ -239,12 +239,12 @@ open_pass(struct train *r, struct err *e)
 		    r->o.input : "stdin";
 	vt_init(&r->s);
 	if (dist_read_header(&r->d, &r->s, r->fp, r->name) < 0)
-		return err_set(e, "%s", r->s.err);
+		return err_set(e, "%s", r->s.err.msg);
 	int P = r->m ? r->m->c.P : 0, A = r->m ? r->m->c.axes : 0;
 	int C = r->m ? r->m->c.classes : r->o.classes;
 	if (batch_open(&r->br, &r->s, P, A, C, 1) < 0 ||
 	    batch_alloc(&r->b, &r->br, (int)r->o.t.batch) < 0)
-		return err_set(e, "%s", r->s.err);
+		return err_set(e, "%s", r->s.err.msg);
 	if (r->br.classes <= 0)
 		return err_set(e, "%s: no CLASSES key: give --classes", r->name);
 	if (r->br.icls >= 0)	/* an evaluation's augmentation (posgen --offset) */
@@ -263,7 +263,7 @@ open_pass(struct train *r, struct err *e)
 
 		draw(&g, (uint64_t)r->o.t.seed, DRAW_SHUFFLE, r->st.pass);
 		if (batch_shuffle(&r->br, &g, r->E, r->o.t.shuffle) < 0)
-			return err_set(e, "%s", r->s.err);
+			return err_set(e, "%s", r->s.err.msg);
 	} else if (r->o.t.shuffle == 0 && r->st.pass == 1 && !r->stream && r->d.rank == 0)
 		warn(r, "%s: read again in the same order (--no-shuffle): every epoch "
 		    "sees the records in one order", r->name);
@@ -343,7 +343,7 @@ fetch(struct train *r, int64_t max, struct err *e)
 	if ((n = dist_next(&r->d, &r->br, &r->b, (int)max)) < 0) {
 		if (stop_sig)	/* the data stage went with the same Ctrl-C */
 			return interrupted(r, 1, e);
-		return err_set(e, "%s", r->s.err);
+		return err_set(e, "%s", r->s.err.msg);
 	}
 	return n;
 }
@@ -546,14 +546,14 @@ fresh_meta(struct train *r, int argc, char *argv[], struct err *e)
 		for (size_t k = 0; k < sizeof kept_keys / sizeof *kept_keys; k++)
 			if (strcmp(r->s.meta[i].key, kept_keys[k]) == 0 &&
 			    vt_meta_add(&r->meta, r->s.meta[i].key, r->s.meta[i].val) < 0)
-				return err_set(e, "%s", r->meta.err);
+				return err_set(e, "%s", r->meta.err.msg);
 	if (fingerprint(r, input, sizeof input, e) < 0)
 		return -1;
 	if (vt_history(&r->meta, argc, argv) < 0 ||
 	    vt_meta_set(&r->meta, "POSITIONS", r->positions) < 0 ||
 	    vt_meta_set(&r->meta, "TRAIN_INPUT", input) < 0 ||
 	    train_keys_write(&r->meta, &(struct train_keys){ .o = r->o.t }, TRAIN_OPTS) < 0)
-		return err_set(e, "%s", r->meta.err);
+		return err_set(e, "%s", r->meta.err.msg);
 	return 0;
 }
 
@@ -689,7 +689,7 @@ write_model(struct train *r, const char *path, int optimizer, struct err *e)
 	    "fp32") < 0 ||
 	    (!isnan(r->train_loss) &&
 	    meta_num(&r->meta, "TRAIN_LOSS", 0, &r->train_loss, e) < 0))
-		return err_set(e, "%s", r->meta.err);
+		return err_set(e, "%s", r->meta.err.msg);
 	if (ckpt_save(path, r->m, &r->meta, optimizer, e) < 0)
 		return -1;
 	return 0;
@@ -738,7 +738,7 @@ open_val(struct train *r, struct vt *vs, struct batch_reader *vbr, const char **
 	if (vt_read_header(vs, fp, *name) < 0 ||
 	    batch_open_model(vbr, vs, &r->meta, r->m->c.P, r->m->c.axes,
 	    r->m->c.classes, 1) < 0) {
-		err_set(e, "--val: %s", vs->err);
+		err_set(e, "--val: %s", vs->err.msg);
 		vt_free(vs);
 		if (fp != stdin)
 			fclose(fp);
@@ -1130,7 +1130,7 @@ train_restore(struct train *r, const struct vt *ck, const struct train_keys *k,
 	vt_init(&r->meta);
 	for (int i = 0; i < ck->nmeta; i++)
 		if (vt_meta_add(&r->meta, ck->meta[i].key, ck->meta[i].val) < 0)
-			return err_set(e, "%s", r->meta.err);
+			return err_set(e, "%s", r->meta.err.msg);
 	r->saved_step = r->st.step;
 	r->st.done &= !r->extend;
 	return 0;
@@ -1152,7 +1152,7 @@ train_reopen(struct train *r, int force, struct err *e)
 	if (had != NULL && !force && r->d.rank == 0 && same_input(r, had, e) < 0)
 		return -1;
 	if (dist_skip(&r->d, &r->br, inpass) < 0)
-		return err_set(e, "--resume: %s", r->s.err);
+		return err_set(e, "--resume: %s", r->s.err.msg);
 	r->st.inpass = inpass;
 	return 0;
 }

@@ -117,24 +117,23 @@ slot(const struct train_key *e, const struct train_keys *k)
 
 int
 train_key_parse(const struct train_key *e, const char *s, int option,
-    struct train_keys *k, char *why, size_t len)
+    struct train_keys *k, struct err *why)
 {
 	void *p = slot(e, k);
 	long long v;
 
 	switch (e->type) {
 	case TRAIN_INT:
-		if (parse_int(s, option ? e->min : e->kmin, e->max, &v, why, len) < 0)
+		if (parse_int(s, option ? e->min : e->kmin, e->max, &v, why) < 0)
 			return -1;
 		*(int64_t *)p = v;
 		return 0;
 	case TRAIN_NUM:
-		return parse_num(s, e->dmin, e->dmax, (double *)p, why, len);
+		return parse_num(s, e->dmin, e->dmax, (double *)p, why);
 	default:
 		if ((*(int64_t *)p = gemm_prec_parse(s)) >= 0)
 			return 0;
-		snprintf(why, len, "not fp32 or bf16");
-		return -1;
+		return err_set(why, "not fp32 or bf16");
 	}
 }
 
@@ -142,7 +141,7 @@ int
 train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
     struct err *er)
 {
-	char why[128];
+	struct err why;
 
 	for (const struct train_key *e = train_keys_table; e->key != NULL; e++) {
 		const char *v = vt_meta(ck, e->key);
@@ -153,9 +152,9 @@ train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
 			    path, e->key);
 			return -1;
 		}
-		if (train_key_parse(e, v, 0, k, why, sizeof why) < 0) {
+		if (train_key_parse(e, v, 0, k, &why) < 0) {
 			err_set(er, "%s: %s %.40s%s: %s%s%s%s", path, e->key, v,
-			    strlen(v) > 40 ? "..." : "", why, e->opt ? ", as --" : "",
+			    strlen(v) > 40 ? "..." : "", why.msg, e->opt ? ", as --" : "",
 			    e->opt ? e->opt : "", e->opt ? " takes" : "");
 			return -1;
 		}

@@ -94,7 +94,7 @@ const struct train_key *train_key_of(const char *opt);
  * allowed when option is 1, as a command line has it): 0, or -1 with the
  * rule s breaks in why ("not a whole number in [1, 1048576]"). */
 int	 train_key_parse(const struct train_key *e, const char *s, int option,
-	    struct train_keys *k, char *why, size_t len);
+	    struct train_keys *k, struct err *why);
 /* Read every key of checkpoint ck (path names it) into k, which holds
  * the defaults for the optional keys it lacks: 0, or -1 with e naming
  * the file, the key, its value and the rule ("m.vt: TRAIN_ACCUM 0: not a

@@ -41,7 +41,7 @@ static int failed;
 /* A product cannot run: oneDNN refused a shape it takes, or memory ran
  * out.  The first reason is kept for gemm_failed (any thread may say it). */
 static void
-fail(const char *what)
+note_failure(const char *what)
 {
 	#pragma omp critical (bf16_fail)
 	if (!failed) {
@@ -94,7 +94,7 @@ static void
 probe(void)
 {
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-		fail("no oneDNN CPU engine");
+		note_failure("no oneDNN CPU engine");
 		mode = GEMM_BF16_NONE;	/* and no emulation: it needs one too */
 		probed = 1;
 		return;
@@ -161,7 +161,7 @@ struct thr {
 };
 static _Thread_local struct thr *me;
 
-/* The calling thread's state, or NULL (fail said why). */
+/* The calling thread's state, or NULL (note_failure said why). */
 static struct thr *
 thread_state(void)
 {
@@ -170,21 +170,21 @@ thread_state(void)
 	if (me != NULL)
 		return me;
 	if ((t = calloc(1, sizeof *t)) == NULL) {
-		fail("out of memory");
+		note_failure("out of memory");
 		return NULL;
 	}
 	gemm_bf16_mode();
 	if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) !=
 	    dnnl_success) {
 		free(t);
-		fail("no oneDNN stream");
+		note_failure("no oneDNN stream");
 		return NULL;
 	}
 	return me = t;
 }
 
 /* The thread's buffer i, at least n bytes (grown, never shrunk), or NULL
- * (fail said why). */
+ * (note_failure said why). */
 static void *
 buffer(struct thr *t, int i, size_t n)
 {
@@ -193,7 +193,7 @@ buffer(struct thr *t, int i, size_t n)
 		t->cap[i] = 0;
 		t->buf[i] = aligned_alloc(64, (n + 63) / 64 * 64);
 		if (t->buf[i] == NULL) {
-			fail("out of memory");
+			note_failure("out of memory");
 			return NULL;
 		}
 		t->cap[i] = n;
@@ -211,7 +211,7 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 	void *dst;
 
 	if (how == GEMM_BF16_NONE) {
-		fail("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+		note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
 		    "VITPIPE_BF16=emulate emulates it");
 		return NULL;
 	}
@@ -238,7 +238,7 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 
 /* A primitive for this shape: C = alpha A B (oneDNN's output scale) + beta C
  * (its sum post-op), operands in bf16_pack's layout (transposes as
- * strides), its scratchpad the caller's.  0, or -1 (fail said why). */
+ * strides), its scratchpad the caller's.  0, or -1 (note_failure said why). */
 static int
 make(struct mm *m, dnnl_data_type_t dt)
 {
@@ -260,7 +260,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	ok = dnnl_matmul_desc_init(&md, &ma, &mb, NULL, &mc) == dnnl_success &&
 	    dnnl_primitive_attr_create(&attr) == dnnl_success;
 	if (!ok) {
-		fail("oneDNN refused a matmul");
+		note_failure("oneDNN refused a matmul");
 		return -1;
 	}
 	dnnl_primitive_attr_set_scratchpad_mode(attr,
@@ -277,7 +277,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	    dnnl_success;
 	dnnl_primitive_attr_destroy(attr);
 	if (!ok) {
-		fail("oneDNN has no matmul for this shape");
+		note_failure("oneDNN has no matmul for this shape");
 		return -1;
 	}
 	const dnnl_memory_desc_t *mp = dnnl_primitive_desc_query_md(pd,
@@ -294,7 +294,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	    dnnl_success;
 	dnnl_primitive_desc_destroy(pd);
 	if (!ok) {
-		fail("oneDNN could not make a matmul");
+		note_failure("oneDNN could not make a matmul");
 		return -1;
 	}
 	return 0;
@@ -358,7 +358,7 @@ bf16_product(int transa, int transb, int M, int N, int K, float alpha,
 	    beta) : NULL;
 	void *pad = m ? buffer(t, 2, m->padsz) : NULL;
 
-	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* fail said why */
+	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* note_failure said why */
 		nan_fill(C, M, N, ldc);
 		return;
 	}
@@ -376,7 +376,7 @@ bf16_product(int transa, int transb, int M, int N, int K, float alpha,
 		omp_set_num_threads(1);
 	if (dnnl_primitive_execute(m->prim, t->stream, 4, args) !=
 	    dnnl_success) {
-		fail("oneDNN could not run a matmul");
+		note_failure("oneDNN could not run a matmul");
 		nan_fill(C, M, N, ldc);
 		return;
 	}

@@ -35,7 +35,7 @@ reshape(struct vt *in, const char *out, const char *name, int dtype, int rank,
 			vt_lend(&o, j, f->data);
 	}
 	CHECK(ok && vt_save(&o, out) == 0, "%s as %s[%d dims] (%s)", name,
-	    vt_dtype_name(dtype), rank, o.err);
+	    vt_dtype_name(dtype), rank, o.err.msg);
 	vt_free(&o);
 }
 
@@ -90,10 +90,10 @@ check_nonfinite(struct vit *m, const char *path)
 	m->adam_v[k] = keep;
 
 	/* the same NaN put into a file by hand */
-	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err);
+	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err.msg);
 	((float *)vt_get(&s, "head.w")->data)[3] = NAN;
 	((float *)vt_get(&s, "pe.params")->data)[1] = -INFINITY;
-	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err);
+	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err.msg);
 	vt_free(&s);
 	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
 	    strstr(e.msg, "tensor 'head.w' holds nan (element 3 of 80)"),
@@ -124,7 +124,7 @@ check_exact(const char *path)
 	const int64_t same[2] = { 16, 12 };
 
 	snprintf(other, sizeof other, "%s.exact", path);
-	CHECK(vt_load(&raw, path) == 0, "load %s (%s)", path, raw.err);
+	CHECK(vt_load(&raw, path) == 0, "load %s (%s)", path, raw.err.msg);
 	reshape(&raw, other, "patch.w", VT_F32, 2, patch);
 	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
 	    strstr(e.msg, "field 'patch.w' is f32[12,16], the model wants f32[16,12]"),
@@ -227,7 +227,7 @@ check_forward_only(const struct vit *m, const char *path)
 
 	snprintf(other, sizeof other, "%s.other", path);
 	CHECK(vt_load(&raw, path) == 0 && vt_add_field(&raw, "notes", VT_F32, 1, &four) >= 0 &&
-	    vt_save(&raw, other) == 0, "a checkpoint with a field of its own (%s)", raw.err);
+	    vt_save(&raw, other) == 0, "a checkpoint with a field of its own (%s)", raw.err.msg);
 	n = ckpt_load(other, &s, 2, 0, 1, &e);
 	CHECK(n && memcmp(n->adam_v, m->adam_v, m->nparam * 4) == 0 &&
 	    vt_get(&s, "notes")->skip, "a field the model does not know is read past (%s)", e.msg);

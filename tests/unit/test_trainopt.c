@@ -18,7 +18,7 @@ keys_of(struct vt *s, const struct train_keys *k)
 	vt_init(s);
 	if (train_keys_write(s, k, TRAIN_OPTS) < 0 || train_keys_write(s, k, TRAIN_STATE) < 0 ||
 	    vt_meta_set(s, "TRAIN_THREADS", "2") < 0)
-		printf("not ok - writing keys: %s\n", s->err);
+		printf("not ok - writing keys: %s\n", s->err.msg);
 }
 
 /* What reading s with key set to val says: "" when read. */
@@ -93,9 +93,9 @@ main(void)
 
 	const struct train_key *ke = train_key_of("epochs");
 	train_defaults(&back);
-	CHECK(ke != NULL && train_key_parse(ke, "0", 1, &back, e.msg, sizeof e.msg) < 0 &&
+	CHECK(ke != NULL && train_key_parse(ke, "0", 1, &back, &e) < 0 &&
 	    strcmp(e.msg, "not a whole number in [1, 4611686018427387903]") == 0 &&
-	    train_key_parse(ke, "3", 1, &back, e.msg, sizeof e.msg) == 0 && back.o.epochs == 3,
+	    train_key_parse(ke, "3", 1, &back, &e) == 0 && back.o.epochs == 3,
 	    "--epochs 0 is refused, --epochs 3 taken");
 	CHECK(train_key_of("threads") == NULL && train_key_of("nothing") == NULL,
 	    "train_key_of knows the options a checkpoint keeps, alone");

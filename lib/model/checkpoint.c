@@ -157,32 +157,28 @@ destination(const struct load *L, const char *name)
  * dims[rank], exactly.  0, or -1 with why. */
 static int
 declared(struct vt *s, const char *name, int rank, const int64_t *dims,
-    char *why, size_t len)
+    struct err *why)
 {
 	const struct vt_field *f = vt_get(s, name);
 	char have[128], want[128];
 	int same;
 
-	if (f == NULL) {
-		snprintf(why, len, "no field '%s'", name);
-		return -1;
-	}
+	if (f == NULL)
+		return err_set(why, "no field '%s'", name);
 	same = f->dtype == VT_F32 && f->rank == rank;
 	for (int k = 0; same && k < rank; k++)
 		same = f->dim[k] == dims[k];
 	if (same)
 		return 0;
-	snprintf(why, len, "field '%s' is %s%s, the model wants f32%s", name,
+	return err_set(why, "field '%s' is %s%s, the model wants f32%s", name,
 	    vt_dtype_name(f->dtype), vt_shape_str(f->dim, f->rank, have, sizeof have),
 	    vt_shape_str(dims, rank, want, sizeof want));
-	return -1;
 }
 
 /* fits's arguments: the record, and where to say why a field does not. */
 struct fit {
 	struct vt *s;
-	char	*why;
-	size_t	 len;
+	struct err *why;
 };
 
 /* vit_layout's visitor: tensor t of the model must have a field of its
@@ -195,7 +191,7 @@ fits(void *arg, const struct vit_tensor *t)
 
 	for (int k = 0; k < t->rank; k++)
 		dims[k] = t->shape[k];
-	return declared(F->s, t->name, t->rank, dims, F->why, F->len);
+	return declared(F->s, t->name, t->rank, dims, F->why);
 }
 
 /* Whether the record of s, header read, carries the model of c: a field
@@ -206,10 +202,9 @@ fits(void *arg, const struct vit_tensor *t)
  * describe a model larger than its fields costs only its own bytes.
  * 0, or -1 with why. */
 static int
-carried(struct vt *s, const struct vit_config *c, int resume, char *why,
-    size_t len)
+carried(struct vt *s, const struct vit_config *c, int resume, struct err *why)
 {
-	struct fit F = { s, why, len };
+	struct fit F = { s, why };
 	double bytes = 0;
 	int64_t n[1];
 	size_t np;
@@ -220,16 +215,15 @@ carried(struct vt *s, const struct vit_config *c, int resume, char *why,
 		bytes += (double)s->field[i].nbytes;
 	if (fstat(fileno(s->fp), &st) == 0 && S_ISREG(st.st_mode) &&
 	    (at = ftello(s->fp)) >= 0 && bytes > (double)(st.st_size - at)) {
-		snprintf(why, len, "the header declares %.0f bytes of fields, the file "
+		return err_set(why, "the header declares %.0f bytes of fields, the file "
 		    "holds %lld after it (truncated?)", bytes,
 		    (long long)(st.st_size - at));
-		return -1;
 	}
-	if (vit_layout(c, fits, &F, &np, why, len) != 0)
+	if (vit_layout(c, fits, &F, &np, why->msg, sizeof why->msg) != 0)
 		return -1;
 	n[0] = (int64_t)np;
-	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why, len) < 0 ||
-	    declared(s, CKPT_ADAM_V, 1, n, why, len) < 0))
+	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why) < 0 ||
+	    declared(s, CKPT_ADAM_V, 1, n, why) < 0))
 		return -1;
 	return 0;
 }
@@ -243,7 +237,7 @@ build(struct vt *s, void *arg)
 {
 	struct load *L = arg;
 	struct vit_config c;
-	char why[384];
+	struct err why;
 
 	/* a stream given where a model goes (operands swapped) */
 	if (vt_meta(s, "VIT_DIM") == NULL && vt_find(s, "patch") >= 0) {
@@ -251,12 +245,12 @@ build(struct vt *s, void *arg)
 		    "checkpoint: the model comes first", s->name);
 		return -1;
 	}
-	if (vit_config_load(&c, s, why, sizeof why) < 0 ||
-	    carried(s, &c, L->resume, why, sizeof why) < 0)
+	if (vit_config_load(&c, s, why.msg, sizeof why.msg) < 0 ||
+	    carried(s, &c, L->resume, &why) < 0)
 		goto bad;
 	int maxT = L->maxT > 0 ? L->maxT : vit_grid_size(c.grid, c.axes);
-	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why, sizeof why) :
-	    vit_create_infer(&c, L->maxB, maxT, why, sizeof why);
+	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why.msg, sizeof why.msg) :
+	    vit_create_infer(&c, L->maxB, maxT, why.msg, sizeof why.msg);
 	if (L->m == NULL)
 		goto bad;
 	for (int i = 0; i < s->nfield; i++) {
@@ -268,7 +262,7 @@ build(struct vt *s, void *arg)
 	}
 	return 0;
 bad:
-	err_set(&s->err, "%s: %s", s->name, why);
+	err_set(&s->err, "%s: %s", s->name, why.msg);
 	return -1;
 }
 

@@ -32,16 +32,14 @@ eval_grow(struct eval_out *o, int64_t n)
  * model that diverged, or whose positions overflow its encoding): no
  * result is made of a NaN. */
 static int
-score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why,
-    size_t len)
+score(struct eval_out *o, int64_t i, const float *z, int C, int label,
+    struct err *why)
 {
 	int best = 0;
 	for (int c = 0; c < C; c++)
-		if (!isfinite(z[c])) {
-			snprintf(why, len, "the model's logit of class %d is %g", c,
+		if (!isfinite(z[c]))
+			return err_set(why, "the model's logit of class %d is %g", c,
 			    isnan(z[c]) ? NAN : z[c]);
-			return -1;
-		}
 	for (int c = 1; c < C; c++)
 		if (z[c] > z[best])
 			best = c;
@@ -53,11 +51,9 @@ score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why
 	o->pred[i] = best;
 	o->prob[i] = (float)(1 / sum);
 	o->loss[i] = label >= 0 ? (float)(lse - z[label]) : 0;
-	if (!isfinite(o->loss[i])) {
-		snprintf(why, len, "its loss overflows (logits of %g and %g)", z[best],
+	if (!isfinite(o->loss[i]))
+		return err_set(why, "its loss overflows (logits of %g and %g)", z[best],
 		    z[label]);
-		return -1;
-	}
 	int above = 0;
 	for (int c = 0; label >= 0 && c < C; c++)
 		above += z[c] > z[label];
@@ -100,11 +96,11 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 		if (eval_grow(out, out->n + n) < 0)
 			goto oom;
 		for (int i = 0; i < n; i++) {
-			char why[128];
+			struct err why;
 			if (score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i],
-			    why, sizeof why) < 0) {
+			    &why) < 0) {
 				err_set(e, "%s: record %lld: %s", br->s->name,
-				    (long long)(out->n + i + 1), why);
+				    (long long)(out->n + i + 1), why.msg);
 				goto out;
 			}
 		}

@@ -11,6 +11,7 @@
 #include "cliopt.h"
 #include "flops.h"
 #include "pe.h"
+#include "shapeopt.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -39,10 +40,7 @@ static char pe_help[512];	/* --pe's, with the registered encodings */
 
 static const struct cli_opt options[] = {
 	{ "preset", OPT_PRESET, "NAME", "tiny, small, base, large or cifar (default tiny)" },
-	{ "dim", OPT_DIM, "N", "embedding width (default: the preset's)" },
-	{ "depth", OPT_DEPTH, "N", "blocks (default: the preset's)" },
-	{ "heads", OPT_HEADS, "N", "attention heads (default: the preset's)" },
-	{ "mlp", OPT_MLP, "N", "MLP hidden width (default: the preset's)" },
+	SHAPE_OPTS(OPT_DIM, "default: the preset's"),
 	{ "classes", OPT_CLASSES, "N", "classifier outputs (default 10)" },
 	{ "patch", OPT_PATCH, "PxP", "patch (or TxPxP tubelet) size (default 4x4)" },
 	{ "channels", OPT_CHANNELS, "N", "image channels (default 3)" },
@@ -122,11 +120,11 @@ parse_args(int argc, char *argv[], struct opts *o)
 			if (vit_preset(c, optarg) < 0)
 				usage_error("--preset: unknown preset '%s' (tiny small base large cifar)", optarg);
 			break;
-		case OPT_DIM: c->dim = cli_int("--dim", optarg, 1, 1 << 16); break;
-		case OPT_DEPTH: c->depth = cli_int("--depth", optarg, 1, 1024); break;
-		case OPT_HEADS: c->heads = cli_int("--heads", optarg, 1, 1024); break;
-		case OPT_MLP: c->mlp = cli_int("--mlp", optarg, 1, 1 << 18); break;
-		case OPT_CLASSES: c->classes = cli_int("--classes", optarg, 1, 1 << 24); break;
+		case OPT_DIM: c->dim = shape_opt("dim", optarg); break;
+		case OPT_DEPTH: c->depth = shape_opt("depth", optarg); break;
+		case OPT_HEADS: c->heads = shape_opt("heads", optarg); break;
+		case OPT_MLP: c->mlp = shape_opt("mlp", optarg); break;
+		case OPT_CLASSES: c->classes = shape_opt("classes", optarg); break;
 		case OPT_CHANNELS: o->channels = cli_int("--channels", optarg, 1, 1024); break;
 		case OPT_TOKENS: o->tokens = cli_int("--tokens", optarg, 1, 1 << 20); break;
 		case OPT_PATCH: o->npatch = parse_sizes("--patch", optarg, o->patch, 3, 4096); break;
@@ -177,7 +175,7 @@ load_model(struct opts *o)
 	char err[256];
 
 	if (vt_load_with(&s, o->model, keys_only, NULL) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
 		die("%s: %s", o->model, err);
 	vt_free(&s);

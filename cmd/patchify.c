@@ -297,20 +297,20 @@ warn_empty_classes(const struct source *s, const char *root)
 static void
 load_source(struct source *s, const struct opts *o, int argc, char **argv)
 {
-	char err[IMAGE_ERRLEN];
+	struct err e;
 	const char *f = strcmp(o->format, "auto") ? o->format : guess_format(argv[0]);
 	int rc = 0, nfiles = argc;
 	if (strcmp(f, "cifar10") == 0 || strcmp(f, "cifar100") == 0)
-		rc = cifar_load(s, argv, argc, strcmp(f, "cifar100") == 0, o->coarse, err);
+		rc = cifar_load(s, argv, argc, strcmp(f, "cifar100") == 0, o->coarse, &e);
 	else if (strcmp(f, "idx") == 0 || strcmp(f, "npy") == 0) {
 		if (argc != 1)
 			usage_error("%s: one data file (labels with --labels)", f);
-		rc = f[0] == 'i' ? idx_load(s, argv[0], o->labels, err) :
-		    npy_source_load(s, argv[0], o->labels, o->volume, err);
+		rc = f[0] == 'i' ? idx_load(s, argv[0], o->labels, &e) :
+		    npy_source_load(s, argv[0], o->labels, o->volume, &e);
 	} else if (strcmp(f, "dir") == 0 || strcmp(f, "list") == 0) {
 		if (argc != 1)
 			usage_error("%s: one operand", f);
-		rc = f[0] == 'd' ? dir_load(s, argv[0], err) : list_load(s, argv[0], err);
+		rc = f[0] == 'd' ? dir_load(s, argv[0], &e) : list_load(s, argv[0], &e);
 	} else if (strcmp(f, "image") == 0 || strcmp(f, "video") == 0) {
 		for (int i = 0; i < nfiles; i++)
 			if (source_add_file(s, argv[i], -1) < 0)
@@ -320,7 +320,7 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 	} else
 		usage_error("--format: unknown format '%s'", f);
 	if (rc < 0)
-		die("%s", err);
+		die("%s", e.msg);
 	if (s->kind == SOURCE_FILES) {
 		if (strcmp(f, "dir") == 0 || strcmp(f, "list") == 0)
 			s->temporal = source_files_temporal(s);
@@ -335,9 +335,9 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 		cli_warn("%s: read as volumes of %d slices of %dx%d; if it is PyTorch's (N,C,H,W), "
 		    "images want (N,H,W,C): numpy's transpose(0, 2, 3, 1)", argv[0], s->t, s->h,
 		    s->w);
-	if (o->classes && (source_read_classes(s, o->classes, err) < 0 ||
-	    source_check_labels(s, o->classes, err) < 0))
-		die("%s", err);
+	if (o->classes && (source_read_classes(s, o->classes, &e) < 0 ||
+	    source_check_labels(s, o->classes, &e) < 0))
+		die("%s", e.msg);
 	if (o->label >= 0)
 		for (int64_t i = 0; i < s->n; i++)
 			if (s->label[i] < 0)
@@ -347,13 +347,13 @@ load_source(struct source *s, const struct opts *o, int argc, char **argv)
 /* Geometry and augmentation of one record, from im (in w->a) to patches
  * at out.  0, or -1 with err. */
 static int
-transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, char *err)
+transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, struct err *err)
 {
 	const struct opts *o = p->o;
 	struct image t;
 #define SWAP() (t = w->a, w->a = w->b, w->b = t)
 	if (image_set_channels(&w->a, p->c) < 0)
-		return snprintf(err, IMAGE_ERRLEN, "cannot convert %d to %d channels", w->a.c, p->c), -1;
+		return err_set(err, "cannot convert %d to %d channels", w->a.c, p->c);
 	if (o->rrc) {
 		if (aug_rrc(&w->a, &w->b, p->oh, p->ow, o->rrc_lo, o->rrc_hi, r) < 0)
 			goto oom;
@@ -375,10 +375,10 @@ transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, cha
 		}
 	}
 	if (w->a.t != p->t || w->a.h != p->oh || w->a.w != p->ow)
-		return snprintf(err, IMAGE_ERRLEN, "size %dx%d (height x width), %d frame%s, "
+		return err_set(err, "size %dx%d (height x width), %d frame%s, "
 		    "differs from the first record's %dx%d, %d frame%s (use --resize or --crop)",
 		    w->a.h, w->a.w, w->a.t, w->a.t == 1 ? "" : "s", p->oh, p->ow, p->t,
-		    p->t == 1 ? "" : "s"), -1;
+		    p->t == 1 ? "" : "s");
 	if (o->pad) {
 		if (aug_crop_pad(&w->a, &w->b, p->oh, p->ow, o->pad, r) < 0)
 			goto oom;
@@ -397,7 +397,7 @@ transform(const struct plan *p, struct scratch *w, struct rng *r, void *out, cha
 	return 0;
 #undef SWAP
 oom:
-	return snprintf(err, IMAGE_ERRLEN, "out of memory"), -1;
+	return err_set(err, "out of memory");
 }
 
 /* "TxHxW" (d3) or "HxW" into buf[64]; buf. */
@@ -418,7 +418,7 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s, const ch
 {
 	char pd[64], rd[64];
 	struct image im = { 0 };
-	char err[IMAGE_ERRLEN];
+	struct err e;
 	int64_t first = 0;
 	memset(p, 0, sizeof *p);
 	p->o = o;
@@ -427,9 +427,9 @@ make_plan(struct plan *p, const struct opts *o, const struct source *s, const ch
 			usage_error("--raw %dx%dx%d --frames %d: clips too large", o->raw_h,
 			    o->raw_w, o->raw_c, o->frames);
 	} else {
-		while (source_get(s, first, &im, NULL, err) < 0) {
+		while (source_get(s, first, &im, NULL, &e) < 0) {
 			if (!o->skip_bad || ++first == s->n)
-				die("%s", err);
+				die("%s", e.msg);
 		}
 	}
 	p->t = im.t;
@@ -534,7 +534,7 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 	    (int64_t[]){ p->tokens, p->values }) < 0 ||
 	    vt_add_field(out, "label", VT_I32, 0, NULL) < 0 ||
 	    (!o->no_source && vt_add_field(out, "source", VT_U8, 1, (int64_t[]){ VT_ANY }) < 0))
-		die("%s", out->err);
+		die("%s", out->err.msg);
 	int d3 = s->temporal;
 	rc |= meta_dims(out, "GRID", d3, p->t / o->pt, p->oh / o->ph, p->ow / o->pw);
 	rc |= meta_dims(out, "PATCH", d3, o->pt, o->ph, o->pw);
@@ -564,7 +564,7 @@ write_header(struct vt *out, const struct plan *p, const struct source *s,
 	}
 	rc |= vt_history(out, argc, argv);
 	if (rc < 0 || vt_write_header(out, stdout, "stdout") < 0)
-		die("%s", out->err);
+		die("%s", out->err.msg);
 }
 
 struct run {
@@ -575,7 +575,7 @@ struct run {
 	uint8_t	*buf;			/* [batch][recbytes] */
 	int32_t	*label;			/* [batch] */
 	int64_t	*idx;			/* [batch] record numbers */
-	char	(*err)[IMAGE_ERRLEN];	/* [batch]; "" when good */
+	struct err *err;	/* [batch]; "" when good */
 	char	(*src)[SOURCE_NAMELEN];	/* [batch] source texts; NULL: --no-source */
 	int64_t	 written, skipped;
 	int64_t	 tail_frames, tail_bytes;	/* --raw: left after the last clip */
@@ -587,10 +587,10 @@ static void
 flush_batch(struct run *u, int n, const int64_t *idx, char *bad)
 {
 	for (int k = 0; k < n; k++) {
-		if (u->err[k][0]) {
+		if (u->err[k].msg[0]) {
 			if (!u->p->o->skip_bad)
-				die("%s", u->err[k]);
-			cli_warn("skipping: %s", u->err[k]);
+				die("%s", u->err[k].msg);
+			cli_warn("skipping: %s", u->err[k].msg);
 			u->skipped++;
 			if (bad && idx)
 				bad[idx[k]] = 1;
@@ -601,11 +601,11 @@ flush_batch(struct run *u, int n, const int64_t *idx, char *bad)
 		if (u->src) {
 			int64_t len = (int64_t)strlen(u->src[k]);
 			if (vt_set_shape(u->out, 2, &len) < 0)
-				die("%s", u->out->err);
+				die("%s", u->out->err.msg);
 			memcpy(u->out->field[2].data, u->src[k], (size_t)len);
 		}
 		if (vt_write_record(u->out) < 0)
-			die("%s", u->out->err);
+			die("%s", u->out->err.msg);
 		u->written++;
 	}
 	progress_show(&u->pg, u->written, "records");
@@ -638,17 +638,17 @@ run_source(struct run *u, const struct source *s, const int64_t *keep, int64_t n
 			for (int k = 0; k < n; k++) {
 				struct scratch *w = &u->w[omp_get_thread_num()];
 				struct rng r;
-				char *err = u->err[k];
-				err[0] = 0;
+				struct err *err = &u->err[k];
+				err->msg[0] = 0;
 				rng_seed(&r, o->seed, (uint64_t)e * (uint64_t)s->n + (uint64_t)idx[k]);
 				u->label[k] = s->label[idx[k]];
-				char why[IMAGE_ERRLEN];
+				struct err why;
 				if (source_get(s, idx[k], &w->a, u->src ? u->src[k] : NULL, err) == 0 &&
-				    transform(u->p, w, &r, u->buf + (size_t)k * u->p->recbytes, why) < 0) {
+				    transform(u->p, w, &r, u->buf + (size_t)k * u->p->recbytes, &why) < 0) {
 					if (s->kind == SOURCE_FILES)
-						snprintf(err, IMAGE_ERRLEN, "%.300s: %.200s", s->path[idx[k]], why);
+						err_set(err, "%.300s: %.200s", s->path[idx[k]], why.msg);
 					else
-						snprintf(err, IMAGE_ERRLEN, "record %lld: %.400s", (long long)idx[k], why);
+						err_set(err, "record %lld: %.400s", (long long)idx[k], why.msg);
 				}
 			}
 			flush_batch(u, n, idx, bad);
@@ -699,7 +699,7 @@ run_raw(struct run *u)
 		for (int k = 0; k < n; k++) {
 			struct scratch *w = &u->w[omp_get_thread_num()];
 			struct rng r;
-			u->err[k][0] = 0;
+			u->err[k].msg[0] = 0;
 			u->label[k] = o->label;
 			if (u->src) {
 				char range[64];
@@ -710,10 +710,10 @@ run_raw(struct run *u)
 			}
 			rng_seed(&r, o->seed, (uint64_t)idx[k]);
 			if (image_alloc(&w->a, p->t, o->raw_h, o->raw_w, o->raw_c) < 0)
-				snprintf(u->err[k], IMAGE_ERRLEN, "out of memory");
+				err_set(&u->err[k], "out of memory");
 			else {
 				memcpy(w->a.px, in + (size_t)k * clip, clip);
-				transform(p, w, &r, u->buf + (size_t)k * p->recbytes, u->err[k]);
+				transform(p, w, &r, u->buf + (size_t)k * p->recbytes, &u->err[k]);
 			}
 		}
 		flush_batch(u, n, NULL, NULL);
@@ -783,7 +783,7 @@ main(int argc, char **argv)
 	u.w = calloc((size_t)threads, sizeof *u.w);
 	size_t in = o.raw_w ? (size_t)p->t * o.raw_h * o.raw_w * o.raw_c : 0;
 	size_t src = o.no_source ? 0 : SOURCE_NAMELEN;
-	int64_t b = BATCH_BYTES / (int64_t)(p->recbytes + in + IMAGE_ERRLEN + src);
+	int64_t b = BATCH_BYTES / (int64_t)(p->recbytes + in + sizeof(struct err) + src);
 	u.batch = (int)(b < BATCH_MIN ? BATCH_MIN : b > BATCH_MAX ? BATCH_MAX : b);
 	u.buf = aligned_alloc(64, ((size_t)u.batch * p->recbytes + 63) / 64 * 64);
 	u.label = malloc(sizeof *u.label * (size_t)u.batch);

@@ -179,7 +179,7 @@ add_clspos(const struct opts *o, const struct layout *L, struct vt *s)
 
 	if (L->hascls && o->offset > 0 &&
 	    (i = vt_add_field(s, "clspos", VT_F32, 1, (int64_t[]){ L->c.axes })) < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	return i;
 }
 
@@ -198,7 +198,7 @@ describe(const struct opts *o, const struct layout *L, struct vt *s)
 	if (o->perturb > 0 || o->offset > 0)
 		snprintf(v + n, sizeof v - n, " seed=%llu", (unsigned long long)o->seed);
 	if (vt_meta_set(s, "POS", v) == -1)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 
 	n = 0;
 	for (int a = 0; L->hascls && a < L->c.axes; a++)
@@ -206,7 +206,7 @@ describe(const struct opts *o, const struct layout *L, struct vt *s)
 	if (!L->hascls)
 		snprintf(v, sizeof v, "none");
 	if (vt_meta_set(s, "CLSPOS", v) == -1)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 }
 
 static void
@@ -220,17 +220,17 @@ build(const struct opts *o, int argc, char *argv[])
 	vt_init(&out);
 	i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes });
 	if (i < 0 || vt_meta_set(&out, "GRID", o->grid) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	int ic = add_clspos(o, &L, &out);
 	describe(o, &L, &out);
 	out.records = o->records;
 	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	for (int64_t r = 0; r < o->records; r++) {
 		fill_positions(o, &L, r, out.field[i].data,
 		    ic >= 0 ? out.field[ic].data : NULL);
 		if (vt_write_record(&out) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	vt_free(&out);
 	free(L.base);
@@ -247,7 +247,7 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 
 	vt_init(&in);
 	if (vt_read_header(&in, fp, name) == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if ((grid = vt_meta(&in, "GRID")) == NULL)
 		die("%s: no GRID in the header: say the grid with --grid", name);
 	if (vt_find(&in, "pos") >= 0)
@@ -258,26 +258,26 @@ filter(const struct opts *o, const char *path, int argc, char *argv[])
 	vt_init(&out);
 	if (vt_copy_header(&out, &in) == -1 ||
 	    (i = vt_add_field(&out, "pos", VT_F32, 2, (int64_t[]){ L.T, L.c.axes })) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	if (vt_find(&in, "clspos") >= 0)
 		die("%s: the stream already has a clspos field", name);
 	int ic = add_clspos(o, &L, &out);
 	describe(o, &L, &out);
 	if (vt_history(&out, argc, argv) == -1 || vt_write_header(&out, stdout, "stdout") == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	while ((r = vt_read_record(&in)) == 1) {
 		if (patch >= 0 && in.field[patch].rank > 0 && in.field[patch].shape[0] != L.T)
 			die("%s: record %lld: %lld patch tokens, but GRID %s has %lld", name,
 			    (long long)in.recno, (long long)in.field[patch].shape[0], grid, (long long)L.T);
 		if (vt_copy_record(&out, &in) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 		fill_positions(o, &L, in.recno - 1, out.field[i].data,
 		    ic >= 0 ? out.field[ic].data : NULL);
 		if (vt_write_record(&out) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	if (r == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if (fp != stdin)
 		fclose(fp);
 	vt_free(&in);

@@ -242,7 +242,7 @@ main(int argc, char *argv[])
 	if (argc - optind > 1)
 		usage_error("one positions FILE at most");
 	if (vt_load_with(&gen, o.gen, pe_generators_only, NULL) == -1)
-		die("%s", gen.err);
+		die("%s", gen.err.msg);
 	if ((params = pe_load_params(&pe, &gen)) == NULL)
 		die("%s", pe.err);
 	shape = pe;	/* R as written: with a basis one dense block */
@@ -259,7 +259,7 @@ main(int argc, char *argv[])
 	FILE *fp = cli_open_in(optind < argc ? argv[optind] : NULL, &name);
 	vt_init(&in);
 	if (vt_read_header(&in, fp, name) == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if ((ipos = vt_find(&in, "pos")) < 0)
 		die("%s: no pos field: make positions with posgen", name);
 	struct vt_field *fpos = &in.field[ipos];
@@ -285,7 +285,7 @@ main(int argc, char *argv[])
 		    shape.nblock, shape.block, shape.block })) < 0) ||
 		    pe_meta_write(&pe, &out) == -1 || vt_history(&out, argc, argv) == -1 ||
 		    vt_write_header(&out, stdout, "stdout") == -1)
-			die("%s", vt_find(&in, "rot") >= 0 ? "input already has a rot field" : out.err);
+			die("%s", vt_find(&in, "rot") >= 0 ? "input already has a rot field" : out.err.msg);
 	}
 	while ((r = vt_read_record(&in)) == 1) {
 		int64_t T = fpos->shape[0];
@@ -317,16 +317,16 @@ main(int argc, char *argv[])
 		if (vt_copy_record(&out, &in) == -1 ||
 		    vt_set_shape(&out, irot, (int64_t[]){ pe.nset, T, shape.nblock, shape.block,
 		    shape.block }) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 		rotations(&pe, &k, params, (int)T, pos, out.field[irot].data);
 		if (icls >= 0)
 			rotations(&pe, &k, params, 1, iclspos >= 0 ? in.field[iclspos].data : cls,
 			    out.field[icls].data);
 		if (vt_write_record(&out) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	if (r == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if (o.check) {
 		if (st.records == 0)
 			die("%s: no records", name);

@@ -232,7 +232,7 @@ rewind_input(FILE *fp, struct vt *s, const char *name)
 	vt_free(s);
 	vt_init(s);
 	if (vt_read_header(s, fp, name) < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 }
 
 /* The fields the passes read (batch.h): the others are not kept. */
@@ -269,30 +269,30 @@ spill(const struct opts *o, struct vt *s, const char *name)
 			continue;
 		}
 		if (vt_add_field(&out, f->name, f->dtype, f->rank, f->dim) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 		k[n++] = i;
 	}
 	for (int i = 0; i < s->nmeta; i++)
 		if (vt_meta_add(&out, s->meta[i].key, s->meta[i].val) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	if (vt_write_header(&out, fp, path) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	while ((r = vt_read_record(s)) == 1) {
 		for (int j = 0; j < n; j++) {
 			const struct vt_field *f = &s->field[k[j]];
 			if (vt_set_shape(&out, j, f->shape) < 0)
-				die("%s", out.err);
+				die("%s", out.err.msg);
 			memcpy(out.field[j].data, f->data, f->nbytes);
 		}
 		if (vt_write_record(&out) < 0)
-			die("--spill-dir: %s", out.err);
+			die("--spill-dir: %s", out.err.msg);
 		if (ftello(fp) > o->spill_max << 20)
 			die("%s: record %lld: more than --spill-max %lld MiB to keep for the "
 			    "trials: give the stream as a file, or a larger --spill-max",
 			    name, (long long)s->recno, o->spill_max);
 	}
 	if (r < 0)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	if (fflush(fp) == EOF || ferror(fp))
 		die_errno("--spill-dir: %s: temporary file for %s", o->spill_dir, name);
 	vt_free(&out);
@@ -314,7 +314,7 @@ open_input(const struct opts *o, const struct vit *m, const struct vt *ck,
 	vt_init(&s);
 	if (vt_read_header(&s, fp, *name) < 0 ||
 	    batch_open_model(&br, &s, ck, m->c.P, m->c.axes, m->c.classes, 1) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	tmp = spill(o, &s, *name);
 	vt_free(&s);
 	if (fp != stdin)
@@ -331,11 +331,11 @@ emit(const struct opts *o, int argc, char *argv[])
 	const char *name;
 	FILE *fp = cli_open_in(o->input, &name);
 	int ip, ipos, r;
-	char err[256];
+	struct err e;
 
 	vt_init(&s);
 	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	ip = vt_find(&s, "patch");
 	ipos = vt_find(&s, "pos");
 	if (ip < 0 || ipos < 0 || s.field[ip].rank != 2 || s.field[ipos].rank != 2 ||
@@ -343,10 +343,10 @@ emit(const struct opts *o, int argc, char *argv[])
 		die("%s: needs fields patch [T][P] and pos f32 [T][A]", name);
 	vt_init(&out);
 	if (vt_copy_header(&out, &s) < 0 || vt_history(&out, argc, argv) < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	cli_binary_stdout(o->force);
 	if (vt_write_header(&out, stdout, "stdout") < 0)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	while ((r = vt_read_record(&s)) == 1) {
 		struct vt_field *p = &s.field[ip], *q = &s.field[ipos];
 		int units, run;
@@ -355,16 +355,16 @@ emit(const struct opts *o, int argc, char *argv[])
 			die("%s: record %lld: %lld patches but %lld positions", name,
 			    (long long)s.recno, (long long)p->shape[0], (long long)q->shape[0]);
 		if (units_of(o, q->data, (int)p->shape[0], (int)q->shape[1], &units, &run,
-		    err, sizeof err) < 0)
-			die("%s: record %lld: %s", name, (long long)s.recno, err);
+		    e.msg, sizeof e.msg) < 0)
+			die("%s: record %lld: %s", name, (long long)s.recno, e.msg);
 		if (shuffle_record(&sh, p->data, (size_t)p->shape[1] * vt_dtype_size(p->dtype),
 		    units, run, s.recno - 1) < 0)
 			die("out of memory");
 		if (vt_copy_record(&out, &s) < 0 || vt_write_record(&out) < 0)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	}
 	if (r < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	free(sh.perm);
 	free(sh.tmp);
 	vt_free(&out);
@@ -381,16 +381,16 @@ pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *na
 	struct eval_out out = { 0 };
 	struct eval_summary sum;
 	struct eval_hooks hooks = { shuffle_batch, NULL, sh };
-	char err[512];
+	struct err e;
 
 	rewind_input(fp, s, name);
 	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
-		die("%s", s->err);
-	if (posmap_stream(&(*m)->c, ck, s, err, sizeof err) < 0)
-		die("%s: %s", name, err);
+		die("%s", s->err.msg);
+	if (posmap_stream(&(*m)->c, ck, s, e.msg, sizeof e.msg) < 0)
+		die("%s: %s", name, e.msg);
 	sh->trial = trial;
-	if (evaluate(m, &br, sh->o->batch, &hooks, &out, err, sizeof err) < 0)
-		die("%s", err);
+	if (evaluate(m, &br, sh->o->batch, &hooks, &out, &e) < 0)
+		die("%s", e.msg);
 	if (sh->err[0])
 		die("%s: %s", name, sh->err);
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
@@ -410,7 +410,7 @@ main(int argc, char *argv[])
 	const char *name;
 	double before, *after, mean = 0, sd = 0, lo = INFINITY, hi = -INFINITY, drop;
 	int64_t n;
-	char err[512];
+	struct err e;
 	FILE *fp;
 
 	cli_init(argc, argv);
@@ -422,16 +422,16 @@ main(int argc, char *argv[])
 		return 0;
 	}
 	cli_threads(o.threads);
-	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
-		die("%s", err);
+	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, &e)) == NULL)
+		die("%s", e.msg);
 	m->prec = o.prec;
 	fp = open_input(&o, m, &ms, &name);
 	vt_init(&s);
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");
 	before = pass(&m, &ms, fp, &s, name, &sh, -1, &n);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
-		cli_warn("%s: %s", name, err);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)
+		cli_warn("%s: %s", name, e.msg);
 	for (int k = 0; k < o.trials; k++) {
 		after[k] = pass(&m, &ms, fp, &s, name, &sh, k, &n);
 		mean += after[k] / o.trials;

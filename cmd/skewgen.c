@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "cliopt.h"
 #include "pe.h"
+#include "shapeopt.h"
 #include "vt.h"
 
 struct opts {
@@ -36,7 +37,7 @@ static struct cli_opt options[] = {
 	{ "pe", 'p', "SPEC", NULL },
 	{ "head-dim", 'd', "N", "head dimension (default 64)" },
 	{ "axes", 'a', "N", "position axes, 1 .. 3 (default 2)" },
-	{ "heads", OPT_HEADS, "N", "attention heads (default 1)" },
+	SHAPE_OPT_HEADS(OPT_HEADS, "default 1"),
 	{ "layers", OPT_LAYERS, "N", "layers (default 1)" },
 	{ "share", OPT_SHARE, "WHAT", "none (default), heads, layers or all" },
 	{ "init", OPT_INIT, "KIND", "default, uniform, normal or zeros" },
@@ -77,13 +78,13 @@ emit(const struct opts *o, struct vt *s)
 {
 	if (o->out) {
 		if (vt_save(s, o->out) == -1)
-			die("%s", s->err);
+			die("%s", s->err.msg);
 		return;
 	}
 	cli_binary_stdout(0);
 	s->records = 1;
 	if (vt_write_header(s, stdout, "stdout") == -1 || vt_write_record(s) == -1)
-		die("%s", s->err);
+		die("%s", s->err.msg);
 	cli_close_out(stdout, "stdout");
 }
 
@@ -102,7 +103,7 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 		struct pe_work w;
 		int b = vt_add_field(out, "pe.basis", VT_F32, 3, (int64_t[]){ pe->nset, d, d });
 		if (b < 0 || pe_work_init(&w, pe, 1) == -1)
-			die("%s", b < 0 ? out->err : w.err);
+			die("%s", b < 0 ? out->err.msg : w.err);
 		pe_bases(pe, &w, params, out->field[b].data);
 		pe_work_free(&w);
 	}
@@ -112,7 +113,7 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 	double *G = malloc(sizeof *G * per);
 
 	if (g < 0 || !G)
-		die("%s", g < 0 ? out->err : "out of memory");
+		die("%s", g < 0 ? out->err.msg : "out of memory");
 	for (int s = 0; s < pe->nset; s++) {
 		float *gs = (float *)out->field[g].data + s * per;
 		pe_generators(pe, params + s * pe->set_params, G);
@@ -136,7 +137,7 @@ start(const struct pe *pe, struct vt *out)
 	vt_init(out);
 	if ((pe->nparam && (i = vt_add_field(out, PE_FIELD, VT_F32, 1, (int64_t[]){ pe->nparam })) < 0) ||
 	    pe_meta_write(pe, out) == -1)
-		die("%s", out->err);
+		die("%s", out->err.msg);
 	return i < 0 ? none : out->field[i].data;
 }
 
@@ -149,7 +150,7 @@ extract(const struct opts *o, int argc, char *argv[])
 	const float *params;
 
 	if (vt_load_with(&in, o->from, pe_generators_only, NULL) == -1)
-		die("%s", in.err);
+		die("%s", in.err.msg);
 	if ((params = pe_load_params(&pe, &in)) == NULL)
 		die("%s", pe.err);
 	float *p = start(&pe, &out);
@@ -159,9 +160,9 @@ extract(const struct opts *o, int argc, char *argv[])
 		add_generators(&pe, params, &out);
 	for (int k = 0; k < in.nmeta; k++)
 		if (strcmp(in.meta[k].key, "HISTORY") == 0 && vt_meta_add(&out, "HISTORY", in.meta[k].val) == -1)
-			die("%s", out.err);
+			die("%s", out.err.msg);
 	if (vt_history(&out, argc, argv) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	emit(o, &out);
 	vt_free(&in);
 	vt_free(&out);
@@ -192,11 +193,11 @@ generate(struct opts *o, int argc, char *argv[])
 	if (o->init.multipliers != PE_MULT_DEFAULT)
 		snprintf(v + n, sizeof v - n, " multipliers=%s", mult_names[o->init.multipliers]);
 	if (vt_meta_set(&out, "INIT", v) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	if (o->expand || pe.nparam == 0)
 		add_generators(&pe, params, &out);
 	if (vt_history(&out, argc, argv) == -1)
-		die("%s", out.err);
+		die("%s", out.err.msg);
 	emit(o, &out);
 	vt_free(&out);
 }
@@ -217,8 +218,8 @@ main(int argc, char *argv[])
 		case 'p': cli_opt_pe(optarg, o.pe, sizeof o.pe); given_pe = shaped = 1; break;
 		case 'd': o.head_dim = (int)cli_int("--head-dim", optarg, 1, PE_MAXDIM); shaped = 1; break;
 		case 'a': o.axes = (int)cli_int("--axes", optarg, 1, 3); shaped = 1; break;
-		case OPT_HEADS: o.heads = (int)cli_int("--heads", optarg, 1, 4096); shaped = 1; break;
-		case OPT_LAYERS: o.layers = (int)cli_int("--layers", optarg, 1, 4096); shaped = 1; break;
+		case OPT_HEADS: o.heads = shape_opt("heads", optarg); shaped = 1; break;
+		case OPT_LAYERS: o.layers = shape_opt("layers", optarg); shaped = 1; break;
 		case OPT_SHARE: o.share = pe_share_name(cli_opt_share(optarg)); shaped = 1; break;
 		case OPT_INIT:
 			o.init.kind = pick("--init", optarg, init_names, 0, 4,

@@ -121,9 +121,9 @@ parse(int argc, char *argv[], struct opts *o)
 	o->t.hold = hold ? hold : 1;
 	o->t.canvas = canvas ? canvas : k == TASK_RELATION ? 56 : 32;
 	o->t.frames = frames ? frames : k == TASK_MOTION ? 8 : 1;
-	char err[IMAGE_ERRLEN];
-	if (task_check(&o->t, err) < 0)
-		usage_error("%s", err);
+	struct err e;
+	if (task_check(&o->t, &e) < 0)
+		usage_error("%s", e.msg);
 }
 
 /* One chunk's layout lines, record first .. first + n - 1. */
@@ -164,7 +164,7 @@ main(int argc, char *argv[])
 	struct opts o;
 	struct task_items items = { 0 };
 	struct atomicfile img, lay;
-	char err[IMAGE_ERRLEN];
+	struct err e;
 	FILE *out = stdout, *layfp = NULL;
 	const char *outname = "stdout";
 
@@ -172,8 +172,8 @@ main(int argc, char *argv[])
 	parse(argc, argv, &o);
 	cli_threads(o.threads);
 	if (o.t.kind != TASK_PATHFINDER) {
-		if (task_items_load(&items, o.idx, o.item_labels, o.t.item, err) < 0)
-			die("%s", err);
+		if (task_items_load(&items, o.idx, o.item_labels, o.t.item, &e) < 0)
+			die("%s", e.msg);
 		o.t.items = &items;
 	}
 	size_t recbytes = (size_t)o.t.frames * o.t.canvas * o.t.canvas;
@@ -205,14 +205,14 @@ main(int argc, char *argv[])
 		int n = (int)(o.count - first < chunk ? o.count - first : chunk);
 		#pragma omp parallel for schedule(dynamic, 16)
 		for (int i = 0; i < n; i++) {
-			char e[IMAGE_ERRLEN];
+			struct err one;
 			bad[i] = task_make(&o.t, o.seed, first + i, px + recbytes * (size_t)i,
-			    &label[first + i], &where[i], e) < 0;
+			    &label[first + i], &where[i], &one) < 0;
 		}
 		/* The first failure again, alone, for its message. */
 		for (int i = 0; i < n; i++)
-			if (bad[i] && task_make(&o.t, o.seed, first + i, px, label, NULL, err) < 0)
-				die("%s", err);
+			if (bad[i] && task_make(&o.t, o.seed, first + i, px, label, NULL, &e) < 0)
+				die("%s", e.msg);
 		if (fwrite(px, recbytes, (size_t)n, out) != (size_t)n)
 			cli_close_out(out, outname);	/* dies, quietly on a closed pipe */
 		if (layfp)
@@ -224,8 +224,8 @@ main(int argc, char *argv[])
 		commit(&img, o.out);
 	else
 		cli_close_out(stdout, "stdout");
-	if (npy_save(o.labels, VT_I32, 1, (int64_t[]){ o.count }, label, err) < 0)
-		die("%s", err);
+	if (npy_save(o.labels, VT_I32, 1, (int64_t[]){ o.count }, label, &e) < 0)
+		die("%s", e.msg);
 	if (layfp)
 		commit(&lay, o.layout);
 	task_items_free(&items);

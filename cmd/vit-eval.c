@@ -368,36 +368,35 @@ main(int argc, char *argv[])
 	struct batch_reader br;
 	struct eval_out out = { 0 };
 	struct eval_summary sum;
-	char err[512];
+	struct err e;
 	const char *name;
 
 	cli_init(argc, argv);
 	parse(argc, argv, &o);
 	cli_threads(o.threads);
 
-	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, err, sizeof err)) == NULL)
-		die("%s", err);
+	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, &e)) == NULL)
+		die("%s", e.msg);
 	m->prec = o.prec;
 	vt_init(&s);
 	FILE *fp = cli_open_in(o.input, &name);
 	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err);
+		die("%s", s.err.msg);
 	if (!o.predict && vt_find(&s, "label") < 0)
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
-		die("%s", s.err);
-	if (posmap_stream(&m->c, &ms, &s, err, sizeof err) < 0)
-		die("%s: %s", name, err);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), err, sizeof err) < 0)
-		cli_warn("%s: %s", name, err);
+		die("%s", s.err.msg);
+	if (posmap_stream(&m->c, &ms, &s, e.msg, sizeof e.msg) < 0)
+		die("%s: %s", name, e.msg);
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)
+		cli_warn("%s: %s", name, e.msg);
 	table_note(m, vt_meta(&s, "GRID"), name);
 
 	char **names = model_class_names(&ms, &s, m->c.classes, o.model, name);
 	struct printer pr = { &o, names };
 	struct eval_hooks hooks = { NULL, print_predictions, &pr };
-	if (evaluate(&m, &br, o.batch, o.predict ? &hooks : NULL, &out, err,
-	    sizeof err) < 0)
-		die("%s", err);
+	if (evaluate(&m, &br, o.batch, o.predict ? &hooks : NULL, &out, &e) < 0)
+		die("%s", e.msg);
 	if (!o.predict) {
 		if (eval_summarize(&out, o.resamples, 0.95, o.seed, &sum) < 0)
 			die("%s: no labelled records", name);

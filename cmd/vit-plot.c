@@ -22,6 +22,7 @@
 
 #include "atomicfile.h"
 #include "cli.h"
+#include "fileio.h"
 #include "cliopt.h"
 #include "gzin.h"
 #include "trainlog.h"
@@ -95,7 +96,7 @@ read_log(struct run *r)
 	if ((in = gzin_open(fp, name, &e)) == NULL)
 		die("%s", e.msg);
 	if (tlog_read(t, in, name) < 0)
-		die("%s", *e.msg ? e.msg : t->err);
+		die("%s", *e.msg ? e.msg : t->err.msg);
 	fclose(in);
 	if (fp != stdin)
 		fclose(fp);
@@ -228,7 +229,7 @@ memfile(const char *name, const void *data, size_t len)
 {
 	int fd = memfd_create(name, MFD_CLOEXEC);
 
-	if (fd == -1 || cli_write_all(fd, data, len) == -1 || lseek(fd, 0, SEEK_SET) == -1)
+	if (fd == -1 || write_all(fd, data, len) == -1 || lseek(fd, 0, SEEK_SET) == -1)
 		die_errno("%s", name);
 	return fd;
 }

@@ -6,14 +6,20 @@
 #include "err.h"
 
 int
+err_vset(struct err *e, const char *fmt, va_list ap)
+{
+	if (e != NULL)
+		vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	return -1;
+}
+
+int
 err_set(struct err *e, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (e == NULL)
-		return -1;
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	err_vset(e, fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -23,18 +23,6 @@ json_put_string(FILE *fp, const char *s)
 	putc('"', fp);
 }
 
-__attribute__((format(printf, 2, 3)))
-static int
-bad(struct json *j, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(j->err, sizeof j->err, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 int
 json_peek(struct json *j)
 {
@@ -49,7 +37,7 @@ json_expect(struct json *j, int c)
 	int got = json_peek(j);
 
 	if (got != c)
-		return bad(j, "'%c' expected, found %s", c, got ? (char[]){ (char)got, 0 } :
+		return err_set(&j->err, "'%c' expected, found %s", c, got ? (char[]){ (char)got, 0 } :
 		    "the end");
 	j->p++;
 	return 0;
@@ -72,7 +60,7 @@ json_next(struct json *j, int close)
 	int c = json_peek(j);
 
 	if (c != ',' && c != close)
-		return bad(j, "',' or '%c' expected", close);
+		return err_set(&j->err, "',' or '%c' expected", close);
 	j->p++;
 	return c == ',';
 }
@@ -105,7 +93,7 @@ json_string(struct json *j, char *buf, size_t len)
 
 		out[0] = *j->p++;
 		if ((unsigned char)out[0] < 0x20)
-			return bad(j, "a control character in a string");
+			return err_set(&j->err, "a control character in a string");
 		if (out[0] == '\\') {
 			if (j->p == j->end)
 				break;
@@ -115,21 +103,21 @@ json_string(struct json *j, char *buf, size_t len)
 				out[0] = to[e - from];
 				j->p++;
 			} else if (*j->p != 'u')
-				return bad(j, "bad escape '\\%c'", *j->p);
+				return err_set(&j->err, "bad escape '\\%c'", *j->p);
 			else {
 				if (hex4(j->p + 1, j->end, &u) < 0)
-					return bad(j, "bad \\u escape");
+					return err_set(&j->err, "bad \\u escape");
 				j->p += 5;
 				if (u >= 0xd800 && u < 0xdc00) {
 					if (j->end - j->p < 6 || j->p[0] != '\\' || j->p[1] != 'u' ||
 					    hex4(j->p + 2, j->end, &lo) < 0 || lo < 0xdc00 || lo > 0xdfff)
-						return bad(j, "a lone surrogate in \\u escapes");
+						return err_set(&j->err, "a lone surrogate in \\u escapes");
 					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
 					j->p += 6;
 				} else if (u >= 0xdc00 && u < 0xe000)
-					return bad(j, "a lone surrogate in \\u escapes");
+					return err_set(&j->err, "a lone surrogate in \\u escapes");
 				if (u == 0)
-					return bad(j, "a NUL in a string");
+					return err_set(&j->err, "a NUL in a string");
 				if (u < 0x80)
 					out[0] = (char)u;
 				else if (u < 0x800) {
@@ -153,12 +141,12 @@ json_string(struct json *j, char *buf, size_t len)
 		if (buf == NULL)
 			continue;
 		if (n + k >= len)
-			return bad(j, "a string longer than %zu bytes", len - 1);
+			return err_set(&j->err, "a string longer than %zu bytes", len - 1);
 		memcpy(buf + n, out, (size_t)k);
 		n += k;
 	}
 	if (j->p == j->end)
-		return bad(j, "a string without its end");
+		return err_set(&j->err, "a string without its end");
 	j->p++;
 	if (buf != NULL)
 		buf[n] = '\0';
@@ -213,9 +201,9 @@ json_number(struct json *j, double *v)
 	/* strtod takes more than JSON (hex, "1."): its end must be the
 	 * grammar's */
 	if ((e = number_end(j->p, j->end)) == NULL || (*v = strtod(j->p, &got), got != e))
-		return bad(j, "a number expected");
+		return err_set(&j->err, "a number expected");
 	if (!isfinite(*v) && !j->nonfinite)
-		return bad(j, "a number past a double's range");
+		return err_set(&j->err, "a number past a double's range");
 	j->p = e;
 	return 0;
 }
@@ -228,7 +216,7 @@ skip(struct json *j, int depth)
 	int c = json_peek(j), close = c == '{' ? '}' : ']', more;
 
 	if (depth > 64)
-		return bad(j, "values nested more than 64 deep");
+		return err_set(&j->err, "values nested more than 64 deep");
 
 	if (c == '"')
 		return json_string(j, NULL, 0);

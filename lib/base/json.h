@@ -3,13 +3,15 @@
  * with the escapes JSON needs, and a cursor over a JSON text (vtool's
  * header.json) that reads strings and numbers and skips any value.
  *
- * Readers never exit: they return -1 and leave a message in j->err.
+ * Readers return -1 and leave a message in j->err (err.h).
  */
 #ifndef JSON_H
 #define JSON_H
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "err.h"
 
 /* Write s (UTF-8) to fp as a JSON string: quoted, '"' '\' and control
  * characters escaped. */
@@ -19,7 +21,7 @@ struct json {
 	const char *p, *end;	/* the text not read yet; *end is a NUL */
 	int	 nonfinite;	/* numbers may be nan, inf, -inf too, as
 				   printf writes them (vit-train's log) */
-	char	 err[128];
+	struct err err;
 };
 
 /* Skip white space; the next character, or 0 at the end of the text. */

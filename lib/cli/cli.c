@@ -16,9 +16,12 @@
 #include <omp.h>
 
 #include "cli.h"
+#include "fileio.h"
+#include "parse.h"
 #include "nn.h"
 #include "pe.h"
 #include "text.h"
+#include "trainopt.h"
 #include "vit.h"
 
 const char *progname = "vitpipe";
@@ -136,25 +139,9 @@ vmsg(const char *fmt, va_list ap, const char *tail)
 		len = (long)strlen(memcpy(line, buf, (size_t)n + 1));
 	line[len++] = '\n';
 	fflush(stdout);
-	(void)cli_write_all(STDERR_FILENO, line, (size_t)len);
+	(void)write_all(STDERR_FILENO, line, (size_t)len);
 }
 
-int
-cli_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
 
 void
 die(const char *fmt, ...)
@@ -212,23 +199,11 @@ cli_version(void)
 FILE *
 cli_open_in(const char *path, const char **name)
 {
-	FILE *fp;
+	struct err e;
+	FILE *fp = open_in(path, name, &e);
 
-	if (path == NULL || strcmp(path, "-") == 0) {
-		/* as binary output to one is refused: else it waits forever */
-		if (isatty(STDIN_FILENO))
-			die("stdin: refusing to read binary data from a terminal; give a file "
-			    "or a pipe");
-		*name = "stdin";
-		return stdin;
-	}
-	struct stat st;
-
-	if ((fp = fopen(path, "rb")) == NULL)
-		die_errno("%s", path);
-	if (fstat(fileno(fp), &st) == 0 && S_ISDIR(st.st_mode))
-		die("%s: is a directory, not a vitpipe stream", path);
-	*name = path;
+	if (fp == NULL)
+		die("%s", e.msg);
 	return fp;
 }
 
@@ -249,55 +224,27 @@ cli_close_out(FILE *fp, const char *name)
 	}
 }
 
-int
-cli_parse_int(const char *arg, long long lo, long long hi, long long *v, char *why,
-    size_t len)
-{
-	char *end;
 
-	errno = 0;
-	*v = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || *v < lo || *v > hi) {
-		snprintf(why, len, "not a whole number in [%lld, %lld]", lo, hi);
-		return -1;
-	}
-	return 0;
-}
-
-int
-cli_parse_num(const char *arg, double lo, double hi, double *v, char *why,
-    size_t len)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(arg, &end);
-	if (errno || end == arg || *end || !isfinite(*v) || *v < lo || *v > hi) {
-		snprintf(why, len, "not a number in [%g, %g]", lo, hi);
-		return -1;
-	}
-	return 0;
-}
 
 long long
 cli_int(const char *opt, const char *arg, long long lo, long long hi)
 {
-	char why[128];
+	struct err why;
 	long long v;
 
-	if (cli_parse_int(arg, lo, hi, &v, why, sizeof why) < 0)
-		usage_error("%s: '%s' is %s", opt, arg, why);
+	if (parse_int(arg, lo, hi, &v, &why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why.msg);
 	return v;
 }
 
 double
 cli_num(const char *opt, const char *arg, double lo, double hi)
 {
-	char why[128];
+	struct err why;
 	double v;
 
-	if (cli_parse_num(arg, lo, hi, &v, why, sizeof why) < 0)
-		usage_error("%s: '%s' is %s", opt, arg, why);
+	if (parse_num(arg, lo, hi, &v, &why) < 0)
+		usage_error("%s: '%s' is %s", opt, arg, why.msg);
 	return v;
 }
 
@@ -338,20 +285,14 @@ cli_opt_seed(const char *arg)
 int
 cli_opt_threads(const char *arg)
 {
-	return (int)cli_int("--threads", arg, 0, CLI_MAXTHREADS);
+	return (int)cli_int("--threads", arg, 0, TRAIN_MAXTHREADS);
 }
 
-int
-cli_prec_parse(const char *name)
-{
-	return strcmp(name, "fp32") == 0 ? GEMM_FP32 : strcmp(name, "bf16") == 0 ?
-	    GEMM_BF16 : -1;
-}
 
 int
 cli_opt_precision(const char *arg)
 {
-	int p = cli_prec_parse(arg);
+	int p = gemm_prec_parse(arg);
 
 	if (p < 0)
 		usage_error("--precision: '%s' is not fp32 or bf16", arg);
@@ -382,14 +323,6 @@ cli_threads(int n)
 	return n;
 }
 
-double
-now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 void
 progress_start(struct progress *p, int64_t total)

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "clock.h"
+
 #define EXIT_USAGE	2
 
 extern const char *progname;
@@ -36,27 +38,13 @@ void	 cli_version(void) __attribute__((noreturn));
 FILE	*cli_open_in(const char *path, const char **name);
 /* Die unless stdout may take binary data (not a terminal, unless force). */
 void	 cli_binary_stdout(int force);
-/* Write len bytes of buf to fd, again after a short write or EINTR: 0, or
- * -1 with errno. */
-int	 cli_write_all(int fd, const void *buf, size_t len);
 /* Flush fp and die on a write error (quiet exit 1 on a closed pipe). */
 void	 cli_close_out(FILE *fp, const char *name);
 
-/* A whole decimal number (strtoll's) or a finite float (strtod's) in
- * [lo, hi], the whole of arg, into *v: 0, or -1 with the rule it breaks in
- * why ("not a whole number in [1, 64]"), for a caller that names what arg
- * is. */
-int	 cli_parse_int(const char *arg, long long lo, long long hi, long long *v,
-	    char *why, size_t len);
-int	 cli_parse_num(const char *arg, double lo, double hi, double *v,
-	    char *why, size_t len);
 /* Parse a whole decimal number in [lo, hi] for option opt, or usage_error. */
 long long cli_int(const char *opt, const char *arg, long long lo, long long hi);
 /* Parse a finite float in [lo, hi] for option opt, or usage_error. */
 double	 cli_num(const char *opt, const char *arg, double lo, double hi);
-
-/* The most --threads. */
-#define CLI_MAXTHREADS	1024
 
 /* The options commands share, parsed one way (usage_error on a bad one):
  * --pe SPEC copied into dst[n] (pe_parse checks it against the model);
@@ -69,8 +57,6 @@ int	 cli_opt_pool(const char *arg);
 uint64_t cli_opt_seed(const char *arg);
 int	 cli_opt_threads(const char *arg);
 int	 cli_opt_precision(const char *arg);	/* an enum gemm_prec (nn.h) */
-/* The enum gemm_prec that name ("fp32", "bf16") names, or -1. */
-int	 cli_prec_parse(const char *name);
 
 /* Use n threads (0: OMP_NUM_THREADS, else the cores) for OpenMP and OpenBLAS;
  * returns n. */
@@ -86,7 +72,5 @@ void	 progress_start(struct progress *p, int64_t total);
 /* Redraw "done/total msg ETA" at most 10 times a second. */
 void	 progress_show(struct progress *p, int64_t done, const char *msg);
 void	 progress_end(struct progress *p);
-/* Seconds since an arbitrary fixed point (monotonic clock). */
-double	 now_seconds(void);
 
 #endif

@@ -10,20 +10,6 @@
 #include "batch.h"
 #include "order.h"
 
-__attribute__((format(printf, 2, 3)))
-static int
-fail(struct vt *s, const char *fmt, ...)
-{
-	char msg[sizeof s->err - 64];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	snprintf(s->err, sizeof s->err, "%s: %s", s->name ? s->name : "input", msg);
-	return -1;
-}
-
 /* Parse "v0,v1,..." into v[max]; the count, or -1. */
 static int
 parse_list(const char *str, float *v, int max)
@@ -59,23 +45,23 @@ norm_values(struct vt *s, const char *whose, const char *m, const char *d,
 	mean[0] = 0;
 	std[0] = 1;
 	if (m != NULL && (nm = parse_list(m, mean, BATCH_MAXCHANNELS)) < 0)
-		return fail(s, "bad %sMEAN '%s'", whose, m);
+		return vt_error(s, "bad %sMEAN '%s'", whose, m);
 	if (d != NULL && (nd = parse_list(d, std, BATCH_MAXCHANNELS)) < 0)
-		return fail(s, "bad %sSTD '%s'", whose, d);
+		return vt_error(s, "bad %sSTD '%s'", whose, d);
 	channels = nm > nd ? nm : nd;
 	if (c != NULL) {
 		int64_t n;
 		if (vt_parse_int(c, NULL, 1, BATCH_MAXCHANNELS, &n) < 0)
-			return fail(s, "bad CHANNELS '%s'", c);
+			return vt_error(s, "bad CHANNELS '%s'", c);
 		channels = (int)n;
 	}
 	if ((nm != 1 && nm != channels) || (nd != 1 && nd != channels))
-		return fail(s, "%sMEAN and STD need 1 or %d values", whose, channels);
+		return vt_error(s, "%sMEAN and STD need 1 or %d values", whose, channels);
 	for (int i = channels - 1; i >= 0; i--) {
 		mean[i] = mean[nm == 1 ? 0 : i];
 		std[i] = std[nd == 1 ? 0 : i];
 		if (!(std[i] > 0))
-			return fail(s, "%sSTD must be positive", whose);
+			return vt_error(s, "%sSTD must be positive", whose);
 	}
 	return channels;
 }
@@ -113,51 +99,51 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 	br->isource = vt_find(s, "source");
 	br->icls = vt_find(s, "clspos");
 	if (br->ipatch < 0)
-		return fail(s, "no field 'patch'");
+		return vt_error(s, "no field 'patch'");
 	if (br->ipos < 0)
-		return fail(s, "no field 'pos': make positions with posgen");
+		return vt_error(s, "no field 'pos': make positions with posgen");
 	if (need_label && br->ilabel < 0)
-		return fail(s, "no field 'label'");
+		return vt_error(s, "no field 'label'");
 	struct vt_field *f = &s->field[br->ipatch];
 	if (f->rank != 2 || (f->dtype != VT_U8 && f->dtype != VT_F32))
-		return fail(s, "field 'patch' must be u8 or f32 [tokens][values]");
+		return vt_error(s, "field 'patch' must be u8 or f32 [tokens][values]");
 	if (P <= 0)
 		P = f->dim[1] > 0 && f->dim[1] <= INT32_MAX ? (int)f->dim[1] : 0;
 	if (P <= 0)
-		return fail(s, "field 'patch' needs a fixed number of values per token");
+		return vt_error(s, "field 'patch' needs a fixed number of values per token");
 	if (f->dim[1] != VT_ANY && f->dim[1] != P)
-		return fail(s, "patches have %lld values, the model takes %d",
+		return vt_error(s, "patches have %lld values, the model takes %d",
 		    (long long)f->dim[1], P);
 	f = &s->field[br->ipos];
 	if (f->rank != 2 || f->dtype != VT_F32)
-		return fail(s, "field 'pos' must be f32 [tokens][axes]");
+		return vt_error(s, "field 'pos' must be f32 [tokens][axes]");
 	if (A <= 0)
 		A = f->dim[1] > 0 && f->dim[1] <= 16 ? (int)f->dim[1] : 0;
 	if (A <= 0)
-		return fail(s, "field 'pos' needs a fixed number of axes");
+		return vt_error(s, "field 'pos' needs a fixed number of axes");
 	if (f->dim[1] != VT_ANY && f->dim[1] != A)
-		return fail(s, "positions have %lld axes, the model takes %d",
+		return vt_error(s, "positions have %lld axes, the model takes %d",
 		    (long long)f->dim[1], A);
 	if (br->icls >= 0) {
 		f = &s->field[br->icls];
 		if (f->rank != 1 || f->dtype != VT_F32 || f->dim[0] != A)
-			return fail(s, "field 'clspos' must be f32 [%d]", A);
+			return vt_error(s, "field 'clspos' must be f32 [%d]", A);
 	}
 	if (br->ilabel >= 0) {
 		f = &s->field[br->ilabel];
 		if (f->rank != 0 || f->dtype != VT_I32)
-			return fail(s, "field 'label' must be an i32 scalar");
+			return vt_error(s, "field 'label' must be an i32 scalar");
 	}
 	if (br->isource >= 0) {
 		f = &s->field[br->isource];
 		if (f->rank != 1 || f->dtype != VT_U8)
-			return fail(s, "field 'source' must be u8 [*] text");
+			return vt_error(s, "field 'source' must be u8 [*] text");
 		/* refused before it is read, kept or not (shuffle-eval skips it) */
 		vt_limit(s, br->isource, BATCH_MAXSOURCE);
 	}
 	if (classes <= 0 && (n = vt_meta(s, "CLASSES")) != NULL) {
 		if (vt_parse_int(n, NULL, 1, INT_MAX, &k) < 0)
-			return fail(s, "bad CLASSES '%.20s'", n);
+			return vt_error(s, "bad CLASSES '%.20s'", n);
 		classes = (int)k;
 	}
 	br->P = P;
@@ -167,7 +153,7 @@ open_norm(struct batch_reader *br, struct vt *s, int P, int A, int classes,
 	if (normalization(br, s, m, d, c) < 0)
 		return -1;
 	if (P % br->channels != 0)
-		return fail(s, "%d values per token is not a multiple of %d channels",
+		return vt_error(s, "%d values per token is not a multiple of %d channels",
 		    P, br->channels);
 	return 0;
 }
@@ -210,7 +196,7 @@ batch_open_model(struct batch_reader *br, struct vt *s, const struct vt *ck,
 	/* Labels of another class count are another task's: the model would
 	 * score them against outputs that mean something else. */
 	if (n != NULL && (vt_parse_int(n, NULL, 1, INT_MAX, &k) < 0 || k != classes))
-		return fail(s, "CLASSES %.20s, the model has %d classes", n, classes);
+		return vt_error(s, "CLASSES %.20s, the model has %d classes", n, classes);
 	if (c == NULL)
 		c = vt_meta(ck, "CHANNELS");
 	if (m == NULL && d == NULL)
@@ -219,7 +205,7 @@ batch_open_model(struct batch_reader *br, struct vt *s, const struct vt *ck,
 	if (same < 0)
 		return -1;
 	if (!same)
-		return fail(s, "MEAN %s STD %s differ from the model's MEAN %s STD %s, "
+		return vt_error(s, "MEAN %s STD %s differ from the model's MEAN %s STD %s, "
 		    "its training stream's",
 		    m ? m : "0", d ? d : "1", km ? km : "0", kd ? kd : "1");
 	return open_norm(br, s, P, A, classes, need_label, m, d, c);
@@ -296,14 +282,14 @@ take_source(struct batch_reader *br, struct batch *b, long long rec)
 	    strlen(b->source + b->source_at[b->n - 1]) + 1 : 0;
 
 	if (memchr(f->data, '\0', n) || memchr(f->data, '\n', n))
-		return fail(br->s, "record %lld: 'source' holds a NUL or newline byte", rec);
+		return vt_error(br->s, "record %lld: 'source' holds a NUL or newline byte", rec);
 	if (at + n + 1 > b->source_cap) {
 		size_t cap = b->source_cap ? b->source_cap : 1024;
 		while (cap < at + n + 1)
 			cap *= 2;
 		char *p = realloc(b->source, cap);
 		if (p == NULL)
-			return fail(br->s, "record %lld: out of memory", rec);
+			return vt_error(br->s, "record %lld: out of memory", rec);
 		b->source = p;
 		b->source_cap = cap;
 	}
@@ -331,27 +317,27 @@ take(struct batch_reader *br, struct batch *b)
 	int64_t T = fp->shape[0];
 
 	if (T < 1 || T > INT32_MAX)
-		return fail(s, "record %lld: %lld tokens", rec, (long long)T);
+		return vt_error(s, "record %lld: %lld tokens", rec, (long long)T);
 	if (fp->shape[1] != br->P)
-		return fail(s, "record %lld: patches have %lld values, the model takes %d",
+		return vt_error(s, "record %lld: patches have %lld values, the model takes %d",
 		    rec, (long long)fp->shape[1], br->P);
 	if (fq->shape[0] != T || fq->shape[1] != br->A)
-		return fail(s, "record %lld: 'pos' is [%lld][%lld], wanted [%lld][%d]",
+		return vt_error(s, "record %lld: 'pos' is [%lld][%lld], wanted [%lld][%d]",
 		    rec, (long long)fq->shape[0], (long long)fq->shape[1],
 		    (long long)T, br->A);
 	if (nonfinite(fq->data, fq->count))
-		return fail(s, "record %lld: 'pos' holds NaN or Inf", rec);
+		return vt_error(s, "record %lld: 'pos' holds NaN or Inf", rec);
 	int32_t label = -1;
 	if (br->ilabel >= 0) {
 		label = *(int32_t *)s->field[br->ilabel].data;
 		if ((label < 0 && (label != -1 || br->need_label)) ||
 		    (br->classes > 0 && label >= br->classes))
-			return fail(s, "record %lld: label %d out of range [0, %d)",
+			return vt_error(s, "record %lld: label %d out of range [0, %d)",
 			    rec, label, br->classes);
 	}
 	if (b->n == 0) {
 		if (batch_reserve(b, T) < 0)
-			return fail(s, "record %lld: out of memory for %lld tokens",
+			return vt_error(s, "record %lld: out of memory for %lld tokens",
 			    rec, (long long)T);
 		b->T = (int)T;
 	}
@@ -359,7 +345,7 @@ take(struct batch_reader *br, struct batch *b)
 	float *x = b->x + (int64_t)b->n * nv;
 	if (fp->dtype == VT_F32) {
 		if (nonfinite(fp->data, nv))
-			return fail(s, "record %lld: 'patch' holds NaN or Inf", rec);
+			return vt_error(s, "record %lld: 'patch' holds NaN or Inf", rec);
 		memcpy(x, fp->data, (size_t)nv * sizeof *x);
 	} else {
 		const uint8_t *u = fp->data;
@@ -372,7 +358,7 @@ take(struct batch_reader *br, struct batch *b)
 	if (br->icls >= 0) {
 		const float *c = s->field[br->icls].data;
 		if (nonfinite(c, br->A))
-			return fail(s, "record %lld: 'clspos' holds NaN or Inf", rec);
+			return vt_error(s, "record %lld: 'clspos' holds NaN or Inf", rec);
 		memcpy(b->cls + (int64_t)b->n * br->A, c, (size_t)br->A * sizeof(float));
 	}
 	b->label[b->n] = label;
@@ -466,7 +452,7 @@ batch_skip(struct batch_reader *br, int64_t n)
 			if (r < 0)
 				return -1;
 			if (r == 0)
-				return fail(br->s, "stream ended after %lld records",
+				return vt_error(br->s, "stream ended after %lld records",
 				    (long long)br->delivered);
 		}
 		br->held = 0;

@@ -20,7 +20,7 @@
 
 /* Class names from the text file beside the data, when it is there. */
 static int
-cifar_names(struct source *s, const char *first, const char *file, char *err)
+cifar_names(struct source *s, const char *first, const char *file, struct err *e)
 {
 	char *dup = strdup(first), path[4096];
 	if (!dup)
@@ -30,10 +30,10 @@ cifar_names(struct source *s, const char *first, const char *file, char *err)
 	if (access(path, R_OK) != 0)
 		return 0;
 	int nclass = s->nclass;
-	if (source_read_classes(s, path, err) < 0)
+	if (source_read_classes(s, path, e) < 0)
 		return -1;
 	if (s->nclass != nclass) {
-		snprintf(err, IMAGE_ERRLEN, "%.400s: %d class names, want %d", path,
+		err_set(e, "%.400s: %d class names, want %d", path,
 		    s->nclass, nclass);
 		return -1;
 	}
@@ -41,19 +41,19 @@ cifar_names(struct source *s, const char *first, const char *file, char *err)
 }
 
 static int
-cifar_file(struct source *s, const char *path, int hundred, int coarse, char *err)
+cifar_file(struct source *s, const char *path, int hundred, int coarse, struct err *e)
 {
 	int rec = CIFAR_PIXELS + 1 + hundred;
 	FILE *fp = fopen(path, "rb");
 	struct stat st;
 	if (!fp || fstat(fileno(fp), &st) < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		if (fp)
 			fclose(fp);
 		return -1;
 	}
 	if (st.st_size == 0 || st.st_size % rec != 0 || st.st_size / rec > SOURCE_MAXN - s->n) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %lld bytes is not a whole number of "
+		err_set(e, "%s: %lld bytes is not a whole number of "
 		    "%d-byte CIFAR-%d records (truncated, or not CIFAR-%d?)", path,
 		    (long long)st.st_size, rec, hundred ? 100 : 10, hundred ? 100 : 10);
 		fclose(fp);
@@ -62,7 +62,7 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 	int64_t n = st.st_size / rec, n0 = s->n;
 	int32_t *label = realloc(s->label, (size_t)(n0 + n) * sizeof *label);
 	if (!label) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		err_set(e, "%s: out of memory", path);
 		fclose(fp);
 		return -1;
 	}
@@ -72,14 +72,14 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 	uint8_t buf[CIFAR_PIXELS + 2];
 	for (int64_t i = 0; i < n; i++) {
 		if (fread(buf, 1, (size_t)rec, fp) != (size_t)rec) {
-			snprintf(err, IMAGE_ERRLEN, "%s: record %lld: truncated", path,
+			err_set(e, "%s: record %lld: truncated", path,
 			    (long long)i);
 			fclose(fp);
 			return -1;
 		}
 		int l = buf[hundred && !coarse ? 1 : 0];
 		if (l >= s->nclass) {
-			snprintf(err, IMAGE_ERRLEN, "%s: record %lld: label %d out of "
+			err_set(e, "%s: record %lld: label %d out of "
 			    "range (%d classes)", path, (long long)i, l, s->nclass);
 			fclose(fp);
 			return -1;
@@ -91,7 +91,7 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 	s->pitch = rec;
 	s->skip = 1 + hundred;
 	if (fd < 0 || source_add_recfile(s, path, n0, fd, 0) < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, fd < 0 ? strerror(errno) :
+		err_set(e, "%s: %s", path, fd < 0 ? strerror(errno) :
 		    "out of memory");
 		return -1;
 	}
@@ -101,7 +101,7 @@ cifar_file(struct source *s, const char *path, int hundred, int coarse, char *er
 
 int
 cifar_load(struct source *s, char *const *paths, int npaths, int hundred,
-    int coarse, char *err)
+    int coarse, struct err *e)
 {
 	s->kind = SOURCE_MEM;
 	s->t = 1, s->h = s->w = CIFAR_SIDE, s->c = 3;
@@ -110,8 +110,8 @@ cifar_load(struct source *s, char *const *paths, int npaths, int hundred,
 	snprintf(s->what, sizeof s->what, "%s", !hundred ? "cifar10" :
 	    coarse ? "cifar100-coarse" : "cifar100");
 	for (int i = 0; i < npaths; i++)
-		if (cifar_file(s, paths[i], hundred, coarse, err) < 0)
+		if (cifar_file(s, paths[i], hundred, coarse, e) < 0)
 			return -1;
 	return cifar_names(s, paths[0], !hundred ? "batches.meta.txt" :
-	    coarse ? "coarse_label_names.txt" : "fine_label_names.txt", err);
+	    coarse ? "coarse_label_names.txt" : "fine_label_names.txt", e);
 }

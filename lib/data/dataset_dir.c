@@ -27,12 +27,12 @@ visible(const struct dirent *d)
 /* Sorted visible entries of path that are directories (want_dir) or
  * regular files, into *names; their count, or -1 with err. */
 static int
-entries(const char *path, int want_dir, char ***names, char *err)
+entries(const char *path, int want_dir, char ***names, struct err *e)
 {
 	struct dirent **list;
 	int n = scandir(path, &list, visible, by_name), k = 0;
 	if (n < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	*names = calloc((size_t)n + 1, sizeof **names);
@@ -47,7 +47,7 @@ entries(const char *path, int want_dir, char ***names, char *err)
 	}
 	free(list);
 	if (!*names) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		err_set(e, "%s: out of memory", path);
 		return -1;
 	}
 	return k;
@@ -62,17 +62,17 @@ free_names(char **names, int n)
 }
 
 int
-dir_load(struct source *s, const char *root, char *err)
+dir_load(struct source *s, const char *root, struct err *e)
 {
 	char **classes, **files;
-	int nc = entries(root, 1, &classes, err), rc = 0;
+	int nc = entries(root, 1, &classes, e), rc = 0;
 	s->kind = SOURCE_FILES;
 	s->by_name = 1;
 	snprintf(s->what, sizeof s->what, "dir");
 	if (nc < 0)
 		return -1;
 	if (nc == 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: no class subdirectories", root);
+		err_set(e, "%s: no class subdirectories", root);
 		free_names(classes, nc);
 		return -1;
 	}
@@ -80,11 +80,11 @@ dir_load(struct source *s, const char *root, char *err)
 		char sub[4096];
 		snprintf(sub, sizeof sub, "%s/%s", root, classes[c]);
 		if (!classes[c] || source_add_class(s, classes[c]) < 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: out of memory", root);
+			err_set(e, "%s: out of memory", root);
 			rc = -1;
 			break;
 		}
-		int nf = entries(sub, 0, &files, err);
+		int nf = entries(sub, 0, &files, e);
 		if (nf < 0) {
 			rc = -1;
 			break;
@@ -93,7 +93,7 @@ dir_load(struct source *s, const char *root, char *err)
 			char path[8192];
 			snprintf(path, sizeof path, "%s/%s", sub, files[f] ? files[f] : "");
 			if (!files[f] || source_add_file(s, path, c) < 0) {
-				snprintf(err, IMAGE_ERRLEN, "%s: out of memory", root);
+				err_set(e, "%s: out of memory", root);
 				rc = -1;
 			}
 		}
@@ -101,7 +101,7 @@ dir_load(struct source *s, const char *root, char *err)
 	}
 	free_names(classes, nc);
 	if (rc == 0 && s->n == 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: no files in the class subdirectories", root);
+		err_set(e, "%s: no files in the class subdirectories", root);
 		rc = -1;
 	}
 	return rc;

@@ -34,7 +34,7 @@ is_integer(const char *s)
 /* Turn the names stored in place of labels (as indices into names[]) into
  * class numbers of the sorted, unique names. */
 static int
-number_classes(struct source *s, char **names, int64_t n, char *err)
+number_classes(struct source *s, char **names, int64_t n, struct err *e)
 {
 	char **sorted = malloc((size_t)n * sizeof *sorted);
 	if (!sorted)
@@ -58,7 +58,7 @@ number_classes(struct source *s, char **names, int64_t n, char *err)
 }
 
 int
-list_load(struct source *s, const char *list, char *err)
+list_load(struct source *s, const char *list, struct err *e)
 {
 	FILE *fp = fopen(list, "r");
 	char *line = NULL, *dup = strdup(list), **names = NULL;
@@ -69,7 +69,7 @@ list_load(struct source *s, const char *list, char *err)
 	s->kind = SOURCE_FILES;
 	snprintf(s->what, sizeof s->what, "list");
 	if (!fp || !dup) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", list, strerror(errno));
+		err_set(e, "%s: %s", list, strerror(errno));
 		goto out;
 	}
 	const char *dir = dirname(dup);
@@ -86,7 +86,7 @@ list_load(struct source *s, const char *list, char *err)
 		while (sp > p && !isspace((unsigned char)sp[-1]))
 			sp--;
 		if (sp == p) {
-			snprintf(err, IMAGE_ERRLEN, "%s: line %lld: want 'path label'",
+			err_set(e, "%s: line %lld: want 'path label'",
 			    list, (long long)lineno);
 			goto out;
 		}
@@ -99,7 +99,7 @@ list_load(struct source *s, const char *list, char *err)
 		int num = is_integer(label);
 		nint += num;
 		if (num && atoi(label) < 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: line %lld: negative label %s",
+			err_set(e, "%s: line %lld: negative label %s",
 			    list, (long long)lineno, label);
 			goto out;
 		}
@@ -113,23 +113,23 @@ list_load(struct source *s, const char *list, char *err)
 			goto oom;
 	}
 	if (ferror(fp)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: read error", list);
+		err_set(e, "%s: read error", list);
 		goto out;
 	}
 	if (s->n == 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: no 'path label' lines", list);
+		err_set(e, "%s: no 'path label' lines", list);
 		goto out;
 	}
 	if (nint != 0 && nint != s->n) {
-		snprintf(err, IMAGE_ERRLEN, "%s: labels mix integers and class names", list);
+		err_set(e, "%s: labels mix integers and class names", list);
 		goto out;
 	}
-	if (nint == 0 && number_classes(s, names, s->n, err) < 0)
+	if (nint == 0 && number_classes(s, names, s->n, e) < 0)
 		goto oom;
-	rc = source_check_labels(s, list, err);
+	rc = source_check_labels(s, list, e);
 	goto out;
 oom:
-	snprintf(err, IMAGE_ERRLEN, "%s: out of memory", list);
+	err_set(e, "%s: out of memory", list);
 out:
 	for (int64_t i = 0; names && i < s->n; i++)
 		free(names[i]);

@@ -48,17 +48,17 @@ to_pixels(const void *src, int dtype, int64_t n, uint8_t *dst)
 }
 
 static int
-read_pixels(struct source *s, const char *path, char *err)
+read_pixels(struct source *s, const char *path, struct err *e)
 {
 	struct npy h;
 	FILE *fp = fopen(path, "rb");
 	void *buf = NULL;
 	int rc = -1;
 	if (!fp) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	if (npy_read_header(&h, fp, path, err) < 0)
+	if (npy_read_header(&h, fp, path, e) < 0)
 		goto out;
 	int64_t *d = h.shape;
 	int chan = h.rank == 4 && (d[3] == 1 || d[3] == 3) && !s->temporal;
@@ -74,18 +74,18 @@ read_pixels(struct source *s, const char *path, char *err)
 		s->temporal = 1;
 		s->t = (int)d[1], s->h = (int)d[2], s->w = (int)d[3], s->c = (int)d[4];
 	} else {
-		snprintf(err, IMAGE_ERRLEN, "%s: want images (N,H,W[,C]) or volumes "
+		err_set(e, "%s: want images (N,H,W[,C]) or volumes "
 		    "(N,D,H,W[,C]) with C 1 or 3, got rank %d", path, h.rank);
 		goto out;
 	}
 	for (int i = 0; i < h.rank; i++)
 		if (d[i] < 1 || d[i] > (i ? IMAGE_MAXSIDE : SOURCE_MAXN)) {
-			snprintf(err, IMAGE_ERRLEN, "%s: absurd shape (dim %d is %lld)",
+			err_set(e, "%s: absurd shape (dim %d is %lld)",
 			    path, i, (long long)d[i]);
 			goto out;
 		}
 	if (h.count / d[0] > IMAGE_MAXBYTES) {
-		snprintf(err, IMAGE_ERRLEN, "%s: absurd record size", path);
+		err_set(e, "%s: absurd record size", path);
 		goto out;
 	}
 	/* The data must be there before it is allocated for: a 146-byte file
@@ -94,7 +94,7 @@ read_pixels(struct source *s, const char *path, char *err)
 	if (fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) &&
 	    (st.st_size < h.offset ||
 	    (uint64_t)(st.st_size - h.offset) / h.elsize < (uint64_t)h.count)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: the header declares %lld elements, the "
+		err_set(e, "%s: the header declares %lld elements, the "
 		    "file holds %lld", path, (long long)h.count, st.st_size < h.offset ?
 		    0LL : (long long)((st.st_size - h.offset) / (off_t)h.elsize));
 		goto out;
@@ -103,16 +103,16 @@ read_pixels(struct source *s, const char *path, char *err)
 	s->data = malloc((size_t)h.count);
 	buf = malloc(CHUNK * h.elsize);
 	if (!s->data || !buf) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory for the array", path);
+		err_set(e, "%s: out of memory for the array", path);
 		goto out;
 	}
 	for (int64_t i = 0; i < h.count; i += CHUNK) {
 		int64_t n = h.count - i < CHUNK ? h.count - i : CHUNK, bad;
 		void *dst = h.dtype == VT_U8 ? (void *)(s->data + i) : buf;
-		if (npy_read(&h, fp, path, i, n, dst, err) < 0)
+		if (npy_read(&h, fp, path, i, n, dst, e) < 0)
 			goto out;
 		if (h.dtype != VT_U8 && (bad = to_pixels(buf, h.dtype, n, s->data + i)) >= 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: element %lld out of range (want "
+			err_set(e, "%s: element %lld out of range (want "
 			    "0..255, or 0..1 for floats)", path, (long long)(i + bad));
 			goto out;
 		}
@@ -125,27 +125,27 @@ out:
 }
 
 static int
-read_labels(struct source *s, const char *path, char *err)
+read_labels(struct source *s, const char *path, struct err *e)
 {
 	struct npy h;
 	void *data;
-	if (npy_load(path, &h, &data, err) < 0)
+	if (npy_load(path, &h, &data, e) < 0)
 		return -1;
 	int rc = -1;
 	if (h.rank != 1 || h.shape[0] != s->n)
-		snprintf(err, IMAGE_ERRLEN, "%s: want %lld labels (shape (N,)), got %s%lld",
+		err_set(e, "%s: want %lld labels (shape (N,)), got %s%lld",
 		    path, (long long)s->n, h.rank == 1 ? "" : "rank ",
 		    (long long)(h.rank == 1 ? h.shape[0] : h.rank));
 	else if (h.dtype == VT_F32 || h.dtype == VT_F64)
-		snprintf(err, IMAGE_ERRLEN, "%s: labels must be integers", path);
+		err_set(e, "%s: labels must be integers", path);
 	else if (!(s->label = malloc((size_t)s->n * sizeof *s->label)))
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		err_set(e, "%s: out of memory", path);
 	else {
 		rc = 0;
 		for (int64_t i = 0; i < s->n; i++) {
 			double v = elem((char *)data + i * h.elsize, h.dtype);
 			if (v < -1 || v > INT32_MAX) {
-				snprintf(err, IMAGE_ERRLEN, "%s: label %lld is %.0f", path,
+				err_set(e, "%s: label %lld is %.0f", path,
 				    (long long)i, v);
 				rc = -1;
 				break;
@@ -154,26 +154,26 @@ read_labels(struct source *s, const char *path, char *err)
 		}
 	}
 	free(data);
-	return rc < 0 ? -1 : source_check_labels(s, path, err);
+	return rc < 0 ? -1 : source_check_labels(s, path, e);
 }
 
 int
 npy_source_load(struct source *s, const char *data, const char *labels,
-    int volume, char *err)
+    int volume, struct err *e)
 {
 	s->kind = SOURCE_MEM;
 	s->temporal = volume;
 	snprintf(s->what, sizeof s->what, "npy");
 	if (source_add_memfile(s, data, 0) < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", data);
+		err_set(e, "%s: out of memory", data);
 		return -1;
 	}
-	if (read_pixels(s, data, err) < 0)
+	if (read_pixels(s, data, e) < 0)
 		return -1;
 	if (labels)
-		return read_labels(s, labels, err);
+		return read_labels(s, labels, e);
 	if (!(s->label = malloc((size_t)s->n * sizeof *s->label))) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", data);
+		err_set(e, "%s: out of memory", data);
 		return -1;
 	}
 	for (int64_t i = 0; i < s->n; i++)

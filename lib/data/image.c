@@ -97,18 +97,18 @@ image_file_kind(const char *path)
 }
 
 int
-image_load(const char *path, struct image *im, char *err)
+image_load(const char *path, struct image *im, struct err *e)
 {
 	switch (image_file_kind(path)) {
 	case IMAGE_PNG:
-		return image_png_load(path, im, err);
+		return image_png_load(path, im, e);
 	case IMAGE_JPEG:
-		return image_jpeg_load(path, im, err);
+		return image_jpeg_load(path, im, e);
 	case IMAGE_NONE:
-		snprintf(err, IMAGE_ERRLEN, "%s: not a PNG or JPEG image", path);
+		err_set(e, "%s: not a PNG or JPEG image", path);
 		return -1;
 	default:
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 }

@@ -3,8 +3,8 @@
  * of t frames of h x w pixels with c channels, stored [t][h][w][c]
  * (channels innermost, rows top to bottom).  A still image has t = 1.
  *
- * Library functions never exit: they return -1 and leave a message naming
- * the file in err[IMAGE_ERRLEN].
+ * A function that fails returns -1 with a message naming the file in its
+ * struct err (err.h).
  */
 #ifndef IMAGE_H
 #define IMAGE_H
@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IMAGE_ERRLEN	512
+#include "err.h"
+
 #define IMAGE_MAXSIDE	65536		/* largest height, width or frame count */
 #define IMAGE_MAXBYTES	(1LL << 31)	/* largest clip in memory */
 
@@ -42,11 +43,11 @@ int	 image_magic(const unsigned char *m, size_t n);
  * when it cannot be opened or read. */
 int	 image_file_kind(const char *path);
 /* Decode the PNG or JPEG file at path (told apart by image_magic) into
- * im with 1 (grey) or 3 (RGB) channels; 0, or -1 with err. */
-int	 image_load(const char *path, struct image *im, char *err);
+ * im with 1 (grey) or 3 (RGB) channels; 0, or -1 with e. */
+int	 image_load(const char *path, struct image *im, struct err *e);
 /* Decode the PNG file at path (any bit depth, palette, alpha dropped). */
-int	 image_png_load(const char *path, struct image *im, char *err);
+int	 image_png_load(const char *path, struct image *im, struct err *e);
 /* Decode the JPEG file at path; a warning (truncated data) is an error. */
-int	 image_jpeg_load(const char *path, struct image *im, char *err);
+int	 image_jpeg_load(const char *path, struct image *im, struct err *e);
 
 #endif

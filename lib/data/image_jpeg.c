@@ -33,20 +33,20 @@ on_message(j_common_ptr cinfo, int level)
 }
 
 int
-image_jpeg_load(const char *path, struct image *im, char *err)
+image_jpeg_load(const char *path, struct image *im, struct err *e)
 {
 	struct jpeg_decompress_struct ci;
 	struct jerr je;
 	FILE *fp = fopen(path, "rb");
 	if (!fp) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %m", path);
+		err_set(e, "%s: %m", path);
 		return -1;
 	}
 	ci.err = jpeg_std_error(&je.mgr);
 	je.mgr.error_exit = on_error;
 	je.mgr.emit_message = on_message;
 	if (setjmp(je.jmp)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: JPEG: %s", path, je.msg);
+		err_set(e, "%s: JPEG: %s", path, je.msg);
 		jpeg_destroy_decompress(&ci);
 		fclose(fp);
 		return -1;

@@ -29,7 +29,7 @@ on_warning(png_structp png, png_const_charp msg)
 }
 
 int
-image_png_load(const char *path, struct image *im, char *err)
+image_png_load(const char *path, struct image *im, struct err *e)
 {
 	char msg[200] = "";
 	unsigned char sig[8];
@@ -39,23 +39,23 @@ image_png_load(const char *path, struct image *im, char *err)
 	png_bytep *volatile rows = NULL;
 
 	if (!fp) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %m", path);
+		err_set(e, "%s: %m", path);
 		return -1;
 	}
 	if (fread(sig, 1, 8, fp) != 8 || png_sig_cmp(sig, 0, 8)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: not a PNG file", path);
+		err_set(e, "%s: not a PNG file", path);
 		fclose(fp);
 		return -1;
 	}
 	png = png_create_read_struct(PNG_LIBPNG_VER_STRING, msg, on_error, on_warning);
 	if (!png || !(info = png_create_info_struct(png))) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: out of memory", path);
+		err_set(e, "%s: PNG: out of memory", path);
 		png_destroy_read_struct(&png, NULL, NULL);
 		fclose(fp);
 		return -1;
 	}
 	if (setjmp(png_jmpbuf(png))) {
-		snprintf(err, IMAGE_ERRLEN, "%s: PNG: %s%s", path, msg,
+		err_set(e, "%s: PNG: %s%s", path, msg,
 		    feof(fp) ? " (truncated file)" : "");
 		png_destroy_read_struct(&png, &info, NULL);
 		free(rows);

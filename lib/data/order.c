@@ -37,13 +37,6 @@ struct order {
 	int64_t		 last;		/* the last delivered's number, from 1 */
 };
 
-static int
-fail(struct vt *s, const char *what)
-{
-	snprintf(s->err, sizeof s->err, "%s: %s", s->name, what);
-	return -1;
-}
-
 /* The group key of the record in s's fields. */
 static int64_t
 key_of(const struct order *o, const struct vt *s)
@@ -61,7 +54,7 @@ index_file(struct order *o, struct vt *s)
 
 	for (;;) {
 		if ((at = ftello(s->fp)) < 0)
-			return fail(s, "cannot tell where a record starts");
+			return vt_error(s, "cannot tell where a record starts");
 		if ((rc = vt_read_record(s)) <= 0)
 			break;
 		if (o->n == cap) {
@@ -71,7 +64,7 @@ index_file(struct order *o, struct vt *s)
 			if (p != NULL)
 				o->off = p;
 			if (q == NULL)
-				return fail(s, "out of memory for the record index");
+				return vt_error(s, "out of memory for the record index");
 			o->key = q;
 		}
 		o->key[o->n] = key_of(o, s);
@@ -95,7 +88,7 @@ plan(struct order *o, struct vt *s, int64_t cap)
 	pool = malloc((size_t)cap * sizeof *pool);
 	if (o->perm == NULL || pool == NULL) {
 		free(pool);
-		return fail(s, "out of memory for the record order");
+		return vt_error(s, "out of memory for the record order");
 	}
 	for (int64_t k = 0; k < o->n; k++) {
 		if (held == 0 && inblock == o->block)
@@ -118,7 +111,7 @@ order_open(struct vt *s, const struct rng *r, int64_t block, int64_t buffer, int
 	struct stat st;
 
 	if (o == NULL) {
-		fail(s, "out of memory");
+		vt_error(s, "out of memory");
 		return NULL;
 	}
 	o->r = *r;
@@ -136,7 +129,7 @@ order_open(struct vt *s, const struct rng *r, int64_t block, int64_t buffer, int
 	o->cap = buffer > 0 ? buffer : ORDER_BUFFER;
 	/* one slot more, for a record that waits for its group */
 	if ((o->slot = calloc((size_t)o->cap + 1, sizeof *o->slot)) == NULL) {
-		fail(s, "out of memory for the shuffle buffer");
+		vt_error(s, "out of memory for the shuffle buffer");
 		free(o);
 		return NULL;
 	}
@@ -161,7 +154,7 @@ keep(const struct order *o, struct slot *q, struct vt *s)
 	if (len > q->cap) {
 		unsigned char *p = realloc(q->p, len);
 		if (p == NULL)
-			return fail(s, "out of memory for the shuffle buffer");
+			return vt_error(s, "out of memory for the shuffle buffer");
 		q->p = p;
 		q->cap = len;
 	}
@@ -260,7 +253,7 @@ order_next(struct order *o, struct vt *s)
 	if (o->k == o->n)
 		return 0;
 	if (fseeko(s->fp, o->off[o->perm[o->k]], SEEK_SET) != 0)
-		return fail(s, "cannot seek to a record");
+		return vt_error(s, "cannot seek to a record");
 	s->recno = o->perm[o->k++];	/* messages name the record read */
 	o->last = s->recno + 1;
 	return vt_read_record(s);

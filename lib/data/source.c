@@ -56,19 +56,19 @@ source_name(char *name, const char *path, const char *suffix)
 /* Record k of file f of s, a SOURCE_MEM source read from its files, into
  * px [t][h][w][c]. */
 static int
-read_record(const struct source *s, int f, int64_t k, uint8_t *px, char *err)
+read_record(const struct source *s, int f, int64_t k, uint8_t *px, struct err *e)
 {
 	size_t bytes = (size_t)s->t * s->h * s->w * s->c, plane = bytes / s->c;
 	uint8_t *buf = s->planar ? malloc(bytes) : px, *p = buf;
 	off_t at = (off_t)(s->off[f] + k * s->pitch + s->skip);
 	if (!buf) {
-		snprintf(err, IMAGE_ERRLEN, "out of memory");
+		err_set(e, "out of memory");
 		return -1;
 	}
 	for (size_t left = bytes; left > 0; ) {
 		ssize_t got = pread(s->fd[f], p, left, at);
 		if (got <= 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: item %lld: %s", s->file[f], (long long)k,
+			err_set(e, "%s: item %lld: %s", s->file[f], (long long)k,
 			    got < 0 ? strerror(errno) : "truncated (the file shrank)");
 			if (s->planar)
 				free(buf);
@@ -86,12 +86,12 @@ read_record(const struct source *s, int f, int64_t k, uint8_t *px, char *err)
 }
 
 int
-source_get(const struct source *s, int64_t i, struct image *im, char *name, char *err)
+source_get(const struct source *s, int64_t i, struct image *im, char *name, struct err *e)
 {
 	char suffix[64];
 	if (s->kind == SOURCE_MEM) {
 		if (image_alloc(im, s->t, s->h, s->w, s->c) < 0) {
-			snprintf(err, IMAGE_ERRLEN, "out of memory");
+			err_set(e, "out of memory");
 			return -1;
 		}
 		size_t bytes = (size_t)s->t * s->h * s->w * s->c;
@@ -100,7 +100,7 @@ source_get(const struct source *s, int64_t i, struct image *im, char *name, char
 			f--;
 		if (s->data)
 			memcpy(im->px, s->data + (size_t)i * bytes, bytes);
-		else if (read_record(s, f, i - s->first[f], im->px, err) < 0)
+		else if (read_record(s, f, i - s->first[f], im->px, e) < 0)
 			return -1;
 		if (name) {
 			snprintf(suffix, sizeof suffix, ":%lld", (long long)(i - s->first[f]));
@@ -110,7 +110,7 @@ source_get(const struct source *s, int64_t i, struct image *im, char *name, char
 	}
 	if (s->temporal && image_file_kind(s->path[i]) == IMAGE_NONE) {
 		int64_t range[2];
-		if (video_load(s->path[i], s->frames, s->stride, im, range, err) < 0)
+		if (video_load(s->path[i], s->frames, s->stride, im, range, e) < 0)
 			return -1;
 		if (name) {
 			snprintf(suffix, sizeof suffix, ":frames %lld-%lld",
@@ -121,7 +121,7 @@ source_get(const struct source *s, int64_t i, struct image *im, char *name, char
 	}
 	if (name)
 		source_name(name, s->path[i], "");
-	return image_load(s->path[i], im, err);
+	return image_load(s->path[i], im, e);
 }
 
 int
@@ -222,12 +222,12 @@ free_classes(struct source *s)
  * torchvision's class_to_idx does: a folder absent from the list is an
  * error, never a silent shift of every label after it. */
 static int
-relabel(struct source *s, char **names, int n, const char *path, char *err)
+relabel(struct source *s, char **names, int n, const char *path, struct err *e)
 {
 	int *to = malloc((size_t)s->nclass * sizeof *to);
 
 	if (to == NULL) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		err_set(e, "%s: out of memory", path);
 		return -1;
 	}
 	for (int c = 0; c < s->nclass; c++) {
@@ -236,7 +236,7 @@ relabel(struct source *s, char **names, int n, const char *path, char *err)
 			if (strcmp(s->classname[c], names[k]) == 0)
 				to[c] = k;
 		if (to[c] < 0) {
-			snprintf(err, IMAGE_ERRLEN, "class folder '%.200s' is not in %s", s->classname[c],
+			err_set(e, "class folder '%.200s' is not in %s", s->classname[c],
 			    path);
 			free(to);
 			return -1;
@@ -250,7 +250,7 @@ relabel(struct source *s, char **names, int n, const char *path, char *err)
 }
 
 int
-source_read_classes(struct source *s, const char *path, char *err)
+source_read_classes(struct source *s, const char *path, struct err *e)
 {
 	FILE *fp = fopen(path, "r");
 	struct source names = { 0 };
@@ -260,7 +260,7 @@ source_read_classes(struct source *s, const char *path, char *err)
 	int rc = 0;
 
 	if (!fp) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	while ((len = getline(&line, &cap, fp)) > 0) {
@@ -270,19 +270,19 @@ source_read_classes(struct source *s, const char *path, char *err)
 		if (len == 0)
 			continue;
 		if (len > 1000 || source_add_class(&names, line) < 0) {
-			snprintf(err, IMAGE_ERRLEN, "%s: class name too long, or out of memory", path);
+			err_set(e, "%s: class name too long, or out of memory", path);
 			rc = -1;
 			break;
 		}
 	}
 	if (rc == 0 && ferror(fp)) {
-		snprintf(err, IMAGE_ERRLEN, "%s: read error", path);
+		err_set(e, "%s: read error", path);
 		rc = -1;
 	}
 	free(line);
 	fclose(fp);
 	if (rc == 0 && s->by_name)
-		rc = relabel(s, names.classname, names.nclass, path, err);
+		rc = relabel(s, names.classname, names.nclass, path, e);
 	if (rc == 0) {
 		free_classes(s);
 		s->classname = names.classname;
@@ -293,13 +293,13 @@ source_read_classes(struct source *s, const char *path, char *err)
 }
 
 int
-source_check_labels(struct source *s, const char *name, char *err)
+source_check_labels(struct source *s, const char *name, struct err *e)
 {
 	int32_t max = -1;
 	for (int64_t i = 0; i < s->n; i++) {
 		int32_t l = s->label[i];
 		if (l < -1 || (s->nclass > 0 && l >= s->nclass)) {
-			snprintf(err, IMAGE_ERRLEN, "%s: record %lld: label %d out of range "
+			err_set(e, "%s: record %lld: label %d out of range "
 			    "(%d classes)", name, (long long)i, (int)l, s->nclass);
 			return -1;
 		}

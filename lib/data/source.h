@@ -4,13 +4,15 @@
  * or decoded on demand from files (PNG, JPEG, videos) named by a directory
  * or list.  source_get is safe to call from many threads at once.
  *
- * Library functions never exit: they return -1 with a message naming the
- * file in err[IMAGE_ERRLEN].
+ * A function that fails returns -1 with a message naming the file in its
+ * struct err (err.h).
  */
 #ifndef SOURCE_H
 #define SOURCE_H
 
 #include <stdint.h>
+
+#include "err.h"
 
 #include "image.h"
 
@@ -49,9 +51,9 @@ struct source {
 /* Record i as a clip in im (SOURCE_FILES: PNG or JPEG by magic bytes,
  * anything else through video_load) and, unless name is NULL, where it
  * came from as vitpipe(5) words it: "PATH", "PATH:N" (item N of a data set
- * file) or "PATH:frames A-B", in name[SOURCE_NAMELEN].  0, or -1 with err. */
+ * file) or "PATH:frames A-B", in name[SOURCE_NAMELEN].  0, or -1 with e. */
 int	 source_get(const struct source *s, int64_t i, struct image *im, char *name,
-	    char *err);
+	    struct err *e);
 /* Into name[SOURCE_NAMELEN]: path as valid UTF-8 without control
  * characters (each offending byte becomes '?'), shortened at a character
  * boundary so that suffix still fits, then suffix. */
@@ -76,12 +78,12 @@ int	 source_add_file(struct source *s, const char *path, int32_t label);
 int	 source_add_class(struct source *s, const char *name);
 /* Read class names, one per line, from path; replaces any names there,
  * relabelling records by name when their labels were names (by_name): a
- * name missing from path is an error.  0, or -1 with err. */
-int	 source_read_classes(struct source *s, const char *path, char *err);
+ * name missing from path is an error.  0, or -1 with e. */
+int	 source_read_classes(struct source *s, const char *path, struct err *e);
 /* Check every label is -1 or, when nclass is known (> 0), below it;
- * otherwise nclass becomes the largest label + 1.  0, or -1 with err
+ * otherwise nclass becomes the largest label + 1.  0, or -1 with e
  * naming the first bad record of file name. */
-int	 source_check_labels(struct source *s, const char *name, char *err);
+int	 source_check_labels(struct source *s, const char *name, struct err *e);
 /* Free everything s owns and zero it. */
 void	 source_free(struct source *s);
 
@@ -89,22 +91,22 @@ void	 source_free(struct source *s);
  * labels fine or (coarse 1) coarse.  Class names from batches.meta.txt or
  * {fine,coarse}_label_names.txt beside the first file, when present. */
 int	 cifar_load(struct source *s, char *const *paths, int npaths, int hundred,
-	    int coarse, char *err);
+	    int coarse, struct err *e);
 /* IDX images (N,H,W or N,H,W,C; u8; gzip or plain) and labels (N; NULL:
  * the sibling file named with "labels-idx1" for "images-idx3", if any). */
-int	 idx_load(struct source *s, const char *images, const char *labels, char *err);
+int	 idx_load(struct source *s, const char *images, const char *labels, struct err *e);
 /* .npy images (N,H,W), (N,H,W,C) with C 1 or 3, or (volume 1 or rank 4
  * with a last dim other than 1 and 3) volumes (N,D,H,W[,C]); labels (N,)
  * integers or NULL.  u8 data is taken as is, floats in [0, 1] are scaled
  * by 255, other integers must lie in 0..255. */
 int	 npy_source_load(struct source *s, const char *data, const char *labels,
-	    int volume, char *err);
+	    int volume, struct err *e);
 /* A directory with one subdirectory per class (sorted names are classes
  * 0..n-1) holding image or video files (sorted, dot files skipped). */
-int	 dir_load(struct source *s, const char *root, char *err);
+int	 dir_load(struct source *s, const char *root, struct err *e);
 /* A list file of "path label" lines (label: an integer, or a class name,
  * names sorted into classes 0..n-1); relative paths are relative to the
  * list file's directory; blank lines and '#' comments are skipped. */
-int	 list_load(struct source *s, const char *list, char *err);
+int	 list_load(struct source *s, const char *list, struct err *e);
 
 #endif

@@ -37,7 +37,7 @@ task_classes(const struct task *t)
 }
 
 int
-task_check(const struct task *t, char *err)
+task_check(const struct task *t, struct err *e)
 {
 	const char *bad = NULL;
 	switch (t->kind) {
@@ -59,13 +59,13 @@ task_check(const struct task *t, char *err)
 		break;
 	}
 	if (bad)
-		snprintf(err, IMAGE_ERRLEN, "%s", bad);
+		err_set(e, "%s", bad);
 	return bad ? -1 : 0;
 }
 
 int
 task_make(const struct task *t, uint64_t seed, int64_t i, uint8_t *px, int32_t *label,
-    struct task_layout *lay, char *err)
+    struct task_layout *lay, struct err *e)
 {
 	struct task_layout mine;
 	struct rng r;
@@ -80,7 +80,7 @@ task_make(const struct task *t, uint64_t seed, int64_t i, uint8_t *px, int32_t *
 	default: rc = task_motion(t, &r, px, label, lay); break;
 	}
 	if (rc < 0)
-		snprintf(err, IMAGE_ERRLEN, "record %lld: no placement found in %d tries; %s",
+		err_set(e, "record %lld: no placement found in %d tries; %s",
 		    (long long)i, TASK_TRIES, t->kind == TASK_PATHFINDER ?
 		    "make the canvas larger or the paths fewer or shorter" :
 		    "the items must hold a garment and a shoe or bag");

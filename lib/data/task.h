@@ -13,13 +13,15 @@
  *               a garment and a shoe or bag: the label is the garment's
  *               direction and speed
  *
- * Library functions never exit: they return -1 with a message in
- * err[IMAGE_ERRLEN].
+ * A function that fails returns -1 with a message in its struct err
+ * (err.h).
  */
 #ifndef TASK_H
 #define TASK_H
 
 #include <stdint.h>
+
+#include "err.h"
 
 #include "image.h"
 #include "rng.h"
@@ -68,20 +70,20 @@ struct task_layout {
 
 /* Number of classes of the task's labels. */
 int	 task_classes(const struct task *t);
-/* Check t's sizes against each other; 0, or -1 with err naming the option
+/* Check t's sizes against each other; 0, or -1 with e naming the option
  * (as taskgen(1) spells it) that does not fit. */
-int	 task_check(const struct task *t, char *err);
+int	 task_check(const struct task *t, struct err *e);
 /* Record i into px (frames x canvas x canvas bytes) and *label; the
- * layout, unless lay is NULL.  0, or -1 with err when no placement was
+ * layout, unless lay is NULL.  0, or -1 with e when no placement was
  * found (a canvas too crowded for the paths). */
 int	 task_make(const struct task *t, uint64_t seed, int64_t i, uint8_t *px,
-	    int32_t *label, struct task_layout *lay, char *err);
+	    int32_t *label, struct task_layout *lay, struct err *e);
 
 /* Load IDX images and their labels (source.h's idx_load: labels NULL, the
  * labels-idx1 file beside them) and resample each to side x side; 0, or
- * -1 with err. */
+ * -1 with e. */
 int	 task_items_load(struct task_items *it, const char *idx, const char *labels,
-	    int side, char *err);
+	    int side, struct err *e);
 void	 task_items_free(struct task_items *it);
 
 /* An item drawn at random whose kind is want: 1 a garment (Fashion-MNIST

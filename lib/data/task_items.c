@@ -13,19 +13,19 @@
 
 int
 task_items_load(struct task_items *it, const char *idx, const char *labels, int side,
-    char *err)
+    struct err *e)
 {
 	struct source s = { 0 };
 	int rc = 0;
 
 	memset(it, 0, sizeof *it);
-	if (idx_load(&s, idx, labels, err) < 0) {
+	if (idx_load(&s, idx, labels, e) < 0) {
 		source_free(&s);
 		return -1;
 	}
 	/* The relation task's labels are made from the items' classes. */
 	if (s.c != 1 || s.label[0] < 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: %s", idx, s.c != 1 ? "want grey images (N,H,W)" :
+		err_set(e, "%s: %s", idx, s.c != 1 ? "want grey images (N,H,W)" :
 		    "no labels (no labels-idx1 file beside it: give --labels)");
 		source_free(&s);
 		return -1;
@@ -36,7 +36,7 @@ task_items_load(struct task_items *it, const char *idx, const char *labels, int 
 	it->px = malloc(per * (size_t)s.n);
 	it->label = malloc(sizeof *it->label * (size_t)s.n);
 	if (!it->px || !it->label) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory for the items", idx);
+		err_set(e, "%s: out of memory for the items", idx);
 		rc = -1;
 		goto out;
 	}
@@ -44,14 +44,14 @@ task_items_load(struct task_items *it, const char *idx, const char *labels, int 
 	#pragma omp parallel
 	{
 		struct image im = { 0 }, small = { 0 };
-		char e[IMAGE_ERRLEN];
+		struct err one;
 		#pragma omp for schedule(static)
 		for (int64_t i = 0; i < s.n; i++) {
-			e[0] = 0;
-			if (source_get(&s, i, &im, NULL, e) < 0 ||
+			one.msg[0] = 0;
+			if (source_get(&s, i, &im, NULL, &one) < 0 ||
 			    image_resize(&im, 0, 0, im.h, im.w, &small, side, side) < 0) {
 				#pragma omp critical
-				{ rc = -1; snprintf(err, IMAGE_ERRLEN, "%s", e[0] ? e : "out of memory"); }
+				{ rc = -1; err_set(e, "%s", one.msg[0] ? one.msg : "out of memory"); }
 				continue;
 			}
 			memcpy(it->px + per * (size_t)i, small.px, per);

@@ -35,7 +35,7 @@ video_sample(int64_t n, int t, int stride, int64_t *idx)
 	}
 }
 
-/* Errors reach the caller through err; libav's own log lines would only
+/* Errors reach the caller through e; libav's own log lines would only
  * repeat them on stderr. */
 static void
 quiet(void)
@@ -63,11 +63,11 @@ dec_close(struct dec *d)
 }
 
 static int
-averr(char *err, const char *path, const char *what, int e)
+averr(struct err *e, const char *path, const char *what, int code)
 {
 	char buf[AV_ERROR_MAX_STRING_SIZE];
-	av_strerror(e, buf, sizeof buf);
-	snprintf(err, IMAGE_ERRLEN, "%s: %s: %s", path, what, buf);
+	av_strerror(code, buf, sizeof buf);
+	err_set(e, "%s: %s: %s", path, what, buf);
 	return -1;
 }
 
@@ -79,12 +79,12 @@ averr(char *err, const char *path, const char *what, int e)
 	"yuv4mpegpipe,ivf,gif,h264,hevc,m4v,mpegvideo,mjpeg,obu"
 
 static int
-dec_open(struct dec *d, const char *path, int decode, char *err)
+dec_open(struct dec *d, const char *path, int decode, struct err *e)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	AVDictionary *opt = NULL;
 	char *url;
-	int e;
+	int code;
 	pthread_once(&once, quiet);
 	memset(d, 0, sizeof *d);
 	/* "file:" + path: the path is a file name, never a URL of another
@@ -95,45 +95,45 @@ dec_open(struct dec *d, const char *path, int decode, char *err)
 	    av_dict_set(&opt, "protocol_whitelist", "file", 0) < 0) {
 		av_free(url);
 		av_dict_free(&opt);
-		return averr(err, path, "cannot open", AVERROR(ENOMEM));
+		return averr(e, path, "cannot open", AVERROR(ENOMEM));
 	}
-	e = avformat_open_input(&d->fmt, url, NULL, &opt);
+	code = avformat_open_input(&d->fmt, url, NULL, &opt);
 	av_free(url);
 	av_dict_free(&opt);
-	if (e == AVERROR_INVALIDDATA || e == AVERROR(EINVAL))
-		return snprintf(err, IMAGE_ERRLEN, "%s: not a video container FFmpeg reads "
+	if (code == AVERROR_INVALIDDATA || code == AVERROR(EINVAL))
+		return err_set(e, "%s: not a video container FFmpeg reads "
 		    "(playlists and lists of other files are refused), nor a PNG or JPEG "
 		    "image", path), -1;
-	if (e < 0)
-		return averr(err, path, "cannot open", e);
-	if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0)
-		return averr(err, path, "no stream info", e);
+	if (code < 0)
+		return averr(e, path, "cannot open", code);
+	if ((code = avformat_find_stream_info(d->fmt, NULL)) < 0)
+		return averr(e, path, "no stream info", code);
 	const AVCodec *codec;
 	d->stream = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
 	if (d->stream < 0)
-		return averr(err, path, "no video stream", d->stream);
+		return averr(e, path, "no video stream", d->stream);
 	if (!(d->pkt = av_packet_alloc()))
-		return averr(err, path, "packet", AVERROR(ENOMEM));
+		return averr(e, path, "packet", AVERROR(ENOMEM));
 	if (!decode)
 		return 0;
 	if (!codec)
-		return averr(err, path, "no decoder", AVERROR_DECODER_NOT_FOUND);
+		return averr(e, path, "no decoder", AVERROR_DECODER_NOT_FOUND);
 	if (!(d->cc = avcodec_alloc_context3(codec)) || !(d->frame = av_frame_alloc()))
-		return averr(err, path, "decoder", AVERROR(ENOMEM));
-	if ((e = avcodec_parameters_to_context(d->cc, d->fmt->streams[d->stream]->codecpar)) < 0)
-		return averr(err, path, "decoder parameters", e);
+		return averr(e, path, "decoder", AVERROR(ENOMEM));
+	if ((code = avcodec_parameters_to_context(d->cc, d->fmt->streams[d->stream]->codecpar)) < 0)
+		return averr(e, path, "decoder parameters", code);
 	d->cc->thread_count = 1;
-	if ((e = avcodec_open2(d->cc, codec, NULL)) < 0)
-		return averr(err, path, "cannot open decoder", e);
+	if ((code = avcodec_open2(d->cc, codec, NULL)) < 0)
+		return averr(e, path, "cannot open decoder", code);
 	return 0;
 }
 
 int
 video_probe(const char *path)
 {
-	char err[IMAGE_ERRLEN];
+	struct err e;
 	struct dec d;
-	int rc = dec_open(&d, path, 0, err);
+	int rc = dec_open(&d, path, 0, &e);
 	dec_close(&d);
 	return rc == 0;
 }
@@ -192,21 +192,21 @@ pkts_keep(struct pkts *k, AVPacket *pkt)
 
 /* Count the video stream's packets of the open file d, keeping them in k. */
 static int
-count_frames(struct dec *d, struct pkts *k, const char *path, char *err)
+count_frames(struct dec *d, struct pkts *k, const char *path, struct err *e)
 {
-	int e;
+	int code;
 	*k = (struct pkts){ .kept = 1 };
-	while ((e = av_read_frame(d->fmt, d->pkt)) >= 0) {
+	while ((code = av_read_frame(d->fmt, d->pkt)) >= 0) {
 		if (d->pkt->stream_index == d->stream) {
 			k->n++;
 			pkts_keep(k, d->pkt);
 		}
 		av_packet_unref(d->pkt);
 	}
-	if (e != AVERROR_EOF)
-		return averr(err, path, "reading", e);
+	if (code != AVERROR_EOF)
+		return averr(e, path, "reading", code);
 	if (k->n == 0)
-		return snprintf(err, IMAGE_ERRLEN, "%s: no video frames", path), -1;
+		return err_set(e, "%s: no video frames", path), -1;
 	return 0;
 }
 
@@ -218,28 +218,28 @@ next_packet(struct dec *d, const struct pkts *k, int64_t *i)
 	if (k->kept)
 		return *i < k->nkept ? av_packet_ref(d->pkt, k->p[(*i)++]) : AVERROR_EOF;
 	for (;;) {
-		int e = av_read_frame(d->fmt, d->pkt);
-		if (e < 0 || d->pkt->stream_index == d->stream)
-			return e;
+		int code = av_read_frame(d->fmt, d->pkt);
+		if (code < 0 || d->pkt->stream_index == d->stream)
+			return code;
 		av_packet_unref(d->pkt);
 	}
 }
 
 /* Convert d->frame to RGB into frame slot k of im (allocated on the first). */
 static int
-keep(struct dec *d, struct image *im, int t, int k, const char *path, char *err)
+keep(struct dec *d, struct image *im, int t, int k, const char *path, struct err *e)
 {
 	AVFrame *f = d->frame;
 	if (k == 0 && image_alloc(im, t, f->height, f->width, 3) < 0)
-		return snprintf(err, IMAGE_ERRLEN, "%s: absurd frame size %dx%d",
+		return err_set(e, "%s: absurd frame size %dx%d",
 		    path, f->width, f->height), -1;
 	if (f->height != im->h || f->width != im->w)
-		return snprintf(err, IMAGE_ERRLEN, "%s: frame size changes", path), -1;
+		return err_set(e, "%s: frame size changes", path), -1;
 	d->sws = sws_getCachedContext(d->sws, f->width, f->height, f->format,
 	    f->width, f->height, AV_PIX_FMT_RGB24, SWS_BILINEAR | SWS_ACCURATE_RND |
 	    SWS_FULL_CHR_H_INT, NULL, NULL, NULL);
 	if (!d->sws)
-		return snprintf(err, IMAGE_ERRLEN, "%s: cannot convert pixel format", path), -1;
+		return err_set(e, "%s: cannot convert pixel format", path), -1;
 	uint8_t *dst[4] = { im->px + (size_t)k * image_frame_bytes(im) };
 	int stride[4] = { im->w * 3 };
 	sws_scale(d->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, stride);
@@ -248,59 +248,59 @@ keep(struct dec *d, struct image *im, int t, int k, const char *path, char *err)
 
 int
 video_load(const char *path, int t, int stride, struct image *im, int64_t range[2],
-    char *err)
+    struct err *e)
 {
 	struct dec d;
 	struct pkts pk = { 0 };
 	int64_t *idx = NULL, got = 0, next = 0;	/* frames decoded, packets sent */
-	int k = 0, rc = -1, e = 0, flushing = 0;
-	if (dec_open(&d, path, 1, err) < 0 || count_frames(&d, &pk, path, err) < 0)
+	int k = 0, rc = -1, code = 0, flushing = 0;
+	if (dec_open(&d, path, 1, e) < 0 || count_frames(&d, &pk, path, e) < 0)
 		goto out;
 	if (!(idx = malloc(sizeof *idx * (size_t)t))) {
-		snprintf(err, IMAGE_ERRLEN, "%s: out of memory", path);
+		err_set(e, "%s: out of memory", path);
 		goto out;
 	}
 	video_sample(pk.n, t, stride, idx);
 	range[0] = idx[0], range[1] = idx[t - 1];
 	if (!pk.kept) {		/* too large to keep: read the file again */
 		dec_close(&d);
-		if (dec_open(&d, path, 1, err) < 0)
+		if (dec_open(&d, path, 1, e) < 0)
 			goto out;
 	}
 	while (k < t) {
 		if (!flushing) {
-			e = next_packet(&d, &pk, &next);
-			if (e == AVERROR_EOF) {
+			code = next_packet(&d, &pk, &next);
+			if (code == AVERROR_EOF) {
 				flushing = 1;
-				e = avcodec_send_packet(d.cc, NULL);
-			} else if (e < 0) {
-				averr(err, path, "reading", e);
+				code = avcodec_send_packet(d.cc, NULL);
+			} else if (code < 0) {
+				averr(e, path, "reading", code);
 				goto out;
 			} else {
-				e = avcodec_send_packet(d.cc, d.pkt);
+				code = avcodec_send_packet(d.cc, d.pkt);
 				av_packet_unref(d.pkt);
 			}
-			if (e < 0 && e != AVERROR(EAGAIN)) {
-				averr(err, path, "decoding", e);
+			if (code < 0 && code != AVERROR(EAGAIN)) {
+				averr(e, path, "decoding", code);
 				goto out;
 			}
 		}
-		while (k < t && (e = avcodec_receive_frame(d.cc, d.frame)) >= 0) {
+		while (k < t && (code = avcodec_receive_frame(d.cc, d.frame)) >= 0) {
 			for (; k < t && idx[k] == got; k++)
-				if (keep(&d, im, t, k, path, err) < 0)
+				if (keep(&d, im, t, k, path, e) < 0)
 					goto out;
 			got++;
 			av_frame_unref(d.frame);
 		}
-		if (e == AVERROR_EOF)
+		if (code == AVERROR_EOF)
 			break;
-		if (e < 0 && e != AVERROR(EAGAIN)) {
-			averr(err, path, "decoding", e);
+		if (code < 0 && code != AVERROR(EAGAIN)) {
+			averr(e, path, "decoding", code);
 			goto out;
 		}
 	}
 	if (k == 0) {
-		snprintf(err, IMAGE_ERRLEN, "%s: no frame could be decoded", path);
+		err_set(e, "%s: no frame could be decoded", path);
 		goto out;
 	}
 	for (; k < t; k++)	/* fewer frames than packets: repeat the last */

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "err.h"
+
 #include "image.h"
 
 /* Indices of the t frames kept out of n (n > 0) into idx[t]: with stride 0
@@ -22,8 +24,8 @@ int	 video_probe(const char *path);
 /* Decode the first video stream of path and keep t frames chosen by
  * video_sample, as RGB at the native size, into im (t x h x w x 3), and
  * the numbers of the first and last frames chosen into range[2].
- * 0, or -1 with err. */
+ * 0, or -1 with e. */
 int	 video_load(const char *path, int t, int stride, struct image *im,
-	    int64_t range[2], char *err);
+	    int64_t range[2], struct err *e);
 
 #endif

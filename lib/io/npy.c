@@ -16,13 +16,6 @@
 
 #define NPY_MAXHDR	(1L << 20)	/* a sane bound on the dict's length */
 
-static int
-fail(char *err, const char *name, const char *msg)
-{
-	snprintf(err, NPY_ERRLEN, "%s: %s", name, msg);
-	return -1;
-}
-
 /* Map a descr such as "<f4" to a vt dtype and whether to swap bytes. */
 static int
 parse_descr(const char *d, int *dtype, int *swap)
@@ -64,30 +57,30 @@ find_key(const char *dict, const char *key)
 }
 
 static int
-parse_dict(struct npy *h, const char *dict, const char *name, char *err)
+parse_dict(struct npy *h, const char *dict, const char *name, struct err *e)
 {
 	const char *p = find_key(dict, "descr");
 	char descr[16];
 	size_t n = 0;
 	if (!p || *p != '\'')
-		return fail(err, name, "bad .npy header (no 'descr')");
+		return err_set(e, "%s: %s", name, "bad .npy header (no 'descr')");
 	for (p++; *p && *p != '\'' && n < sizeof descr - 1; p++)
 		descr[n++] = *p;
 	descr[n] = 0;
 	if (*p != '\'' || parse_descr(descr, &h->dtype, &h->swap) < 0) {
-		snprintf(err, NPY_ERRLEN, "%s: unsupported .npy dtype '%s' "
+		err_set(e, "%s: unsupported .npy dtype '%s' "
 		    "(want u1 i1 u2 i4 i8 f4 f8 or bool)", name, descr);
 		return -1;
 	}
 	h->elsize = vt_dtype_size(h->dtype);
 	p = find_key(dict, "fortran_order");
 	if (!p || (strncmp(p, "False", 5) && strncmp(p, "True", 4)))
-		return fail(err, name, "bad .npy header (no 'fortran_order')");
+		return err_set(e, "%s: %s", name, "bad .npy header (no 'fortran_order')");
 	if (*p == 'T')
-		return fail(err, name, "Fortran-order .npy arrays are not supported");
+		return err_set(e, "%s: %s", name, "Fortran-order .npy arrays are not supported");
 	p = find_key(dict, "shape");
 	if (!p || *p != '(')
-		return fail(err, name, "bad .npy header (no 'shape')");
+		return err_set(e, "%s: %s", name, "bad .npy header (no 'shape')");
 	h->rank = 0;
 	h->count = 1;
 	/* A Python tuple of plain decimal integers, as NumPy writes and reads
@@ -98,17 +91,17 @@ parse_dict(struct npy *h, const char *dict, const char *name, char *err)
 		if (*p == ')' && h->rank == 0)
 			break;
 		if (!isdigit((unsigned char)*p) || (p[0] == '0' && isdigit((unsigned char)p[1])))
-			return fail(err, name, "bad .npy header (shape)");
+			return err_set(e, "%s: %s", name, "bad .npy header (shape)");
 		if (h->rank == NPY_MAXRANK)
-			return fail(err, name, "too many dimensions in .npy shape");
+			return err_set(e, "%s: %s", name, "too many dimensions in .npy shape");
 		errno = 0;
 		char *end;
 		long long d = strtoll(p, &end, 10);
 		if (errno || d < 0)
-			return fail(err, name, "bad .npy header (shape)");
+			return err_set(e, "%s: %s", name, "bad .npy header (shape)");
 		h->shape[h->rank++] = d;
 		if (d && h->count > INT64_MAX / d / (int64_t)h->elsize)
-			return fail(err, name, "absurd .npy shape (size overflows)");
+			return err_set(e, "%s: %s", name, "absurd .npy shape (size overflows)");
 		h->count *= d;
 		for (p = end; isspace((unsigned char)*p); p++)
 			;
@@ -120,42 +113,42 @@ parse_dict(struct npy *h, const char *dict, const char *name, char *err)
 			continue;
 		}
 		if (*p != ')' || h->rank == 1)
-			return fail(err, name, "bad .npy header (shape)");
+			return err_set(e, "%s: %s", name, "bad .npy header (shape)");
 		break;
 	}
 	return 0;
 }
 
 int
-npy_read_header(struct npy *h, FILE *fp, const char *name, char *err)
+npy_read_header(struct npy *h, FILE *fp, const char *name, struct err *e)
 {
 	unsigned char pre[12];
 	memset(h, 0, sizeof *h);
 	if (fread(pre, 1, 8, fp) != 8 || memcmp(pre, "\x93NUMPY", 6))
-		return fail(err, name, "not a .npy file (bad magic)");
+		return err_set(e, "%s: %s", name, "not a .npy file (bad magic)");
 	int major = pre[6];
 	size_t len;
 	if (major == 1) {
 		if (fread(pre + 8, 1, 2, fp) != 2)
-			return fail(err, name, "truncated .npy header");
+			return err_set(e, "%s: %s", name, "truncated .npy header");
 		len = pre[8] | (size_t)pre[9] << 8;
 	} else if (major == 2 || major == 3) {
 		if (fread(pre + 8, 1, 4, fp) != 4)
-			return fail(err, name, "truncated .npy header");
+			return err_set(e, "%s: %s", name, "truncated .npy header");
 		len = pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
 	} else
-		return fail(err, name, "unsupported .npy format version");
+		return err_set(e, "%s: %s", name, "unsupported .npy format version");
 	if (len > NPY_MAXHDR)
-		return fail(err, name, "absurd .npy header length");
+		return err_set(e, "%s: %s", name, "absurd .npy header length");
 	char *dict = malloc(len + 1);
 	if (!dict)
-		return fail(err, name, "out of memory");
+		return err_set(e, "%s: %s", name, "out of memory");
 	if (fread(dict, 1, len, fp) != len) {
 		free(dict);
-		return fail(err, name, "truncated .npy header");
+		return err_set(e, "%s: %s", name, "truncated .npy header");
 	}
 	dict[len] = 0;
-	int rc = parse_dict(h, dict, name, err);
+	int rc = parse_dict(h, dict, name, e);
 	free(dict);
 	h->offset = ftell(fp);
 	return rc;
@@ -175,35 +168,35 @@ swap_bytes(void *buf, int64_t n, size_t size)
 
 int
 npy_read(const struct npy *h, FILE *fp, const char *name, int64_t first,
-    int64_t n, void *dst, char *err)
+    int64_t n, void *dst, struct err *e)
 {
 	if (first < 0 || n < 0 || first > h->count || n > h->count - first)
-		return fail(err, name, "read past the end of the array");
+		return err_set(e, "%s: %s", name, "read past the end of the array");
 	long pos = h->offset + (long)(first * (int64_t)h->elsize);
 	if (ftell(fp) != pos && fseek(fp, pos, SEEK_SET) != 0)
-		return fail(err, name, "cannot seek (truncated?)");
+		return err_set(e, "%s: %s", name, "cannot seek (truncated?)");
 	if (fread(dst, h->elsize, (size_t)n, fp) != (size_t)n)
-		return fail(err, name, ferror(fp) ? "read error" : "truncated .npy data");
+		return err_set(e, "%s: %s", name, ferror(fp) ? "read error" : "truncated .npy data");
 	if (h->swap)
 		swap_bytes(dst, n, h->elsize);
 	return 0;
 }
 
 int
-npy_load(const char *path, struct npy *h, void **data, char *err)
+npy_load(const char *path, struct npy *h, void **data, struct err *e)
 {
 	FILE *fp = fopen(path, "rb");
 	*data = NULL;
 	if (!fp) {
-		snprintf(err, NPY_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
-	int rc = npy_read_header(h, fp, path, err);
+	int rc = npy_read_header(h, fp, path, e);
 	if (rc == 0) {
 		*data = malloc(h->count ? (size_t)h->count * h->elsize : 1);
 		if (!*data)
-			rc = fail(err, path, "out of memory for the array");
-		else if ((rc = npy_read(h, fp, path, 0, h->count, *data, err)) < 0) {
+			rc = err_set(e, "%s: %s", path, "out of memory for the array");
+		else if ((rc = npy_read(h, fp, path, 0, h->count, *data, e)) < 0) {
 			free(*data);
 			*data = NULL;
 		}
@@ -253,24 +246,24 @@ npy_write_header(FILE *fp, int dtype, int rank, const int64_t *shape)
 
 int
 npy_save(const char *path, int dtype, int rank, const int64_t *shape,
-    const void *data, char *err)
+    const void *data, struct err *e)
 {
 	struct atomicfile a;
 	int64_t count = 1;
 	for (int i = 0; i < rank; i++)
 		count *= shape[i];
 	if (atomic_open(&a, path) < 0) {
-		snprintf(err, NPY_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	if (npy_write_header(a.fp, dtype, rank, shape) < 0 ||
 	    fwrite(data, vt_dtype_size(dtype), (size_t)count, a.fp) != (size_t)count) {
-		snprintf(err, NPY_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		atomic_abort(&a);
 		return -1;
 	}
 	if (atomic_commit(&a) < 0) {
-		snprintf(err, NPY_ERRLEN, "%s: %s", path, strerror(errno));
+		err_set(e, "%s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;

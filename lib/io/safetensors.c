@@ -26,18 +26,15 @@ static const struct {
 	[ST_U64] = { "U64", 8 },
 };
 
-__attribute__((format(printf, 2, 3)))
-static int
-fail(struct st *s, const char *fmt, ...)
+int
+st_error(struct st *s, const char *fmt, ...)
 {
-	char msg[sizeof s->err - 64];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	err_vset(&s->err, fmt, ap);
 	va_end(ap);
-	snprintf(s->err, sizeof s->err, "%s: %s", s->name ? s->name : "safetensors", msg);
-	return -1;
+	return err_prefix(&s->err, "%s", s->name ? s->name : "safetensors");
 }
 
 void
@@ -114,7 +111,7 @@ st_meta_add(struct st *s, const char *key, const char *val)
 		int cap = s->mcap ? 2 * s->mcap : 16;
 		void *p = realloc(s->meta, sizeof *s->meta * cap);
 		if (p == NULL)
-			return fail(s, "out of memory");
+			return st_error(s, "out of memory");
 		s->meta = p;
 		s->mcap = cap;
 	}
@@ -124,7 +121,7 @@ st_meta_add(struct st *s, const char *key, const char *val)
 	if (m->key == NULL || m->val == NULL) {
 		free(m->key);
 		free(m->val);
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	}
 	s->nmeta++;
 	return 0;
@@ -146,13 +143,13 @@ unique_names(struct st *s, const void *base, int n, size_t size, const char *wha
 	int rc = 0;
 
 	if (name == NULL)
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	for (int i = 0; i < n; i++)
 		name[i] = *(char *const *)((const char *)base + (size_t)i * size);
 	qsort(name, n, sizeof *name, by_string);
 	for (int i = 1; i < n && rc == 0; i++)
 		if (strcmp(name[i - 1], name[i]) == 0)
-			rc = fail(s, "%s '%s' twice", what, name[i]);
+			rc = st_error(s, "%s '%s' twice", what, name[i]);
 	free(name);
 	return rc;
 }
@@ -171,7 +168,7 @@ struct hdr {
 static int
 bad_json(struct hdr *h)
 {
-	return fail(h->s, "header byte %ld: %s", (long)(h->j.p - h->text), h->j.err);
+	return st_error(h->s, "header byte %ld: %s", (long)(h->j.p - h->text), h->j.err.msg);
 }
 
 /* A whole number in 0 .. 2^53 (doubles hold them exactly). */
@@ -183,7 +180,7 @@ read_uint(struct hdr *h, const char *what, uint64_t *v)
 	if (json_number(&h->j, &d) < 0)
 		return bad_json(h);
 	if (!(d >= 0 && d <= 9007199254740992.0) || d != (double)(uint64_t)d)
-		return fail(h->s, "%s: %g is not a whole number of 0 .. 2^53", what, d);
+		return st_error(h->s, "%s: %g is not a whole number of 0 .. 2^53", what, d);
 	*v = (uint64_t)d;
 	return 0;
 }
@@ -200,9 +197,9 @@ read_metadata(struct hdr *h)
 		if (json_string(&h->j, h->buf, h->buflen) < 0 || json_expect(&h->j, ':') < 0)
 			return bad_json(h);
 		if ((key = strdup(h->buf)) == NULL)
-			return fail(h->s, "out of memory");
+			return st_error(h->s, "out of memory");
 		if (json_peek(&h->j) != '"') {
-			fail(h->s, "%s: '%s' is not a string (the format's metadata are "
+			st_error(h->s, "%s: '%s' is not a string (the format's metadata are "
 			    "strings)", ST_METADATA, key);
 			free(key);
 			return -1;
@@ -241,14 +238,14 @@ read_entry(struct hdr *h, struct st_tensor *t)
 				if (strcmp(key, dtypes[t->dtype].name) == 0)
 					break;
 			if (t->dtype == ST_NDTYPE)
-				return fail(s, "tensor '%s': unknown dtype '%s'", t->name, key);
+				return st_error(s, "tensor '%s': unknown dtype '%s'", t->name, key);
 			k = 1;
 		} else if (strcmp(key, "shape") == 0) {
 			int dim;
 			for (dim = json_begin(&h->j, '['); dim == 1; dim = json_next(&h->j, ']')) {
 				uint64_t d;
 				if (t->rank == ST_MAXRANK)
-					return fail(s, "tensor '%s': more than %d dims", t->name,
+					return st_error(s, "tensor '%s': more than %d dims", t->name,
 					    ST_MAXRANK);
 				if (read_uint(h, t->name, &d) < 0)
 					return -1;
@@ -275,30 +272,30 @@ read_entry(struct hdr *h, struct st_tensor *t)
 			continue;
 		}
 		if (seen & k)
-			return fail(s, "tensor '%s': '%s' twice", t->name, key);
+			return st_error(s, "tensor '%s': '%s' twice", t->name, key);
 		seen |= k;
 	}
 	if (more < 0)
 		return bad_json(h);
 	if (seen != 7)
-		return fail(s, "tensor '%s': wants dtype, shape and data_offsets", t->name);
+		return st_error(s, "tensor '%s': wants dtype, shape and data_offsets", t->name);
 	/* Its bytes, bounded by the buffer's at every step: no overflow. */
 	size = dtypes[t->dtype].size;
 	t->count = 1;
 	for (int k = 0; k < t->rank; k++) {
 		uint64_t d = (uint64_t)t->shape[k];
 		if (d != 0 && size > s->data_len / d)
-			return fail(s, "tensor '%s': its shape needs more bytes than the file's "
+			return st_error(s, "tensor '%s': its shape needs more bytes than the file's "
 			    "%llu of data", t->name, (unsigned long long)s->data_len);
 		size *= d;
 		t->count *= (int64_t)d;
 	}
 	if (t->begin > t->end || t->end > s->data_len)
-		return fail(s, "tensor '%s': data_offsets [%llu, %llu] outside the %llu bytes "
+		return st_error(s, "tensor '%s': data_offsets [%llu, %llu] outside the %llu bytes "
 		    "of data", t->name, (unsigned long long)t->begin,
 		    (unsigned long long)t->end, (unsigned long long)s->data_len);
 	if (t->end - t->begin != size)
-		return fail(s, "tensor '%s': its dtype %s and shape make %llu bytes, its "
+		return st_error(s, "tensor '%s': its dtype %s and shape make %llu bytes, its "
 		    "data_offsets span %llu", t->name, dtypes[t->dtype].name,
 		    (unsigned long long)size, (unsigned long long)(t->end - t->begin));
 	return 0;
@@ -325,17 +322,17 @@ check_layout(struct st *s)
 
 	if (s->ntensor == 0)
 		return s->data_len == 0 ? 0 :
-		    fail(s, "%llu bytes of data, but no tensor", (unsigned long long)s->data_len);
+		    st_error(s, "%llu bytes of data, but no tensor", (unsigned long long)s->data_len);
 	if (unique_names(s, s->tensor, s->ntensor, sizeof *s->tensor, "tensor") < 0)
 		return -1;
 	if ((ord = malloc(sizeof *ord * s->ntensor)) == NULL)
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	for (int i = 0; i < s->ntensor; i++)
 		ord[i] = &s->tensor[i];
 	qsort(ord, s->ntensor, sizeof *ord, by_offset);
 	for (int i = 0; i < s->ntensor && rc == 0; i++) {
 		if (ord[i]->begin != at)
-			rc = fail(s, "tensor '%s': data_offsets [%llu, %llu] %s the tensors "
+			rc = st_error(s, "tensor '%s': data_offsets [%llu, %llu] %s the tensors "
 			    "before it end (%llu): the data must be covered exactly, without holes "
 			    "or overlaps", ord[i]->name, (unsigned long long)ord[i]->begin,
 			    (unsigned long long)ord[i]->end, ord[i]->begin > at ? "leave a hole "
@@ -343,7 +340,7 @@ check_layout(struct st *s)
 		at = ord[i]->end;
 	}
 	if (rc == 0 && at != s->data_len)
-		rc = fail(s, "the tensors end at byte %llu of the data, the file at %llu: the "
+		rc = st_error(s, "the tensors end at byte %llu of the data, the file at %llu: the "
 		    "data must be covered exactly", (unsigned long long)at,
 		    (unsigned long long)s->data_len);
 	free(ord);
@@ -363,33 +360,33 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 	s->fp = fp;
 	s->name = name;
 	if (size < 8 || fread(len8, 1, 8, fp) != 8)
-		return fail(s, "shorter than the 8-byte header length: not a safetensors file");
+		return st_error(s, "shorter than the 8-byte header length: not a safetensors file");
 	for (int i = 7; i >= 0; i--)
 		n = n << 8 | len8[i];
 	if (n > size - 8)
-		return fail(s, "header length %llu, but the file has %llu bytes after it: "
+		return st_error(s, "header length %llu, but the file has %llu bytes after it: "
 		    "not a safetensors file, or truncated", (unsigned long long)n,
 		    (unsigned long long)(size - 8));
 	if (n > ST_MAXHEADER)
-		return fail(s, "header length %llu is over the format's %ld bytes",
+		return st_error(s, "header length %llu is over the format's %ld bytes",
 		    (unsigned long long)n, ST_MAXHEADER);
 	s->data_at = 8 + n;
 	s->data_len = size - 8 - n;
 	if ((text = malloc(n + 1)) == NULL || (h.buf = malloc(n + 1)) == NULL) {
 		free(text);
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	}
 	if (fread(text, 1, n, fp) != n) {
-		fail(s, "header: %s", ferror(fp) ? "read error" : "truncated");
+		st_error(s, "header: %s", ferror(fp) ? "read error" : "truncated");
 		goto out;
 	}
 	text[n] = '\0';
 	if (memchr(text, '\0', n) != NULL) {
-		fail(s, "a NUL byte in the header: not a safetensors file");
+		st_error(s, "a NUL byte in the header: not a safetensors file");
 		goto out;
 	}
 	if (n == 0 || text[0] != '{') {
-		fail(s, "the header does not start with '{': not a safetensors file");
+		st_error(s, "the header does not start with '{': not a safetensors file");
 		goto out;
 	}
 	h.text = text;
@@ -404,7 +401,7 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 		}
 		if (strcmp(h.buf, ST_METADATA) == 0) {
 			if (seen_meta++) {
-				fail(s, "%s twice", ST_METADATA);
+				st_error(s, "%s twice", ST_METADATA);
 				goto out;
 			}
 			if (read_metadata(&h) < 0)
@@ -412,11 +409,11 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 			continue;
 		}
 		if (strlen(h.buf) > ST_MAXNAME) {
-			fail(s, "a tensor name longer than %d bytes", ST_MAXNAME);
+			st_error(s, "a tensor name longer than %d bytes", ST_MAXNAME);
 			goto out;
 		}
 		if ((t = new_tensor(s, h.buf)) == NULL) {
-			fail(s, "out of memory");
+			st_error(s, "out of memory");
 			goto out;
 		}
 		if (read_entry(&h, t) < 0)
@@ -427,7 +424,7 @@ st_read_header(struct st *s, FILE *fp, const char *name, uint64_t size)
 		goto out;
 	}
 	if (json_peek(&h.j) != 0) {
-		fail(s, "header byte %ld: text after the object", (long)(h.j.p - text));
+		st_error(s, "header byte %ld: text after the object", (long)(h.j.p - text));
 		goto out;
 	}
 	rc = check_layout(s);
@@ -467,7 +464,7 @@ all_finite(struct st *s, const struct st_tensor *t, const float *v)
 {
 	for (int64_t i = 0; i < t->count; i++)
 		if (!isfinite(v[i]))
-			return fail(s, "tensor '%s': element %lld is %g%s", t->name, (long long)i,
+			return st_error(s, "tensor '%s': element %lld is %g%s", t->name, (long long)i,
 			    isnan(v[i]) ? NAN : v[i], t->dtype == ST_F64 && isinf(v[i]) ?
 			    " as a float" : "");
 	return 0;
@@ -482,13 +479,13 @@ st_read_f32(struct st *s, const struct st_tensor *t, float *dst)
 
 	if (t->dtype != ST_F32 && t->dtype != ST_F16 && t->dtype != ST_BF16 &&
 	    t->dtype != ST_F64)
-		return fail(s, "tensor '%s': dtype %s, not a floating type (F32, F16, BF16, "
+		return st_error(s, "tensor '%s': dtype %s, not a floating type (F32, F16, BF16, "
 		    "F64)", t->name, dtypes[t->dtype].name);
 	if (fseeko(s->fp, (off_t)(s->data_at + t->begin), SEEK_SET) < 0)
-		return fail(s, "tensor '%s': cannot seek", t->name);
+		return st_error(s, "tensor '%s': cannot seek", t->name);
 	if (t->dtype == ST_F32) {
 		if (fread(dst, sizeof *dst, (size_t)t->count, s->fp) != (size_t)t->count)
-			return fail(s, "tensor '%s': %s", t->name, ferror(s->fp) ? "read error" :
+			return st_error(s, "tensor '%s': %s", t->name, ferror(s->fp) ? "read error" :
 			    "truncated");
 		return all_finite(s, t, dst);
 	}
@@ -496,7 +493,7 @@ st_read_f32(struct st *s, const struct st_tensor *t, float *dst)
 		int64_t n = t->count - done < chunk ? t->count - done : chunk;
 
 		if (fread(buf, (size_t)esize, (size_t)n, s->fp) != (size_t)n)
-			return fail(s, "tensor '%s': %s", t->name, ferror(s->fp) ? "read error" :
+			return st_error(s, "tensor '%s': %s", t->name, ferror(s->fp) ? "read error" :
 			    "truncated");
 		for (int64_t i = 0; i < n; i++) {
 			uint16_t h;
@@ -532,11 +529,11 @@ st_add_f32(struct st *s, const char *name, int rank, const int64_t *shape,
 	struct st_tensor *t;
 
 	if (rank < 0 || rank > ST_MAXRANK)
-		return fail(s, "tensor '%s': rank %d", name, rank);
+		return st_error(s, "tensor '%s': rank %d", name, rank);
 	if (st_find(s, name) != NULL)
-		return fail(s, "tensor '%s' twice", name);
+		return st_error(s, "tensor '%s' twice", name);
 	if ((t = new_tensor(s, name)) == NULL)
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	t->dtype = ST_F32;
 	t->rank = rank;
 	t->count = 1;
@@ -560,7 +557,7 @@ st_write(struct st *s, FILE *fp, const char *name)
 
 	s->name = name;
 	if (m == NULL)
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	if (unique_names(s, s->meta, s->nmeta, sizeof *s->meta, ST_METADATA ": metadata key") < 0) {
 		fclose(m);
 		free(json);
@@ -599,7 +596,7 @@ st_write(struct st *s, FILE *fp, const char *name)
 		putc(' ', m);
 	if (fclose(m) != 0) {
 		free(json);
-		return fail(s, "out of memory");
+		return st_error(s, "out of memory");
 	}
 	for (int i = 0; i < 8; i++)
 		len8[i] = (unsigned char)((uint64_t)len >> 8 * i);
@@ -609,5 +606,5 @@ st_write(struct st *s, FILE *fp, const char *name)
 		const struct st_tensor *t = &s->tensor[i];
 		ok = fwrite(t->data, sizeof(float), (size_t)t->count, fp) == (size_t)t->count;
 	}
-	return ok ? 0 : fail(s, "write error: %s", strerror(errno));
+	return ok ? 0 : st_error(s, "write error: %s", strerror(errno));
 }

@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 #define ST_MAXHEADER	(100L << 20)	/* the reference reader's limit */
 #define ST_MAXRANK	8
 #define ST_MAXNAME	1023		/* longest tensor name, bytes */
@@ -59,9 +61,13 @@ struct st {
 	struct st_tensor *tensor;	/* [ntensor] in header order */
 	int	 nmeta, mcap;
 	struct st_meta *meta;		/* [nmeta] in header order */
-	char	 err[512];
+	struct err err;	/* why the last call that failed did */
 };
 
+/* Set s's error to "NAME: " (the file's name, or "safetensors") and the
+ * message (printf format); returns -1. */
+int	 st_error(struct st *s, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 /* An empty description, for reading or for st_add_f32. */
 void	 st_init(struct st *s);
 /* Free what s holds (not s->fp), owned tensor data included. */

@@ -85,7 +85,7 @@ parse_line(struct tlog *t, const char *line, size_t len, long long n, struct jso
 	if (more < 0)
 		return -1;
 	if (json_peek(j) != 0) {
-		snprintf(j->err, sizeof j->err, "text after the object");
+		err_set(&j->err, "text after the object");
 		return -1;
 	}
 	if (!hstep || !isfinite(step))
@@ -93,7 +93,7 @@ parse_line(struct tlog *t, const char *line, size_t len, long long n, struct jso
 	for (int c = 0; c < TLOG_NCURVE; c++)
 		if (have[c] && isfinite(val[c]) && (c != TLOG_LR || have[TLOG_LOSS]) &&
 		    point(t, c, step, val[c], n) < 0) {
-			snprintf(j->err, sizeof j->err, "out of memory");
+			err_set(&j->err, "out of memory");
 			return -1;
 		}
 	return 0;
@@ -115,7 +115,7 @@ tlog_read(struct tlog *t, FILE *fp, const char *name)
 		if (strspn(line, " \t\r\n") == (size_t)len)
 			continue;
 		if (strlen(line) != (size_t)len) {
-			snprintf(t->err, sizeof t->err, "%s:%lld: a NUL byte: not a vit-train log",
+			err_set(&t->err, "%s:%lld: a NUL byte: not a vit-train log",
 			    name, n);
 			rc = -1;
 		} else if (parse_line(t, line, (size_t)len, n, &j) < 0) {
@@ -123,12 +123,12 @@ tlog_read(struct tlog *t, FILE *fp, const char *name)
 				t->partial = n;
 				break;
 			}
-			snprintf(t->err, sizeof t->err, "%s:%lld: %s", name, n, j.err);
+			err_set(&t->err, "%s:%lld: %s", name, n, j.err.msg);
 			rc = -1;
 		}
 	}
 	if (rc == 0 && ferror(fp)) {
-		snprintf(t->err, sizeof t->err, "%s: %s", name, strerror(errno));
+		err_set(&t->err, "%s: %s", name, strerror(errno));
 		rc = -1;
 	}
 	free(line);

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "err.h"
+
 #define TLOG_MAXSTEP	1e15	/* whole steps all exact, and step + 1 > step */
 #define TLOG_MAXVALUE	1e300	/* gnuplot's ranges around it overflow no double */
 
@@ -35,7 +37,7 @@ struct tlog {
 				   none */
 	long long skipped;	/* points skipped: no plot holds them */
 	char	 skip_why[128];	/* the first one: "line 3: step 1e+308" */
-	char	 err[256];
+	struct err err;
 };
 
 /* Read the log at fp (name in messages) into t: 0, or -1 with t->err

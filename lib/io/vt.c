@@ -23,19 +23,15 @@ static const struct {
 	[VT_F64] = { "f64", 8 },
 };
 
-static int
-fail(struct vt *s, const char *fmt, ...)
+int
+vt_error(struct vt *s, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
 
-	n = snprintf(s->err, sizeof(s->err), "%s: ", s->name ? s->name : "stream");
-	if (n < 0 || (size_t)n >= sizeof(s->err))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(s->err + n, sizeof(s->err) - n, fmt, ap);
+	err_vset(&s->err, fmt, ap);
 	va_end(ap);
-	return -1;
+	return err_prefix(&s->err, "%s", s->name ? s->name : "stream");
 }
 
 size_t
@@ -121,10 +117,10 @@ reserve(struct vt *s, struct vt_field *f, size_t nbytes, size_t keep)
 	if (f->skip || (f->data && f->cap >= want))
 		return 0;
 	if (f->lent)
-		return fail(s, "field '%s': %zu bytes do not fit the %zu lent", f->name,
+		return vt_error(s, "field '%s': %zu bytes do not fit the %zu lent", f->name,
 		    nbytes, f->cap);
 	if ((p = aligned_alloc(64, want)) == NULL)
-		return fail(s, "field '%s': out of memory for %zu bytes", f->name, nbytes);
+		return vt_error(s, "field '%s': out of memory for %zu bytes", f->name, nbytes);
 	if (keep > 0)
 		memcpy(p, f->data, keep);
 	free(f->data);
@@ -171,7 +167,7 @@ grow(struct vt *s, void *arr, int *cap, int n, size_t size)
 	while (c < n)
 		c *= 2;
 	if ((p = realloc(*(void **)arr, (size_t)c * size)) == NULL)
-		return fail(s, "out of memory");
+		return vt_error(s, "out of memory");
 	*(void **)arr = p;
 	*cap = c;
 	return 0;
@@ -215,24 +211,24 @@ add_field(struct vt *s, const char *name, int dtype, int rank,
 	int dyn = 0;
 
 	if (!valid_name(name, VT_MAXNAME))
-		return fail(s, "bad field name '%.40s'", name);
+		return vt_error(s, "bad field name '%.40s'", name);
 	if (vt_find(s, name) >= 0)
-		return fail(s, "field '%s' declared twice", name);
+		return vt_error(s, "field '%s' declared twice", name);
 	if (vt_dtype_size(dtype) == 0)
-		return fail(s, "field '%s': unknown dtype", name);
+		return vt_error(s, "field '%s': unknown dtype", name);
 	if (rank < 0 || rank > VT_MAXRANK)
-		return fail(s, "field '%s': rank %d is not in 0..%d", name, rank, VT_MAXRANK);
+		return vt_error(s, "field '%s': rank %d is not in 0..%d", name, rank, VT_MAXRANK);
 	if (s->nfield >= VT_MAXFIELDS)
-		return fail(s, "more than %d fields", VT_MAXFIELDS);
+		return vt_error(s, "more than %d fields", VT_MAXFIELDS);
 	for (int k = 0; k < rank; k++) {
 		if (dim[k] == VT_ANY)
 			dyn++;
 		else if (dim[k] < 0 || dim[k] > VT_MAXDIM)
-			return fail(s, "field '%s': dim %d (%lld) out of range", name, k,
+			return vt_error(s, "field '%s': dim %d (%lld) out of range", name, k,
 			    (long long)dim[k]);
 	}
 	if (s->ndyn + dyn > VT_MAXDYN)
-		return fail(s, "field '%s': more than %d per-record dims in all", name, VT_MAXDYN);
+		return vt_error(s, "field '%s': more than %d per-record dims in all", name, VT_MAXDYN);
 	if (grow(s, &s->field, &s->fieldcap, s->nfield + 1, sizeof(*s->field)) == -1)
 		return -1;
 	f = &s->field[s->nfield];
@@ -308,15 +304,15 @@ shape_field(struct vt *s, int i, const int64_t *shape, long long rec,
 		snprintf(where, sizeof(where), "record %lld: ", rec);
 	for (int k = 0; k < f->rank; k++)
 		if (f->dim[k] != VT_ANY && shape[k] != f->dim[k])
-			return fail(s, "%sfield '%s': dim %d is %lld, header says %lld", where,
+			return vt_error(s, "%sfield '%s': dim %d is %lld, header says %lld", where,
 			    f->name, k, (long long)shape[k], (long long)f->dim[k]);
 	bytes = others > s->maxbytes ? -1 : payload_bytes(f->rank, shape,
 	    vt_dtype_size(f->dtype), s->maxbytes - others, &count);
 	if (bytes < 0)
-		return fail(s, "%sfield '%s': record too large (limit %lld bytes a record)",
+		return vt_error(s, "%sfield '%s': record too large (limit %lld bytes a record)",
 		    where, f->name, (long long)s->maxbytes);
 	if (f->limit > 0 && (size_t)bytes > f->limit)
-		return fail(s, "%sfield '%s' is %lld bytes, more than %zu", where, f->name,
+		return vt_error(s, "%sfield '%s' is %lld bytes, more than %zu", where, f->name,
 		    (long long)bytes, f->limit);
 	if (alloc && reserve(s, f, bytes, 0) == -1)
 		return -1;
@@ -373,14 +369,14 @@ meta_append(struct vt *s, const char *key, const char *val)
 	/* a reader reads no longer header: memory stops here too (an import's
 	 * metadata of millions of lines) */
 	if (s->metabytes + line > (size_t)VT_MAXHEADER)
-		return fail(s, "metadata over %ld bytes: longer than a header may be",
+		return vt_error(s, "metadata over %ld bytes: longer than a header may be",
 		    VT_MAXHEADER);
 	if (grow(s, &s->meta, &s->metacap, s->nmeta + 1, sizeof(*s->meta)) == -1)
 		return -1;
 	m = &s->meta[s->nmeta];
 	if ((m->key = strdup(key)) == NULL || (m->val = strdup(val)) == NULL) {
 		free(m->key);
-		return fail(s, "out of memory");
+		return vt_error(s, "out of memory");
 	}
 	s->nmeta++;
 	s->metabytes += line;
@@ -415,9 +411,9 @@ static int
 check_meta(struct vt *s, const char *key, const char *val)
 {
 	if (!valid_name(key, 64) || structural(key))
-		return fail(s, "bad metadata key '%.40s'", key);
+		return vt_error(s, "bad metadata key '%.40s'", key);
 	if (val && (has_control(val) || strlen(key) + strlen(val) + 2 > VT_MAXLINE))
-		return fail(s, "metadata %s: value has a newline or another control "
+		return vt_error(s, "metadata %s: value has a newline or another control "
 		    "character, or is too long", key);
 	return 0;
 }
@@ -553,18 +549,18 @@ parse_field(struct vt *s, char *args, int lineno)
 	name = strtok_r(args, " ", &save);
 	dt = strtok_r(NULL, " ", &save);
 	if (name == NULL || dt == NULL)
-		return fail(s, "header line %d: FIELD needs a name and a dtype", lineno);
+		return vt_error(s, "header line %d: FIELD needs a name and a dtype", lineno);
 	if ((dtype = vt_dtype_parse(dt)) < 0)
-		return fail(s, "header line %d: field '%.40s': unknown dtype '%.20s'", lineno,
+		return vt_error(s, "header line %d: field '%.40s': unknown dtype '%.20s'", lineno,
 		    name, dt);
 	while ((tok = strtok_r(NULL, " ", &save)) != NULL) {
 		if (rank == VT_MAXRANK)
-			return fail(s, "header line %d: field '%.40s': more than %d dims",
+			return vt_error(s, "header line %d: field '%.40s': more than %d dims",
 			    lineno, name, VT_MAXRANK);
 		if (strcmp(tok, "*") == 0)
 			dim[rank++] = VT_ANY;
 		else if (vt_parse_int(tok, NULL, 0, VT_MAXDIM, &dim[rank++]) == -1)
-			return fail(s, "header line %d: field '%.40s': bad dim '%.20s'", lineno,
+			return vt_error(s, "header line %d: field '%.40s': bad dim '%.20s'", lineno,
 			    name, tok);
 	}
 	return add_field(s, name, dtype, rank, dim, 0) < 0 ? -1 : 0;
@@ -576,7 +572,7 @@ static int
 too_many_empty(struct vt *s)
 {
 	if (s->ndyn == 0 && fixed_bytes(s) == 0 && s->records > VT_MAXEMPTY)
-		return fail(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
+		return vt_error(s, "RECORDS %lld of no bytes: more than %lld", (long long)s->records,
 		    (long long)VT_MAXEMPTY);
 	return 0;
 }
@@ -596,71 +592,71 @@ vt_read_header(struct vt *s, FILE *fp, const char *name)
 	s->name = name;
 	n = read_line(fp, line, sizeof(line), &consumed);
 	if (n == -1 && consumed == 0)
-		return fail(s, "empty input, expected a vitpipe stream");
+		return vt_error(s, "empty input, expected a vitpipe stream");
 	if (n < 0 || strncmp(line, "VITPIPE ", 8) != 0)
-		return fail(s, "not a vitpipe stream (bad magic)");
+		return vt_error(s, "not a vitpipe stream (bad magic)");
 	if (strcmp(line, VT_MAGIC) != 0)
-		return fail(s, "unsupported stream version '%.20s' (this reader knows %s)",
+		return vt_error(s, "unsupported stream version '%.20s' (this reader knows %s)",
 		    line + 8, VT_MAGIC);
 	for (;;) {
 		char *val;
 
 		lineno++;
 		if (consumed > (size_t)VT_MAXHEADER)
-			return fail(s, "header longer than %ld bytes", VT_MAXHEADER);
+			return vt_error(s, "header longer than %ld bytes", VT_MAXHEADER);
 		n = read_line(fp, line, sizeof(line), &consumed);
 		if (n == -1)
-			return fail(s, "header truncated at line %d (no ENDHDR)", lineno);
+			return vt_error(s, "header truncated at line %d (no ENDHDR)", lineno);
 		if (n == -2)
-			return fail(s, "header line %d longer than %d bytes", lineno, VT_MAXLINE);
+			return vt_error(s, "header line %d longer than %d bytes", lineno, VT_MAXLINE);
 		if (n == 0 || line[0] == '#')
 			continue;
 		if (memchr(line, '\0', n))
-			return fail(s, "header line %d: NUL byte", lineno);
+			return vt_error(s, "header line %d: NUL byte", lineno);
 		if (strcmp(line, "ENDHDR") == 0)
 			break;
 		if ((val = strchr(line, ' ')) == NULL)
-			return fail(s, "header line %d: '%.40s' has no value", lineno, line);
+			return vt_error(s, "header line %d: '%.40s' has no value", lineno, line);
 		*val++ = '\0';
 		if (strcmp(line, "BYTEORDER") == 0) {
 			if (strcmp(val, "little") != 0)
-				return fail(s, "header line %d: BYTEORDER %.20s is not supported",
+				return vt_error(s, "header line %d: BYTEORDER %.20s is not supported",
 				    lineno, val);
 			have_order = 1;
 		} else if (strcmp(line, "ALIGN") == 0) {
 			int64_t a;
 			if (vt_parse_int(val, NULL, 1, VT_MAXALIGN, &a) == -1 || (a & (a - 1)))
-				return fail(s, "header line %d: ALIGN must be a power of two "
+				return vt_error(s, "header line %d: ALIGN must be a power of two "
 				    "in 1..%d", lineno, VT_MAXALIGN);
 			s->align = (int)a;
 			have_align = 1;
 		} else if (strcmp(line, "RECORDS") == 0) {
 			if (vt_parse_int(val, NULL, 0, INT64_MAX / 2, &s->records) == -1)
-				return fail(s, "header line %d: bad RECORDS '%.20s'", lineno, val);
+				return vt_error(s, "header line %d: bad RECORDS '%.20s'", lineno, val);
 		} else if (strcmp(line, "FIELD") == 0) {
 			if (parse_field(s, val, lineno) == -1)
 				return -1;
 		} else if (strcmp(line, "VITPIPE") == 0) {
-			return fail(s, "header line %d: a second magic line", lineno);
+			return vt_error(s, "header line %d: a second magic line", lineno);
 		} else if (!valid_name(line, 64)) {
-			return fail(s, "header line %d: bad key '%.40s'", lineno, line);
+			return vt_error(s, "header line %d: bad key '%.40s'", lineno, line);
 		} else if (meta_append(s, line, val) == -1)
 			return -1;
 	}
 	if (!have_order)
-		return fail(s, "header has no BYTEORDER");
+		return vt_error(s, "header has no BYTEORDER");
 	if (!have_align)
-		return fail(s, "header has no ALIGN");
+		return vt_error(s, "header has no ALIGN");
 	if (s->nfield == 0)
-		return fail(s, "header declares no FIELD");
+		return vt_error(s, "header declares no FIELD");
 	if (too_many_empty(s) == -1)
 		return -1;
 	for (size_t k = pad(consumed, s->align); k > 0; k--) {
 		int c = getc(fp);
 		if (c == EOF)
-			return fail(s, "header padding truncated");
+			return vt_error(s, "header padding truncated");
 		if (c != '\n')
-			return fail(s, "header padding is not newlines");
+			return vt_error(s, "header padding is not newlines");
 	}
 	return 0;
 }
@@ -683,10 +679,10 @@ skip_pad(struct vt *s, size_t n, const char *what)
 	if (n == 0)
 		return 0;
 	if (read_exact(s->fp, z, n, &got) == -1)
-		return fail(s, "record %lld: %s padding truncated", (long long)s->recno + 1, what);
+		return vt_error(s, "record %lld: %s padding truncated", (long long)s->recno + 1, what);
 	for (size_t i = 0; i < n; i++)
 		if (z[i] != 0)
-			return fail(s, "record %lld: %s padding is not zero (misframed stream?)",
+			return vt_error(s, "record %lld: %s padding is not zero (misframed stream?)",
 			    (long long)s->recno + 1, what);
 	return 0;
 }
@@ -726,7 +722,7 @@ vt_read_record(struct vt *s)
 
 	if (s->records >= 0 && s->recno >= s->records) {
 		if ((c = getc(s->fp)) != EOF)
-			return fail(s, "data after the %lld records the header declares",
+			return vt_error(s, "data after the %lld records the header declares",
 			    (long long)s->records);
 		return 0;
 	}
@@ -738,9 +734,9 @@ vt_read_record(struct vt *s)
 			return 0;
 	} else if ((c = getc(s->fp)) == EOF) {
 		if (ferror(s->fp))
-			return fail(s, "record %lld: read error: %s", rec, strerror(errno));
+			return vt_error(s, "record %lld: read error: %s", rec, strerror(errno));
 		if (s->records >= 0)
-			return fail(s, "stream ended after %lld of %lld records",
+			return vt_error(s, "stream ended after %lld of %lld records",
 			    (long long)s->recno, (long long)s->records);
 		return 0;
 	} else
@@ -751,7 +747,7 @@ vt_read_record(struct vt *s)
 		int j = 0;
 
 		if (read_exact(s->fp, dyn, want, &got) == -1)
-			return fail(s, "record %lld: shape preamble truncated", rec);
+			return vt_error(s, "record %lld: shape preamble truncated", rec);
 		if (skip_pad(s, pad(want, s->align), "preamble") == -1)
 			return -1;
 		for (int i = 0; i < s->nfield; i++)	/* the last record's: not this one's */
@@ -766,7 +762,7 @@ vt_read_record(struct vt *s)
 					shape[k] = dyn[j++];
 					has = 1;
 					if (shape[k] < 0 || shape[k] > VT_MAXDIM)
-						return fail(s, "record %lld: field '%s': dim %d "
+						return vt_error(s, "record %lld: field '%s': dim %d "
 						    "is %lld", rec, f->name, k, (long long)shape[k]);
 				}
 			}
@@ -781,7 +777,7 @@ vt_read_record(struct vt *s)
 		int rc;
 
 		if (f->lent && f->nbytes > f->cap)
-			return fail(s, "record %lld: field '%s': %zu bytes do not fit "
+			return vt_error(s, "record %lld: field '%s': %zu bytes do not fit "
 			    "the %zu lent", rec, f->name, f->nbytes, f->cap);
 		rc = f->skip ? read_past(s->fp, f->nbytes, &got) : f->lent ?
 		    read_exact(s->fp, f->data, f->nbytes, &got) :
@@ -789,7 +785,7 @@ vt_read_record(struct vt *s)
 		if (rc == -2)
 			return -1;
 		if (rc == -1)
-			return fail(s, "record %lld: field '%s' truncated (%zu of %zu bytes)",
+			return vt_error(s, "record %lld: field '%s' truncated (%zu of %zu bytes)",
 			    rec, f->name, got, f->nbytes);
 		if (skip_pad(s, pad(f->nbytes, s->align), "field") == -1)
 			return -1;
@@ -806,7 +802,7 @@ static int
 put(struct vt *s, const void *buf, size_t n)
 {
 	if (n && fwrite(buf, 1, n, s->fp) != n)
-		return fail(s, "write error: %s", strerror(errno));
+		return vt_error(s, "write error: %s", strerror(errno));
 	return 0;
 }
 
@@ -830,11 +826,11 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 	s->name = name;
 	s->recno = 0;
 	if (s->nfield == 0)
-		return fail(s, "no fields to write");
+		return vt_error(s, "no fields to write");
 	if (too_many_empty(s) == -1)
 		return -1;
 	if ((m = open_memstream(&buf, &len)) == NULL)
-		return fail(s, "out of memory");
+		return vt_error(s, "out of memory");
 	fprintf(m, "%s\nBYTEORDER little\nALIGN %d\n", VT_MAGIC, s->align);
 	if (s->records >= 0)
 		fprintf(m, "RECORDS %lld\n", (long long)s->records);
@@ -855,11 +851,11 @@ vt_write_header(struct vt *s, FILE *fp, const char *name)
 		fputc('\n', m);
 	if (fclose(m) == EOF) {
 		free(buf);
-		return fail(s, "out of memory");
+		return vt_error(s, "out of memory");
 	}
 	if (len > (size_t)VT_MAXHEADER) {
 		free(buf);
-		return fail(s, "a header of %zu bytes: longer than %ld", len, VT_MAXHEADER);
+		return vt_error(s, "a header of %zu bytes: longer than %ld", len, VT_MAXHEADER);
 	}
 	rc = put(s, buf, len);
 	free(buf);
@@ -879,7 +875,7 @@ vt_write_record(struct vt *s)
 					dyn[j++] = s->field[i].shape[k];
 		for (int i = 0; i < s->nfield; i++)
 			if (s->field[i].data == NULL)
-				return fail(s, "record %lld: field '%s' has no shape set",
+				return vt_error(s, "record %lld: field '%s' has no shape set",
 				    (long long)s->recno + 1, s->field[i].name);
 		if (put(s, dyn, j * 8) == -1 || put_pad(s, j * 8) == -1)
 			return -1;
@@ -909,17 +905,17 @@ vt_load_with(struct vt *s, const char *path,
 	vt_init(s);
 	s->name = path;
 	if ((fp = fopen(path, "rb")) == NULL)
-		return fail(s, "%s", strerror(errno));
+		return vt_error(s, "%s", strerror(errno));
 	rc = vt_read_header(s, fp, path);
 	if (rc == 0 && prepare != NULL)
 		rc = prepare(s, arg);
 	if (rc == 0) {
 		rc = vt_read_record(s);
 		if (rc == 0)
-			rc = fail(s, "no record (expected a single-record container)");
+			rc = vt_error(s, "no record (expected a single-record container)");
 		else if (rc == 1)
 			rc = getc(fp) == EOF ? 0 :
-			    fail(s, "more than one record (expected a single-record container)");
+			    vt_error(s, "more than one record (expected a single-record container)");
 	}
 	fclose(fp);
 	s->fp = NULL;
@@ -934,7 +930,7 @@ vt_save(struct vt *s, const char *path)
 
 	if (atomic_open(&a, path) == -1) {
 		s->name = path;
-		return fail(s, "%s", strerror(errno));
+		return vt_error(s, "%s", strerror(errno));
 	}
 	s->records = 1;
 	if (vt_write_header(s, a.fp, path) == -1 || vt_write_record(s) == -1) {
@@ -945,7 +941,7 @@ vt_save(struct vt *s, const char *path)
 	s->records = records;
 	s->fp = NULL;
 	if (atomic_commit(&a) == -1)
-		return fail(s, "%s", strerror(errno));
+		return vt_error(s, "%s", strerror(errno));
 	return 0;
 }
 

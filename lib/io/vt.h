@@ -20,6 +20,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 #define VT_MAGIC	"VITPIPE 1"
 #define VT_MAXRANK	8
 #define VT_ANY		(-1)		/* a dim that varies per record */
@@ -68,12 +70,17 @@ struct vt {
 					   VT_MAXHEADER, as a reader wants */
 	int		 ndyn;		/* number of '*' dims over all fields */
 	int64_t		 maxbytes;	/* largest record accepted (VT_MAXRECORD) */
-	char		 err[512];
+	struct err	 err;		/* why the last call that failed did */
 };
 
 #define VT_MAXRECORD	(4LL << 30)	/* default limit on one record's payloads */
 #define VT_MAXEMPTY	(1LL << 20)	/* most RECORDS of no bytes at all */
 
+/* Set s's error to "NAME: " (the stream's name, or "stream") and the
+ * message (printf format); returns -1: for vt's readers and those that
+ * read streams through it. */
+int	 vt_error(struct vt *s, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
 /* Set s to an empty stream description with ALIGN 64 and no fields. */
 void	 vt_init(struct vt *s);
 /* Free everything s owns (not s->fp) and re-initialize it. */

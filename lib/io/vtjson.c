@@ -1,7 +1,11 @@
 /*
- * vtjson.c - header.json read back into a stream's header (vtjson.h).
+ * vtjson.c - header.json written from a stream's header and read back
+ * into one (vtjson.h).
  */
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -14,25 +18,11 @@ struct rd {
 	struct vt *h;
 };
 
-__attribute__((format(printf, 2, 3)))
-static int
-fail(struct rd *r, const char *fmt, ...)
-{
-	char msg[sizeof r->h->err - 32];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	snprintf(r->h->err, sizeof r->h->err, "byte %ld: %s", (long)(r->j.p - r->text), msg);
-	return -1;
-}
-
 /* The JSON cursor's own error. */
 static int
 bad_json(struct rd *r)
 {
-	return fail(r, "%s", r->j.err);
+	return err_set(&r->h->err, "%s", r->j.err.msg);
 }
 
 /* A field's "dims": [16, "*", ...] into dims; their count, or -1. */
@@ -46,15 +36,15 @@ read_dims(struct rd *r, const char *name, int64_t *dims)
 		double v;
 
 		if (rank == VT_MAXRANK)
-			return fail(r, "field '%s': more than %d dims", name, VT_MAXRANK);
+			return err_set(&r->h->err, "field '%s': more than %d dims", name, VT_MAXRANK);
 		if (json_peek(&r->j) == '"') {
 			if (json_string(&r->j, star, sizeof star) < 0 || strcmp(star, "*"))
-				return fail(r, "field '%s': a dim is a number or \"*\"", name);
+				return err_set(&r->h->err, "field '%s': a dim is a number or \"*\"", name);
 			dims[rank++] = VT_ANY;
 		} else if (json_number(&r->j, &v) < 0)
 			return bad_json(r);
 		else if (!(v >= 0 && v <= (double)INT64_MAX / 2) || v != (double)(int64_t)v)
-			return fail(r, "field '%s': bad dim %g", name, v);
+			return err_set(&r->h->err, "field '%s': bad dim %g", name, v);
 		else
 			dims[rank++] = (int64_t)v;
 	}
@@ -86,7 +76,7 @@ read_field(struct rd *r, const char *name)
 	/* declared, not given a buffer: the header is a description, and its
 	 * dims (up to a record's 4 GiB) the file's say */
 	if (vt_declare_field(r->h, name, vt_dtype_parse(dt), rank, dims) < 0)
-		return fail(r, "%s", r->h->err);
+		return -1;
 	return 0;
 }
 
@@ -112,42 +102,122 @@ read_list(struct rd *r, int fields)
 		    json_expect(&r->j, ']') < 0)
 			return bad_json(r);
 		if (vt_meta_add(r->h, key, val) < 0)
-			return fail(r, "%s", r->h->err);
+			return -1;
 	}
 	return more < 0 ? bad_json(r) : 0;
+}
+
+/* header.json's object into r->h (vt_json_read): 0, or -1 with r->h's
+ * error, which vt_json_read says the byte of. */
+static int
+read_object(struct rd *r)
+{
+	struct vt *h = r->h;
+	char name[VT_MAXLINE];
+	int more;
+
+	for (more = json_begin(&r->j, '{'); more == 1; more = json_next(&r->j, '}')) {
+		double v;
+
+		if (json_string(&r->j, name, sizeof name) < 0 || json_expect(&r->j, ':') < 0)
+			return bad_json(r);
+		if (strcmp(name, "align") == 0) {
+			if (json_number(&r->j, &v) < 0)
+				return bad_json(r);
+			/* in range before any conversion: 1e300 and NaN too */
+			if (!(v >= 1 && v <= VT_MAXALIGN) || v != (int)v || ((int)v & ((int)v - 1)))
+				return err_set(&h->err, "align %g is not a power of two up to %d",
+				    v, VT_MAXALIGN);
+			h->align = (int)v;
+		} else if (strcmp(name, "fields") == 0 || strcmp(name, "meta") == 0) {
+			if (read_list(r, name[0] == 'f') < 0)
+				return -1;
+		} else if (json_skip(&r->j) < 0)
+			return bad_json(r);
+	}
+	if (more < 0)
+		return bad_json(r);
+	if (json_peek(&r->j) != 0)
+		return err_set(&h->err, "text after the object");
+	return 0;
 }
 
 int
 vt_json_read(struct vt *h, const char *text, size_t len)
 {
 	struct rd r = { .j = { .p = text, .end = text + len }, .text = text, .h = h };
-	char name[VT_MAXLINE];
-	int more;
 
 	vt_init(h);
 	h->align = 0;
-	for (more = json_begin(&r.j, '{'); more == 1; more = json_next(&r.j, '}')) {
-		double v;
-
-		if (json_string(&r.j, name, sizeof name) < 0 || json_expect(&r.j, ':') < 0)
-			return bad_json(&r);
-		if (strcmp(name, "align") == 0) {
-			if (json_number(&r.j, &v) < 0)
-				return bad_json(&r);
-			/* in range before any conversion: 1e300 and NaN too */
-			if (!(v >= 1 && v <= VT_MAXALIGN) || v != (int)v || ((int)v & ((int)v - 1)))
-				return fail(&r, "align %g is not a power of two up to %d", v,
-				    VT_MAXALIGN);
-			h->align = (int)v;
-		} else if (strcmp(name, "fields") == 0 || strcmp(name, "meta") == 0) {
-			if (read_list(&r, name[0] == 'f') < 0)
-				return -1;
-		} else if (json_skip(&r.j) < 0)
-			return bad_json(&r);
-	}
-	if (more < 0)
-		return bad_json(&r);
-	if (json_peek(&r.j) != 0)
-		return fail(&r, "text after the object");
+	if (read_object(&r) < 0)	/* the byte where reading stopped */
+		return err_prefix(&h->err, "byte %ld", (long)(r.j.p - text));
 	return 0;
+}
+
+int
+vt_json_write(FILE *fp, const struct vt *s)
+{
+	fprintf(fp, "{\"align\": %d,\n \"fields\": {", s->align);
+	for (int i = 0; i < s->nfield; i++) {
+		const struct vt_field *f = &s->field[i];
+		fprintf(fp, "%s\n  ", i ? "," : "");
+		json_put_string(fp, f->name);
+		fprintf(fp, ": {\"dtype\": \"%s\", \"dims\": [", vt_dtype_name(f->dtype));
+		for (int k = 0; k < f->rank; k++)
+			fprintf(fp, f->dim[k] == VT_ANY ? "%s\"*\"" : "%s%lld", k ? ", " : "",
+			    (long long)f->dim[k]);
+		fprintf(fp, "]}");
+	}
+	fprintf(fp, "},\n \"meta\": [");
+	for (int i = 0; i < s->nmeta; i++) {
+		fprintf(fp, "%s\n  [", i ? "," : "");
+		json_put_string(fp, s->meta[i].key);
+		fprintf(fp, ", ");
+		json_put_string(fp, s->meta[i].val);
+		fprintf(fp, "]");
+	}
+	fprintf(fp, "]}\n");
+	return ferror(fp) ? -1 : 0;
+}
+
+int
+vt_json_load(const char *path, struct vt *h, int missing_ok, struct err *e)
+{
+	FILE *fp = fopen(path, "rb");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
+
+	if (fp == NULL && errno == ENOENT && missing_ok)
+		return 1;
+	if (fp == NULL)
+		return err_set(e, "%s: %s", path, strerror(errno));
+	do {
+		if (len > VT_MAXHEADER * 2) {
+			rc = err_set(e, "%s: longer than %ld bytes", path, VT_MAXHEADER * 2);
+			goto out;
+		}
+		if (len + 65537 > cap) {	/* doubled: no copy per 64 KiB */
+			char *t = realloc(text, cap = 2 * (len + 65537));
+			if (t == NULL) {
+				rc = err_set(e, "out of memory");
+				goto out;
+			}
+			text = t;
+		}
+		len += n = fread(text + len, 1, 65536, fp);
+	} while (n > 0);
+	if (ferror(fp)) {
+		rc = err_set(e, "%s: %s", path, strerror(errno));
+		goto out;
+	}
+	text[len] = '\0';
+	if ((rc = vt_json_read(h, text, len)) < 0)
+		err_set(e, "%s: %s", path, h->err.msg);
+	else
+		h->name = path;
+out:
+	free(text);
+	fclose(fp);
+	return rc;
 }

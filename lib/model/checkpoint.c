@@ -28,16 +28,16 @@ add_floats(struct vt *s, const char *name, int rank, const int *shape,
 
 /* The skewgen keys (PE SHARE HEAD_DIM AXES HEADS LAYERS) of config c. */
 static int
-pe_keys(const struct vit_config *c, struct vt *s, char *err, size_t errlen)
+pe_keys(const struct vit_config *c, struct vt *s, struct err *e)
 {
 	struct pe pe;
 	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
 	    pe_share_name(c->share)) < 0) {
-		snprintf(err, errlen, "%s", pe.err);
+		err_set(e, "%s", pe.err);
 		return -1;
 	}
 	if (pe_meta_write(&pe, s) < 0) {
-		snprintf(err, errlen, "%s", s->err);
+		err_set(e, "%s", s->err.msg);
 		return -1;
 	}
 	return 0;
@@ -45,13 +45,13 @@ pe_keys(const struct vit_config *c, struct vt *s, char *err, size_t errlen)
 
 int
 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
-    int optimizer, char *err, size_t errlen)
+    int optimizer, struct err *e)
 {
 	char why[256];
 
 	/* a diverged model: a file keeps the last good one */
 	if (vit_finite(m, optimizer, why, sizeof why) < 0) {
-		snprintf(err, errlen, "not written: %s", why);
+		err_set(e, "not written: %s", why);
 		return -1;
 	}
 	for (int i = 0; extra != NULL && i < extra->nmeta; i++)
@@ -59,7 +59,7 @@ ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
 			goto fail;
 	if (vit_config_save(&m->c, s) < 0)
 		goto fail;
-	if (pe_keys(&m->c, s, err, errlen) < 0)
+	if (pe_keys(&m->c, s, e) < 0)
 		return -1;
 	for (int t = 0; t < m->ntensor; t++) {
 		const struct vit_tensor *w = &m->tensor[t];
@@ -69,7 +69,7 @@ ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
 	if (optimizer) {
 		int n[1];
 		if (m->nparam > INT32_MAX) {
-			snprintf(err, errlen, "%zu parameters: too many", m->nparam);
+			err_set(e, "%zu parameters: too many", m->nparam);
 			return -1;
 		}
 		n[0] = (int)m->nparam;
@@ -79,25 +79,23 @@ ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
 	}
 	return 0;
 fail:
-	snprintf(err, errlen, "%s", s->err);
+	err_set(e, "%s", s->err.msg);
 	return -1;
 }
 
 int
 ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
-    int optimizer, char *err, size_t errlen)
+    int optimizer, struct err *e)
 {
 	struct vt s;
 	int rc = -1;
 
 	vt_init(&s);
-	if (ckpt_describe(&s, m, extra, optimizer, err, errlen) < 0) {
+	if (ckpt_describe(&s, m, extra, optimizer, e) < 0) {
 		/* the message names the file, as vt_save's do */
-		char why[256];
-		snprintf(why, sizeof why, "%s", err);
-		snprintf(err, errlen, "%s: %s", path, why);
+		err_prefix(e, "%s", path);
 	} else if (vt_save(&s, path) < 0)
-		snprintf(err, errlen, "%s", s.err);
+		err_set(e, "%s", s.err.msg);
 	else
 		rc = 0;
 	vt_free(&s);
@@ -106,16 +104,15 @@ ckpt_save(const char *path, const struct vit *m, const struct vt *extra,
 
 /* Copy the f32 field name of s, which must hold n floats, to dst. */
 static int
-copy_field(struct vt *s, const char *name, float *dst, size_t n, char *err,
-    size_t errlen)
+copy_field(struct vt *s, const char *name, float *dst, size_t n, struct err *e)
 {
 	struct vt_field *f = vt_get(s, name);
 	if (f == NULL) {
-		snprintf(err, errlen, "%s: no field '%s'", s->name, name);
+		err_set(e, "%s: no field '%s'", s->name, name);
 		return -1;
 	}
 	if (f->dtype != VT_F32 || (size_t)f->count != n) {
-		snprintf(err, errlen, "%s: field '%s' is %s[%lld], the model wants f32[%zu]",
+		err_set(e, "%s: field '%s' is %s[%lld], the model wants f32[%zu]",
 		    s->name, name, vt_dtype_name(f->dtype), (long long)f->count, n);
 		return -1;
 	}
@@ -124,15 +121,14 @@ copy_field(struct vt *s, const char *name, float *dst, size_t n, char *err,
 }
 
 int
-ckpt_copy_tensor(struct vit *m, struct vt *s, const char *name, char *err,
-    size_t errlen)
+ckpt_copy_tensor(struct vit *m, struct vt *s, const char *name, struct err *e)
 {
 	const struct vit_tensor *w = vit_find_tensor(m, name);
 	if (w == NULL) {
-		snprintf(err, errlen, "the model has no tensor '%s'", name);
+		err_set(e, "the model has no tensor '%s'", name);
 		return -1;
 	}
-	return copy_field(s, name, m->param + w->off, w->n, err, errlen);
+	return copy_field(s, name, m->param + w->off, w->n, e);
 }
 
 /* ckpt_load's arguments and model, for build. */
@@ -161,32 +157,28 @@ destination(const struct load *L, const char *name)
  * dims[rank], exactly.  0, or -1 with why. */
 static int
 declared(struct vt *s, const char *name, int rank, const int64_t *dims,
-    char *why, size_t len)
+    struct err *why)
 {
 	const struct vt_field *f = vt_get(s, name);
 	char have[128], want[128];
 	int same;
 
-	if (f == NULL) {
-		snprintf(why, len, "no field '%s'", name);
-		return -1;
-	}
+	if (f == NULL)
+		return err_set(why, "no field '%s'", name);
 	same = f->dtype == VT_F32 && f->rank == rank;
 	for (int k = 0; same && k < rank; k++)
 		same = f->dim[k] == dims[k];
 	if (same)
 		return 0;
-	snprintf(why, len, "field '%s' is %s%s, the model wants f32%s", name,
+	return err_set(why, "field '%s' is %s%s, the model wants f32%s", name,
 	    vt_dtype_name(f->dtype), vt_shape_str(f->dim, f->rank, have, sizeof have),
 	    vt_shape_str(dims, rank, want, sizeof want));
-	return -1;
 }
 
 /* fits's arguments: the record, and where to say why a field does not. */
 struct fit {
 	struct vt *s;
-	char	*why;
-	size_t	 len;
+	struct err *why;
 };
 
 /* vit_layout's visitor: tensor t of the model must have a field of its
@@ -199,7 +191,7 @@ fits(void *arg, const struct vit_tensor *t)
 
 	for (int k = 0; k < t->rank; k++)
 		dims[k] = t->shape[k];
-	return declared(F->s, t->name, t->rank, dims, F->why, F->len);
+	return declared(F->s, t->name, t->rank, dims, F->why);
 }
 
 /* Whether the record of s, header read, carries the model of c: a field
@@ -210,10 +202,9 @@ fits(void *arg, const struct vit_tensor *t)
  * describe a model larger than its fields costs only its own bytes.
  * 0, or -1 with why. */
 static int
-carried(struct vt *s, const struct vit_config *c, int resume, char *why,
-    size_t len)
+carried(struct vt *s, const struct vit_config *c, int resume, struct err *why)
 {
-	struct fit F = { s, why, len };
+	struct fit F = { s, why };
 	double bytes = 0;
 	int64_t n[1];
 	size_t np;
@@ -224,16 +215,15 @@ carried(struct vt *s, const struct vit_config *c, int resume, char *why,
 		bytes += (double)s->field[i].nbytes;
 	if (fstat(fileno(s->fp), &st) == 0 && S_ISREG(st.st_mode) &&
 	    (at = ftello(s->fp)) >= 0 && bytes > (double)(st.st_size - at)) {
-		snprintf(why, len, "the header declares %.0f bytes of fields, the file "
+		return err_set(why, "the header declares %.0f bytes of fields, the file "
 		    "holds %lld after it (truncated?)", bytes,
 		    (long long)(st.st_size - at));
-		return -1;
 	}
-	if (vit_layout(c, fits, &F, &np, why, len) != 0)
+	if (vit_layout(c, fits, &F, &np, why->msg, sizeof why->msg) != 0)
 		return -1;
 	n[0] = (int64_t)np;
-	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why, len) < 0 ||
-	    declared(s, CKPT_ADAM_V, 1, n, why, len) < 0))
+	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why) < 0 ||
+	    declared(s, CKPT_ADAM_V, 1, n, why) < 0))
 		return -1;
 	return 0;
 }
@@ -247,20 +237,20 @@ build(struct vt *s, void *arg)
 {
 	struct load *L = arg;
 	struct vit_config c;
-	char why[384];
+	struct err why;
 
 	/* a stream given where a model goes (operands swapped) */
 	if (vt_meta(s, "VIT_DIM") == NULL && vt_find(s, "patch") >= 0) {
-		snprintf(s->err, sizeof s->err, "%s: a data stream (field 'patch'), not a model "
+		err_set(&s->err, "%s: a data stream (field 'patch'), not a model "
 		    "checkpoint: the model comes first", s->name);
 		return -1;
 	}
-	if (vit_config_load(&c, s, why, sizeof why) < 0 ||
-	    carried(s, &c, L->resume, why, sizeof why) < 0)
+	if (vit_config_load(&c, s, why.msg, sizeof why.msg) < 0 ||
+	    carried(s, &c, L->resume, &why) < 0)
 		goto bad;
 	int maxT = L->maxT > 0 ? L->maxT : vit_grid_size(c.grid, c.axes);
-	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why, sizeof why) :
-	    vit_create_infer(&c, L->maxB, maxT, why, sizeof why);
+	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why.msg, sizeof why.msg) :
+	    vit_create_infer(&c, L->maxB, maxT, why.msg, sizeof why.msg);
 	if (L->m == NULL)
 		goto bad;
 	for (int i = 0; i < s->nfield; i++) {
@@ -272,7 +262,7 @@ build(struct vt *s, void *arg)
 	}
 	return 0;
 bad:
-	snprintf(s->err, sizeof s->err, "%s: %s", s->name, why);
+	err_set(&s->err, "%s: %s", s->name, why.msg);
 	return -1;
 }
 
@@ -292,20 +282,20 @@ safetensors_magic(const char *path)
 
 struct vit *
 ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	struct load L = { maxB, maxT, resume, NULL };
 
 	char why[256];
 
 	if (vt_load_with(s, path, build, &L) < 0) {
-		snprintf(err, errlen, "%s%s", s->err, safetensors_magic(path) ?
+		err_set(e, "%s%s", s->err.msg, safetensors_magic(path) ?
 		    ": a safetensors file, which vtool from-safetensors converts" : "");
 		vit_destroy(L.m);
 		return NULL;
 	}
 	if (vit_finite(L.m, resume, why, sizeof why) < 0) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		err_set(e, "%s: %s", path, why);
 		vit_destroy(L.m);
 		return NULL;
 	}
@@ -313,30 +303,30 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 }
 
 int
-ckpt_load_generators(struct vit *m, const char *path, char *err, size_t errlen)
+ckpt_load_generators(struct vit *m, const char *path, struct err *e)
 {
 	struct vt g, want;
 	int rc = -1;
 
 	vt_init(&want);
 	if (vt_load_with(&g, path, pe_generators_only, NULL) < 0) {
-		snprintf(err, errlen, "%s", g.err);
+		err_set(e, "%s", g.err.msg);
 		goto out;
 	}
-	if (pe_keys(&m->c, &want, err, errlen) < 0)
+	if (pe_keys(&m->c, &want, e) < 0)
 		goto out;
 	for (int i = 0; i < want.nmeta; i++) {
 		const char *key = want.meta[i].key, *v = vt_meta(&g, key);
 		if (v == NULL || strcmp(v, want.meta[i].val) != 0) {
-			snprintf(err, errlen, "%s: %s is %s, the model's is %s", path,
+			err_set(e, "%s: %s is %s, the model's is %s", path,
 			    key, v ? v : "missing", want.meta[i].val);
 			goto out;
 		}
 	}
-	rc = ckpt_copy_tensor(m, &g, PE_FIELD, err, errlen);
+	rc = ckpt_copy_tensor(m, &g, PE_FIELD, e);
 	char why[256];
 	if (rc == 0 && vit_finite(m, 0, why, sizeof why) < 0) {
-		snprintf(err, errlen, "%s: %s", path, why);
+		err_set(e, "%s: %s", path, why);
 		rc = -1;
 	}
 out:

@@ -171,16 +171,16 @@ moving(struct dist_state *st, int on)
 }
 
 /* Every rank's host, for messages; rank 0's question posted on the
- * others.  0, or -1 with err. */
+ * others.  0, or -1 with e. */
 static int
-hosts(struct dist *d, char *err, size_t errlen)
+hosts(struct dist *d, struct err *e)
 {
 	struct dist_state *st = d->st;
 	char me[MPI_MAX_PROCESSOR_NAME] = "";
 	int len;
 
 	if ((st->host = calloc((size_t)d->size, sizeof *st->host)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		err_set(e, "out of memory");
 		return -1;
 	}
 	MPI_Get_processor_name(me, &len);
@@ -193,7 +193,7 @@ hosts(struct dist *d, char *err, size_t errlen)
 }
 
 int
-dist_init(struct dist *d, char *err, size_t errlen)
+dist_init(struct dist *d, struct err *e)
 {
 	const char *want = launcher_size();
 	int provided;
@@ -201,7 +201,7 @@ dist_init(struct dist *d, char *err, size_t errlen)
 	memset(d, 0, sizeof *d);
 	d->size = 1;
 	if ((d->st = calloc(1, sizeof *d->st)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		err_set(e, "out of memory");
 		return -1;
 	}
 	d->st->first = 1;
@@ -219,12 +219,12 @@ dist_init(struct dist *d, char *err, size_t errlen)
 	MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &d->size);
 	if (want != NULL && atoi(want) != d->size) {
-		snprintf(err, errlen, "the launcher started %s processes, MPI sees %d: "
+		err_set(e, "the launcher started %s processes, MPI sees %d: "
 		    "an mpirun of another MPI than the Open MPI this program uses?",
 		    want, d->size);
 		return -1;
 	}
-	if (hosts(d, err, errlen) < 0)
+	if (hosts(d, e) < 0)
 		return -1;
 	if (d->size > 1 && provided == MPI_THREAD_MULTIPLE)
 		start_mover(d->st);
@@ -297,10 +297,9 @@ nap(long *ns, long cap)
 }
 
 /* Rank 0, its wait for what past the limit: ask the other ranks, and say
- * in err which do not answer within ANSWER_S seconds. */
+ * in e which do not answer within ANSWER_S seconds. */
 static void
-silent(struct dist *d, const char *what, double limit, char *err,
-    size_t errlen)
+silent(struct dist *d, const char *what, double limit, struct err *e)
 {
 	struct dist_state *st = d->st;
 	MPI_Request *rq = malloc(sizeof *rq * d->size);
@@ -308,7 +307,8 @@ silent(struct dist *d, const char *what, double limit, char *err,
 	size_t len;
 	long ns = 20000;
 
-	len = (size_t)snprintf(err, errlen, "%s: nothing for %.0f s", what, limit);
+	err_set(e, "%s: nothing for %.0f s", what, limit);
+	len = strlen(e->msg);
 	if (rq == NULL || got == NULL)
 		goto done;
 	for (int k = 1; k < d->size; k++) {
@@ -327,13 +327,13 @@ silent(struct dist *d, const char *what, double limit, char *err,
 		if (all)
 			break;
 	}
-	for (int k = 1; k < d->size && len < errlen; k++)
+	for (int k = 1; k < d->size && len < sizeof e->msg; k++)
 		if (rq[k] != MPI_REQUEST_NULL)
-			len += (size_t)snprintf(err + len, errlen - len, "%s rank %d "
+			len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, "%s rank %d "
 			    "(host %s)", quiet++ ? "," : "; no answer from", k,
 			    st->host[k]);
-	if (len < errlen)
-		snprintf(err + len, errlen - len, quiet ? ": a host or its link lost?" :
+	if (len < sizeof e->msg)
+		snprintf(e->msg + len, sizeof e->msg - len, quiet ? ": a host or its link lost?" :
 		    ", though every rank answers");
 done:
 	free(rq);
@@ -344,13 +344,13 @@ done:
  * a core that another rank or the stream's producer may need), answering
  * rank 0's question meanwhile.  With limit > 0, after limit seconds on
  * rank 0, or on the others twice as many and the time to answer (so that
- * rank 0, if it can, speaks first): -1 with err.  what names the wait for
+ * rank 0, if it can, speaks first): -1 with e.  what names the wait for
  * messages.  With a limit, polls without sleeping for SPIN_S, then 1 ms
  * apart at most; without (a wait for rank 0's stream, which may last),
  * 10 ms apart at most. */
 static int
 await(struct dist *d, int n, MPI_Request *req, double limit, const char *what,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	double t0 = MPI_Wtime(),
 	    end = d->rank == 0 ? limit : 2 * limit + ANSWER_S;
@@ -372,9 +372,9 @@ await(struct dist *d, int n, MPI_Request *req, double limit, const char *what,
 			nap(&ns, limit > 0 ? 1000000 : 10000000);
 	}
 	if (d->rank == 0)
-		silent(d, what, limit, err, errlen);
+		silent(d, what, limit, e);
 	else
-		snprintf(err, errlen, "rank %d (host %s): %s: nothing for %.0f s; no "
+		err_set(e, "rank %d (host %s): %s: nothing for %.0f s; no "
 		    "word from rank 0 (host %s) either: a host or its link lost?",
 		    d->rank, d->st->host[d->rank], what, end, d->st->host[0]);
 	return -1;
@@ -387,7 +387,7 @@ bcast(struct dist *d, void *buf, int count, MPI_Datatype type)
 	MPI_Request r;
 
 	MPI_Ibcast(buf, count, type, 0, MPI_COMM_WORLD, &r);
-	await(d, 1, &r, 0, NULL, NULL, 0);
+	await(d, 1, &r, 0, NULL, NULL);
 }
 
 /* A count for one MPI call, or -1 when it is more than an int holds. */
@@ -445,7 +445,7 @@ dist_read_header(struct dist *d, struct vt *s, FILE *fp, const char *name)
 		if ((mem = open_memstream(&buf, &len)) == NULL ||
 		    vt_copy_header(&h, s) < 0 || vt_write_header(&h, mem, name) < 0 ||
 		    fclose(mem) == EOF) {
-			snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+			err_set(&s->err, "%s: out of memory", name);
 			vt_free(&h);
 			return -1;
 		}
@@ -454,14 +454,14 @@ dist_read_header(struct dist *d, struct vt *s, FILE *fp, const char *name)
 	int64_t n = (int64_t)len;
 	bcast(d, &n, 1, MPI_INT64_T);
 	if (d->rank != 0 && (buf = malloc((size_t)n)) == NULL) {
-		snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+		err_set(&s->err, "%s: out of memory", name);
 		return -1;
 	}
 	bcast(d, buf, (int)n, MPI_CHAR);
 	if (d->rank != 0) {
 		FILE *mem = fmemopen(buf, (size_t)n, "r");
 		if (mem == NULL) {
-			snprintf(s->err, sizeof s->err, "%s: out of memory", name);
+			err_set(&s->err, "%s: out of memory", name);
 			rc = -1;
 		} else {
 			rc = vt_read_header(s, mem, name);
@@ -486,7 +486,7 @@ static int
 make_room(struct batch *b, struct vt *s, int n, int64_t T)
 {
 	if (batch_reserve(b, T) < 0) {
-		snprintf(s->err, sizeof s->err, "%s: out of memory for %d records "
+		err_set(&s->err, "%s: out of memory for %d records "
 		    "of %lld tokens", s->name, n, (long long)T);
 		return -1;
 	}
@@ -536,7 +536,7 @@ dist_next(struct dist *d, struct batch_reader *br, struct batch *b, int max)
 			return -1;
 		if (st->root_reads && icount((int64_t)m * b->T *
 		    (b->P > b->A ? b->P : b->A)) < 0) {
-			snprintf(br->s->err, sizeof br->s->err, "%s: a batch of %d "
+			err_set(&br->s->err, "%s: a batch of %d "
 			    "records of %d tokens is more than one MPI message holds",
 			    br->s->name, m, b->T);
 			return -1;
@@ -575,7 +575,7 @@ dist_next(struct dist *d, struct batch_reader *br, struct batch *b, int max)
 
 int
 dist_scatter(struct dist *d, struct batch *b, float *target, int C,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	struct dist_state *st = d->st;
 	int nreq = 0;
@@ -584,7 +584,7 @@ dist_scatter(struct dist *d, struct batch *b, float *target, int C,
 		return 0;
 	if (st->sreq == NULL &&
 	    (st->sreq = malloc(sizeof *st->sreq * 4 * d->size)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+		err_set(e, "out of memory");
 		return -1;
 	}
 	MPI_Request *req = st->sreq;
@@ -604,7 +604,7 @@ dist_scatter(struct dist *d, struct batch *b, float *target, int C,
 	}
 	/* the others wait as long as rank 0 reads */
 	int rc = await(d, nreq, req, d->rank == 0 ? d->timeout : 0,
-	    "sending the records", err, errlen);
+	    "sending the records", e);
 	d->comm += MPI_Wtime() - t;
 	return rc;
 }
@@ -798,7 +798,7 @@ dist_arm(struct dist *d, struct vit *m, float scale)
 
 int
 dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	struct dist_state *st = d->st;
 
@@ -811,7 +811,7 @@ dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
 		return 0;
 	}
 	if (buckets(d, m) < 0) {
-		snprintf(err, errlen, "out of memory for the gradient's buckets");
+		err_set(e, "out of memory for the gradient's buckets");
 		return -1;
 	}
 	double t = MPI_Wtime();
@@ -828,7 +828,7 @@ dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
 	MPI_Iallreduce(MPI_IN_PLACE, lsum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD,
 	    &st->req[st->nbucket]);
 	int rc = await(d, st->nbucket + 1, st->req, d->timeout,
-	    "the gradient sums", err, errlen);
+	    "the gradient sums", e);
 	double now = MPI_Wtime();
 	d->comm += now - t;
 	d->exposed = now - t;
@@ -859,7 +859,7 @@ hash_words(uint64_t h, const void *p, size_t n)
 }
 
 int
-dist_same(struct dist *d, const struct vit *m, char *err, size_t errlen)
+dist_same(struct dist *d, const struct vit *m, struct err *e)
 {
 	uint64_t h = 0xcbf29ce484222325ULL, v[2];
 
@@ -873,13 +873,13 @@ dist_same(struct dist *d, const struct vit *m, char *err, size_t errlen)
 	MPI_Request r;
 	MPI_Iallreduce(MPI_IN_PLACE, v, 2, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD, &r);
 	int rc = await(d, 1, &r, d->timeout, "comparing the ranks' parameters",
-	    err, errlen);
+	    e);
 	d->comm += MPI_Wtime() - t;
 	if (rc < 0)
 		return -1;
 	if (v[0] == ~v[1])
 		return 0;
-	snprintf(err, errlen, "the ranks' parameters differ: another build, seed "
+	err_set(e, "the ranks' parameters differ: another build, seed "
 	    "or --generators file on some host?");
 	return -1;
 }

@@ -34,6 +34,7 @@
 #include <stdio.h>
 
 #include "batch.h"
+#include "err.h"
 #include "vit.h"
 #include "vt.h"
 
@@ -60,8 +61,8 @@ struct dist {
 
 /* Start MPI when an MPI launcher started this process (mpirun sets
  * OMPI_COMM_WORLD_SIZE, Slurm's srun PMIX_RANK or PMI_RANK), else be rank
- * 0 of 1.  0, or -1 with err. */
-int	 dist_init(struct dist *d, char *err, size_t errlen);
+ * 0 of 1.  0, or -1 with e. */
+int	 dist_init(struct dist *d, struct err *e);
 /* Stop MPI: every rank, after its last collective call. */
 void	 dist_end(struct dist *d);
 
@@ -89,9 +90,9 @@ int64_t	 dist_next(struct dist *d, struct batch_reader *br, struct batch *b,
 	    int max);
 /* After targets[m][C] (and mixup) were made for the whole batch where it
  * is whole: rank 0 sends each rank that holds its share alone that share
- * of b and of target, into its b and target.  0, or -1 with err. */
+ * of b and of target, into its b and target.  0, or -1 with e. */
 int	 dist_scatter(struct dist *d, struct batch *b, float *target, int C,
-	    char *err, size_t errlen);
+	    struct err *e);
 /* v = this rank's share of the batch in b (pointers into b's arrays). */
 void	 dist_view(const struct dist *d, const struct batch *b, struct batch *v);
 
@@ -103,12 +104,11 @@ void	 dist_arm(struct dist *d, struct vit *m, float scale);
  * *lsum summed; then m->grad is the same on every rank, and d->sums and
  * d->exposed say how long the sums took.  With d->bf16 each bucket goes
  * over the wire rounded to bf16, summed in bf16 hop by hop.  Alone:
- * m->grad times scale.  0, or -1 with err. */
+ * m->grad times scale.  0, or -1 with e. */
 int	 dist_reduce(struct dist *d, struct vit *m, float scale, double *lsum,
-	    char *err, size_t errlen);
+	    struct err *e);
 /* Whether every rank holds the same parameters and moments, bit for bit:
- * 0, or -1 with err. */
-int	 dist_same(struct dist *d, const struct vit *m, char *err,
-	    size_t errlen);
+ * 0, or -1 with e. */
+int	 dist_same(struct dist *d, const struct vit *m, struct err *e);
 
 #endif

@@ -32,16 +32,14 @@ eval_grow(struct eval_out *o, int64_t n)
  * model that diverged, or whose positions overflow its encoding): no
  * result is made of a NaN. */
 static int
-score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why,
-    size_t len)
+score(struct eval_out *o, int64_t i, const float *z, int C, int label,
+    struct err *why)
 {
 	int best = 0;
 	for (int c = 0; c < C; c++)
-		if (!isfinite(z[c])) {
-			snprintf(why, len, "the model's logit of class %d is %g", c,
+		if (!isfinite(z[c]))
+			return err_set(why, "the model's logit of class %d is %g", c,
 			    isnan(z[c]) ? NAN : z[c]);
-			return -1;
-		}
 	for (int c = 1; c < C; c++)
 		if (z[c] > z[best])
 			best = c;
@@ -53,11 +51,9 @@ score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why
 	o->pred[i] = best;
 	o->prob[i] = (float)(1 / sum);
 	o->loss[i] = label >= 0 ? (float)(lse - z[label]) : 0;
-	if (!isfinite(o->loss[i])) {
-		snprintf(why, len, "its loss overflows (logits of %g and %g)", z[best],
+	if (!isfinite(o->loss[i]))
+		return err_set(why, "its loss overflows (logits of %g and %g)", z[best],
 		    z[label]);
-		return -1;
-	}
 	int above = 0;
 	for (int c = 0; label >= 0 && c < C; c++)
 		above += z[c] > z[label];
@@ -67,8 +63,7 @@ score(struct eval_out *o, int64_t i, const float *z, int C, int label, char *why
 
 int
 evaluate(struct vit **m, struct batch_reader *br, int maxB,
-    const struct eval_hooks *hooks, struct eval_out *out, char *err,
-    size_t errlen)
+    const struct eval_hooks *hooks, struct eval_out *out, struct err *e)
 {
 	struct batch b;
 	int C = (*m)->c.classes, rc = -1;
@@ -82,27 +77,30 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	for (;;) {
 		int n = batch_next(br, &b, maxB);
 		if (n < 0) {
-			snprintf(err, errlen, "%s", br->s->err);
+			err_set(e, "%s", br->s->err.msg);
 			goto out;
 		}
 		if (n == 0)
 			break;
-		if (vit_fit(m, &b, err, errlen) < 0)
+		if (vit_fit(m, &b, e) < 0)
 			goto out;
 		if (hooks != NULL && hooks->before != NULL)
 			hooks->before(hooks->ctx, &b);
-		if (isnan(vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0))) {
-			snprintf(err, errlen, "%s: %s", br->s->name, (*m)->err);
+		float f = vit_forward(*m, b.x, b.pos, n, b.T, NULL, out->logits, 0, 0);
+		if (gemm_failed(e) < 0)		/* the products' NaN: say why */
+			goto out;
+		if (isnan(f)) {	/* vit_forward says why in (*m)->err */
+			err_set(e, "%s: %s", br->s->name, (*m)->err);
 			goto out;
 		}
 		if (eval_grow(out, out->n + n) < 0)
 			goto oom;
 		for (int i = 0; i < n; i++) {
-			char why[128];
+			struct err why;
 			if (score(out, out->n + i, out->logits + (int64_t)i * C, C, b.label[i],
-			    why, sizeof why) < 0) {
-				snprintf(err, errlen, "%s: record %lld: %s", br->s->name,
-				    (long long)(out->n + i + 1), why);
+			    &why) < 0) {
+				err_set(e, "%s: record %lld: %s", br->s->name,
+				    (long long)(out->n + i + 1), why.msg);
 				goto out;
 			}
 		}
@@ -113,7 +111,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 	rc = 0;
 	goto out;
 oom:
-	snprintf(err, errlen, "out of memory");
+	err_set(e, "out of memory");
 out:
 	batch_free(&b);
 	return rc;

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "err.h"
 #include "vit.h"
 
 /* Per-record results, in stream order. */
@@ -37,11 +38,10 @@ struct eval_hooks {
 
 /* Run *m (fitted to each batch, see vit_fit) over every record of br in
  * batches of up to maxB, appending to out (zeroed before the first call).
- * 0, or -1 with err: a record whose logits, or loss, are not finite is no
+ * 0, or -1 with e: a record whose logits, or loss, are not finite is no
  * result but an error naming the stream and the record. */
 int	 evaluate(struct vit **m, struct batch_reader *br, int maxB,
-	    const struct eval_hooks *hooks, struct eval_out *out, char *err,
-	    size_t errlen);
+	    const struct eval_hooks *hooks, struct eval_out *out, struct err *e);
 void	 eval_free(struct eval_out *out);
 
 /* A mean and its bootstrap interval. */

@@ -8,6 +8,7 @@
 
 #include "pe.h"
 #include "pe_method.h"
+#include "resize.h"
 #include "timm.h"
 
 /* How a tensor goes between the two layouts. */
@@ -94,18 +95,6 @@ static const struct {
 static const char rope_buffer[] = "a buffer of timm's rotary embedding, computed, "
     "not learned (timm's own loader drops it): vitpipe takes positions from the "
     "stream";
-
-__attribute__((format(printf, 3, 4)))
-static int
-fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* The block of a "blocks.L.rest" name (rest in *rest), or -1. */
 static int
@@ -236,8 +225,7 @@ by_at(const void *a, const void *b)
 
 /* One key's lines, from first, joined by newlines into out. */
 static int
-join_key(const struct kline *first, const struct kline *end, struct st *out, char *err,
-    size_t errlen)
+join_key(const struct kline *first, const struct kline *end, struct st *out, struct err *e)
 {
 	char *val = NULL;
 	size_t len = 0;
@@ -245,14 +233,14 @@ join_key(const struct kline *first, const struct kline *end, struct st *out, cha
 	int rc;
 
 	if (m == NULL)
-		return fail(err, errlen, "out of memory");
+		return err_set(e, "out of memory");
 	for (const struct kline *k = first; k < end && strcmp(k->key, first->key) == 0; k++)
 		fprintf(m, "%s%s", k > first ? "\n" : "", k->val);
 	if (fclose(m) != 0)
-		return fail(err, errlen, "out of memory");
+		return err_set(e, "out of memory");
 	rc = st_meta_add(out, first->key, val);
 	free(val);
-	return rc < 0 ? fail(err, errlen, "%s", out->err) : 0;
+	return rc < 0 ? err_set(e, "%s", out->err.msg) : 0;
 }
 
 /* Metadata from the keys of ckpt in the order of their first lines, a
@@ -260,7 +248,7 @@ join_key(const struct kline *first, const struct kline *end, struct st *out, cha
  * the lines grouped by sorting, not by a scan per line, for a header may
  * hold millions. */
 static int
-export_meta(const struct vt *ckpt, struct st *out, char *err, size_t errlen)
+export_meta(const struct vt *ckpt, struct st *out, struct err *e)
 {
 	int n = ckpt->nmeta, nhead = 0, rc = 0;
 	struct kline *l = malloc(sizeof *l * (n + 1)), **head = malloc(sizeof *head * (n + 1));
@@ -269,7 +257,7 @@ export_meta(const struct vt *ckpt, struct st *out, char *err, size_t errlen)
 	    st_meta_add(out, TIMM_MARK, VITPIPE_VERSION) < 0) {
 		free(l);
 		free(head);
-		return fail(err, errlen, "out of memory");
+		return err_set(e, "out of memory");
 	}
 	for (int i = 0; i < n; i++)
 		l[i] = (struct kline){ ckpt->meta[i].key, ckpt->meta[i].val, i };
@@ -279,19 +267,18 @@ export_meta(const struct vt *ckpt, struct st *out, char *err, size_t errlen)
 			head[nhead++] = &l[i];
 	qsort(head, nhead, sizeof *head, by_at);
 	for (int h = 0; h < nhead && rc == 0; h++)
-		rc = join_key(head[h], l + n, out, err, errlen);
+		rc = join_key(head[h], l + n, out, e);
 	free(l);
 	free(head);
 	return rc;
 }
 
 int
-timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *err,
-    size_t errlen)
+timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, struct err *e)
 {
 	const struct vit_config *c = &m->c;
 
-	if (export_meta(ckpt, out, err, errlen) < 0)
+	if (export_meta(ckpt, out, e) < 0)
 		return -1;
 	for (int i = 0; i < m->ntensor; i++) {
 		const struct vit_tensor *w = &m->tensor[i];
@@ -309,7 +296,7 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 		if (r != NULL && r->how == H_FREQS && !freqs_layout(c))
 			r++;	/* pe.params as such */
 		if (r == NULL)
-			return fail(err, errlen, "tensor '%s' has no timm name", w->name);
+			return err_set(e, "tensor '%s' has no timm name", w->name);
 		if (l >= 0)
 			snprintf(name, sizeof name, "blocks.%d.%s", l, r->timm);
 		else
@@ -339,7 +326,7 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 				S *= s[k];
 			}
 			if ((copy = malloc(w->n * sizeof *copy)) == NULL)
-				return fail(err, errlen, "out of memory");
+				return err_set(e, "out of memory");
 			convert_patch(src, copy, c->dim, C, S, 1);
 			break;
 		}
@@ -350,7 +337,7 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 			shape[2] = c->heads;
 			shape[3] = c->dim / c->heads / 2;
 			if ((copy = malloc(w->n * sizeof *copy)) == NULL)
-				return fail(err, errlen, "out of memory");
+				return err_set(e, "out of memory");
 			convert_freqs(c, src, copy, 1);
 			break;
 		case H_PE: {
@@ -366,7 +353,7 @@ timm_export(const struct vit *m, const struct vt *ckpt, struct st *out, char *er
 		}
 		if (st_add_f32(out, name, rank, shape, copy ? copy : src, copy != NULL) < 0) {
 			free(copy);
-			return fail(err, errlen, "%s", out->err);
+			return err_set(e, "%s", out->err.msg);
 		}
 	}
 	return 0;
@@ -392,7 +379,7 @@ has_shape(const struct st_tensor *t, int rank, const int64_t *dims)
 /* The metadata of a vitpipe export back into header keys (a joined key
  * split into its lines), but for the format's own. */
 static int
-import_keys(const struct st *s, struct vt *keys, char *err, size_t errlen)
+import_keys(const struct st *s, struct vt *keys, struct err *e)
 {
 	for (int i = 0; i < s->nmeta; i++) {
 		const char *key = s->meta[i].key;
@@ -401,12 +388,12 @@ import_keys(const struct st *s, struct vt *keys, char *err, size_t errlen)
 		if (strcmp(key, "format") == 0 || strcmp(key, TIMM_MARK) == 0)
 			continue;
 		if ((val = strdup(s->meta[i].val)) == NULL)
-			return fail(err, errlen, "out of memory");
+			return err_set(e, "out of memory");
 		for (line = strtok_r(val, "\n", &save); line != NULL;
 		    line = strtok_r(NULL, "\n", &save))
 			if (vt_meta_add(keys, key, line) < 0) {
 				free(val);
-				return fail(err, errlen, "%s: %s", ST_METADATA, keys->err);
+				return err_set(e, "%s: %s", ST_METADATA, keys->err.msg);
 			}
 		free(val);
 	}
@@ -444,7 +431,7 @@ cube_side(int64_t n, int axes)
  * shapes of its tensors, and the keys its checkpoint carries. */
 static int
 infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c,
-    struct timm_plan *p, char *err, size_t errlen)
+    struct timm_plan *p, struct err *e)
 {
 	const struct st_tensor *cls = st_find(s, "cls_token"),
 	    *patch = st_find(s, "patch_embed.proj.weight"),
@@ -457,22 +444,22 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 	vit_config_init(c);
 	if (cls == NULL || cls->rank != 3 || cls->shape[0] != 1 || cls->shape[1] != 1 ||
 	    cls->shape[2] < 1 || cls->shape[2] > 65536)
-		return fail(err, errlen, "no cls_token [1, 1, dim]: vitpipe's ViT classifies "
+		return err_set(e, "no cls_token [1, 1, dim]: vitpipe's ViT classifies "
 		    "from a CLS token (timm's class_token=True)");
 	c->dim = (int)cls->shape[2];
 	if (patch == NULL || (patch->rank != 4 && patch->rank != 5) ||
 	    patch->shape[0] != c->dim)
-		return fail(err, errlen, "no patch_embed.proj.weight [%d, channels, ph, pw] "
+		return err_set(e, "no patch_embed.proj.weight [%d, channels, ph, pw] "
 		    "(or [.., pt, ph, pw])", c->dim);
 	c->axes = patch->rank - 2;
 	for (int k = 2; k < patch->rank; k++) {
 		if (patch->shape[k] < 1 || patch->shape[k] > 4096)
-			return fail(err, errlen, "patch_embed.proj.weight: bad shape %s",
+			return err_set(e, "patch_embed.proj.weight: bad shape %s",
 			    vt_shape_str(patch->shape, patch->rank, buf, sizeof buf));
 		S *= patch->shape[k];
 	}
 	if (patch->shape[1] < 1 || patch->shape[1] > 4096 || S * patch->shape[1] > 1 << 24)
-		return fail(err, errlen, "patch_embed.proj.weight: bad shape %s",
+		return err_set(e, "patch_embed.proj.weight: bad shape %s",
 		    vt_shape_str(patch->shape, patch->rank, buf, sizeof buf));
 	c->P = (int)(S * patch->shape[1]);
 	for (int i = 0; i < s->ntensor; i++) {
@@ -482,25 +469,25 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 			n = l + 1;
 	}
 	if (n == 0)
-		return fail(err, errlen, "no blocks.0. tensors: not a ViT");
+		return err_set(e, "no blocks.0. tensors: not a ViT");
 	c->depth = n;
 	if (fc1 == NULL || fc1->rank != 2 || fc1->shape[1] != c->dim || fc1->shape[0] < 1 ||
 	    fc1->shape[0] > 1 << 18)
-		return fail(err, errlen, "no blocks.0.mlp.fc1.weight [mlp, %d]", c->dim);
+		return err_set(e, "no blocks.0.mlp.fc1.weight [mlp, %d]", c->dim);
 	c->mlp = (int)fc1->shape[0];
 	c->heads = o->heads ? o->heads : c->dim % 64 == 0 ? c->dim / 64 : 0;
 	if (c->heads == 0)
-		return fail(err, errlen, "dim %d is no multiple of timm's head size 64: give "
+		return err_set(e, "dim %d is no multiple of timm's head size 64: give "
 		    "--heads", c->dim);
 	if (o->classes == 0 && (head == NULL || head->rank != 2 || head->shape[0] < 1 ||
 	    head->shape[0] > 1 << 20))
-		return fail(err, errlen, "no head.weight [classes, %d]: give --classes for a "
+		return err_set(e, "no head.weight [classes, %d]: give --classes for a "
 		    "new head", c->dim);
 	c->classes = head != NULL && head->rank == 2 && head->shape[0] >= 1 &&
 	    head->shape[0] <= 1 << 20 ? (int)head->shape[0] : o->classes;
 	c->locality = st_find(s, "blocks.0.attn.log_sigma") != NULL;
 	if (pos != NULL && freqs != NULL)
-		return fail(err, errlen, "both pos_embed and rope.freqs: vitpipe's models have "
+		return err_set(e, "both pos_embed and rope.freqs: vitpipe's models have "
 		    "one position encoding");
 	const char *pe = pos ? pe_by_timm("pos_embed") : freqs ? pe_by_timm("rope.freqs") : NULL;
 	snprintf(c->pe, sizeof c->pe, "%s", pe ? pe : "none");
@@ -516,7 +503,7 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 		for (int a = 0; a < c->axes; a++) {
 			int64_t ps = patch->shape[2 + a];
 			if (224 % ps != 0)
-				return fail(err, errlen, "no square pos_embed, and %lld pixel patches "
+				return err_set(e, "no square pos_embed, and %lld pixel patches "
 				    "do not tile 224: give --grid", (long long)ps);
 			c->grid[a] = (int)(224 / ps);
 		}
@@ -526,11 +513,11 @@ infer_config(const struct st *s, const struct timm_opts *o, struct vit_config *c
 		at += snprintf(buf + at, sizeof buf - at, "%s%lld", k > 2 ? "x" : "",
 		    (long long)patch->shape[k]);
 	if (vt_meta_set(&p->keys, "PATCH", buf) < 0)
-		return fail(err, errlen, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	snprintf(buf, sizeof buf, "%lld", (long long)patch->shape[1]);
 	if (vt_meta_set(&p->keys, "CHANNELS", buf) < 0 ||
 	    (freqs != NULL && vt_meta_set(&p->keys, "POS", "integer") < 0))
-		return fail(err, errlen, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	return 0;
 }
 
@@ -720,7 +707,7 @@ slot(const struct timm_plan *p, const struct timm_entry *e)
 /* Build p's model (described, its every tensor mapped) with room for one
  * token: it is only filled and written here. */
 static int
-build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
+build(struct timm_plan *p, const struct timm_opts *o, struct err *e)
 {
 	const struct vit_config *c = &p->m->c;
 	struct vit *m;
@@ -728,15 +715,14 @@ build(struct timm_plan *p, const struct timm_opts *o, char *err, size_t errlen)
 
 	if ((m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
 	    vit_create_infer(c, 1, 1, why, sizeof why)) == NULL)
-		return fail(err, errlen, "the model: %s", why);
+		return err_set(e, "the model: %s", why);
 	vit_destroy(p->m);
 	p->m = m;
 	return 0;
 }
 
 int
-timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, char *err,
-    size_t errlen)
+timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, struct err *e)
 {
 	struct vit_config c;
 	char why[256];
@@ -745,21 +731,21 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 	memset(p, 0, sizeof *p);
 	vt_init(&p->keys);
 	if (s->ntensor > TIMM_MAXTENSORS)
-		return fail(err, errlen, "%d tensors: more than a ViT has (%d at most)",
+		return err_set(e, "%d tensors: more than a ViT has (%d at most)",
 		    s->ntensor, TIMM_MAXTENSORS);
 	p->vitpipe = st_meta(s, TIMM_MARK) != NULL;
 	if (p->vitpipe) {
-		if (import_keys(s, &p->keys, err, errlen) < 0)
+		if (import_keys(s, &p->keys, e) < 0)
 			return -1;
 		if (vit_config_load(&c, &p->keys, why, sizeof why) < 0)
-			return fail(err, errlen, "%s: %s", ST_METADATA, why);
+			return err_set(e, "%s: %s", ST_METADATA, why);
 		if (o->heads && o->heads != c.heads)
-			return fail(err, errlen, "--heads %d: the model has %d", o->heads, c.heads);
-	} else if (infer_config(s, o, &c, p, err, errlen) < 0)
+			return err_set(e, "--heads %d: the model has %d", o->heads, c.heads);
+	} else if (infer_config(s, o, &c, p, e) < 0)
 		return -1;
 	memcpy(p->src_grid, c.grid, sizeof c.grid);
 	if (o->ngrid && o->ngrid != c.axes)
-		return fail(err, errlen, "--grid: %d sides for a model of %d axes", o->ngrid,
+		return err_set(e, "--grid: %d sides for a model of %d axes", o->ngrid,
 		    c.axes);
 	if (o->ngrid)
 		memcpy(c.grid, o->grid, sizeof(int) * c.axes);
@@ -769,19 +755,19 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		p->new_head = 1;
 	}
 	if (vit_config_check(&c, why, sizeof why) < 0)
-		return fail(err, errlen, "the model: %s", why);
+		return err_set(e, "the model: %s", why);
 	/* The keys that no longer hold: the old classes' names, the grid. */
 	if (p->new_head && c.classes != file_classes &&
 	    (vt_meta_set(&p->keys, "CLASSES", NULL) < 0 || vt_meta_set(&p->keys, "CLASS",
 	    NULL) < 0))
-		return fail(err, errlen, "%s", p->keys.err);
+		return err_set(e, "%s", p->keys.err.msg);
 	if (!p->vitpipe || o->ngrid) {
 		size_t n = 0;
 		for (int a = 0; a < c.axes; a++)
 			n += snprintf(why + n, sizeof why - n, "%s%d", a ? "x" : "", c.grid[a]);
 		if (vt_meta_set(&p->keys, "GRID", why) < 0 || vt_meta_set(&p->keys, "SIZE",
 		    NULL) < 0)
-			return fail(err, errlen, "%s", p->keys.err);
+			return err_set(e, "%s", p->keys.err.msg);
 	}
 	/* Planned on the model's tensor table alone, and built only once each
 	 * of its tensors has a tensor of the file of exactly its shape (but a
@@ -789,12 +775,12 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 	 * metadata are input like any other, and a model many times the
 	 * file's size is refused before it is built. */
 	if ((p->m = vit_describe(&c, why, sizeof why)) == NULL)
-		return fail(err, errlen, "the model: %s", why);
+		return err_set(e, "the model: %s", why);
 	int nt = p->m->ntensor, *own = calloc(2 * (size_t)nt, sizeof *own);
 	p->e = calloc((size_t)s->ntensor + nt, sizeof *p->e);
 	if (own == NULL || p->e == NULL) {
 		free(own);
-		return fail(err, errlen, "out of memory");
+		return err_set(e, "out of memory");
 	}
 	for (int i = 0; i < s->ntensor; i++) {
 		struct timm_entry *e = &p->e[p->n++];
@@ -825,53 +811,10 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, ch
 		p->nbad++;
 	}
 	free(own);
-	return p->nbad ? 0 : build(p, o, err, errlen);
+	return p->nbad ? 0 : build(p, o, e);
 }
 
 /* ---- resampling ---- */
-
-/* PyTorch's antialiased bicubic filter (PIL's, a = -0.5). */
-static double
-aa_cubic(double x)
-{
-	const double a = -0.5;
-
-	x = fabs(x);
-	if (x < 1)
-		return ((a + 2) * x - (a + 3)) * x * x + 1;
-	if (x < 2)
-		return (((x - 5) * x + 8) * x - 4) * a;
-	return 0;
-}
-
-/* src[outer][in][inner] resampled along its middle axis into
- * dst[outer][out][inner], as PyTorch's upsample_bicubic2d_aa weighs it. */
-static void
-resample_axis(const double *src, double *dst, int in, int out, size_t outer, size_t inner)
-{
-	double scale = (double)in / out, support = scale >= 1 ? 2 * scale : 2;
-	double inv = scale >= 1 ? 1 / scale : 1;
-
-	for (int i = 0; i < out; i++) {
-		double center = scale * (i + 0.5), total = 0;
-		int lo = (int)(center - support + 0.5), hi = (int)(center + support + 0.5);
-
-		lo = lo < 0 ? 0 : lo;
-		hi = hi > in ? in : hi;
-		for (int j = lo; j < hi; j++)
-			total += aa_cubic((j - center + 0.5) * inv);
-		for (size_t o = 0; o < outer; o++) {
-			double *d = dst + (o * out + i) * inner;
-			memset(d, 0, inner * sizeof *d);
-			for (int j = lo; j < hi; j++) {
-				double w = aa_cubic((j - center + 0.5) * inv) / total;
-				const double *s = src + (o * in + j) * inner;
-				for (size_t k = 0; k < inner; k++)
-					d[k] += w * s[k];
-			}
-		}
-	}
-}
 
 int
 timm_resample(const float *tab, const int *from, const int *to, int axes, int D,
@@ -903,7 +846,11 @@ timm_resample(const float *tab, const int *from, const int *to, int axes, int D,
 			outer *= cur[j];
 		for (int j = k + 1; j < axes; j++)
 			inner *= cur[j];
-		resample_axis(a, b, cur[k], to[k], outer, inner);
+		if (resample_axis(a, b, cur[k], to[k], outer, inner, RESAMPLE_BICUBIC) < 0) {
+			free(a);
+			free(b);
+			return -1;
+		}
 		cur[k] = to[k];
 		t = a, a = b, b = t;
 	}
@@ -918,13 +865,13 @@ timm_resample(const float *tab, const int *from, const int *to, int axes, int D,
 /* ---- loading ---- */
 
 int
-timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
+timm_load(struct timm_plan *p, struct st *s, struct err *er)
 {
 	struct vit *m = p->m;
 	const struct vit_config *c = &m->c;
 
 	if (p->nbad)
-		return fail(err, errlen, "%s: %d tensors cannot be mapped", s->name, p->nbad);
+		return err_set(er, "%s: %d tensors cannot be mapped", s->name, p->nbad);
 	/* Everything but the layer scales first: they scale what is read. */
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = 0; i < p->n; i++) {
@@ -938,14 +885,14 @@ timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
 			    e->how == H_PE) {
 				w = vit_find_tensor(m, e->dst);
 				if (st_read_f32(s, e->t, m->param + w->off) < 0)
-					return fail(err, errlen, "%s", s->err);
+					return err_set(er, "%s", s->err.msg);
 				continue;
 			}
 			if ((tmp = malloc((size_t)e->t->count * sizeof *tmp)) == NULL)
-				return fail(err, errlen, "%s: out of memory", s->name);
+				return err_set(er, "%s: out of memory", s->name);
 			if (st_read_f32(s, e->t, tmp) < 0) {
 				free(tmp);
-				return fail(err, errlen, "%s", s->err);
+				return err_set(er, "%s", s->err.msg);
 			}
 			w = vit_find_tensor(m, e->dst);
 			dst = w != NULL ? m->param + w->off : NULL;
@@ -954,7 +901,7 @@ timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen)
 				if (timm_resample(tmp, p->src_grid, c->grid, c->axes, c->dim,
 				    dst) < 0) {
 					free(tmp);
-					return fail(err, errlen, "%s: out of memory", s->name);
+					return err_set(er, "%s: out of memory", s->name);
 				}
 				break;
 			case H_PATCH: {

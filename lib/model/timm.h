@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "safetensors.h"
 #include "vit.h"
 #include "vt.h"
@@ -43,9 +44,9 @@
 /* Fill out (empty) with m's parameters under timm's names and layouts and
  * the header keys of ckpt (the checkpoint m was read from) as metadata.
  * Tensors whose layout differs are converted copies that st_free frees;
- * the others are lent from m.  0, or -1 with err. */
+ * the others are lent from m.  0, or -1 with e. */
 int	 timm_export(const struct vit *m, const struct vt *ckpt, struct st *out,
-	    char *err, size_t errlen);
+	    struct err *e);
 
 /* What an import may change. */
 struct timm_opts {
@@ -96,15 +97,15 @@ struct timm_plan {
  * from cls_token, depth from the blocks, mlp from fc1, heads dim / 64,
  * classes from head, patch from the conv, abs when pos_embed, rope-mixed
  * when rope.freqs) and map every tensor.  0 with the plan (nbad may be
- * non-zero), or -1 with err when no model can be inferred; either way
+ * non-zero), or -1 with e when no model can be inferred; either way
  * timm_plan_free frees p. */
 int	 timm_plan(struct timm_plan *p, const struct st *s,
-	    const struct timm_opts *o, char *err, size_t errlen);
+	    const struct timm_opts *o, struct err *e);
 /* Read the mapped tensors of s into p->m (nbad must be 0): copied,
  * converted, the position table resampled to the grid, layer scales
- * folded.  0, or -1 with err, which names the file (a value that is not
+ * folded.  0, or -1 with e, which names the file (a value that is not
  * finite among them: st_read_f32). */
-int	 timm_load(struct timm_plan *p, struct st *s, char *err, size_t errlen);
+int	 timm_load(struct timm_plan *p, struct st *s, struct err *e);
 /* Free p and its model. */
 void	 timm_plan_free(struct timm_plan *p);
 

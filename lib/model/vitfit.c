@@ -7,7 +7,7 @@
 #include "vitfit.h"
 
 int
-vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
+vit_reserve(struct vit **m, int B, int T, int varied, struct err *e)
 {
 	struct vit *old = *m, *new;
 	struct vit_config c = old->c;
@@ -17,8 +17,8 @@ vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 	c.pos_per_record |= varied;
 	B = B > old->maxB ? B : old->maxB;
 	T = T > old->maxT ? T : old->maxT;
-	new = old->infer ? vit_create_infer(&c, B, T, err, errlen) :
-	    vit_create(&c, B, T, 0, err, errlen);
+	new = old->infer ? vit_create_infer(&c, B, T, e->msg, sizeof e->msg) :
+	    vit_create(&c, B, T, 0, e->msg, sizeof e->msg);
 	if (new == NULL)
 		return -1;
 	size_t bytes = old->nparam * sizeof(float);
@@ -38,13 +38,13 @@ vit_reserve(struct vit **m, int B, int T, int varied, char *err, size_t errlen)
 }
 
 int
-vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
+vit_fit(struct vit **m, struct batch *b, struct err *e)
 {
 	int grid[VIT_MAXAXES];
 
 	int varied = !vit_shared_positions(b->pos, b->n, b->T, b->A) ||
 	    (b->cls != NULL && !vit_shared_positions(b->cls, b->n, 1, b->A));
-	if (vit_reserve(m, b->n, b->T, varied, err, errlen) < 0)
+	if (vit_reserve(m, b->n, b->T, varied, e) < 0)
 		return -1;
 	vit_set_cls_positions(*m, b->cls);
 	if (batch_grid(b, grid) == 0 && vit_set_grid(*m, grid) == 0)
@@ -54,7 +54,7 @@ vit_fit(struct vit **m, struct batch *b, char *err, size_t errlen)
 	const struct vit_config *c = &(*m)->c;
 	if (vit_grid_size(c->grid, c->axes) == b->T && vit_set_grid(*m, c->grid) == 0)
 		return 0;	/* augmented positions of the training grid */
-	snprintf(err, errlen, "record %lld: the positions of its %d tokens are "
+	err_set(e, "record %lld: the positions of its %d tokens are "
 	    "not a grid the model's position table can take", (long long)b->first + 1, b->T);
 	return -1;
 }

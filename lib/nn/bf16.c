@@ -14,8 +14,13 @@
  * step after.  Inside a parallel region a call runs on its thread alone
  * (as dnnl_sgemm in gemm.c), so the bits do not depend on the thread
  * count.
+ *
+ * A product that cannot run (oneDNN refuses it, memory runs out) leaves
+ * NaN in its result and its reason for gemm_failed: the library does not
+ * end the process, its caller says why and stops.
  */
 #include <oneapi/dnnl/dnnl.h>
+#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -24,19 +29,39 @@
 #include <string.h>
 
 #include "bf16.h"
+#include "err.h"
 #include "nn.h"
 
 static enum gemm_bf16 mode;
 static int probed, emulate;
 static dnnl_engine_t engine;
+static struct err failure;	/* the first product that could not run */
+static int failed;
 
-/* Unrecoverable: oneDNN refused a shape it takes, or memory ran out.
- * noreturn, so that clang too sees that no caller goes on after it. */
-static void __attribute__((noreturn))
-fail(const char *what)
+/* A product cannot run: oneDNN refused a shape it takes, or memory ran
+ * out.  The first reason is kept for gemm_failed (any thread may say it). */
+static void
+note_failure(const char *what)
 {
-	fprintf(stderr, "vitpipe: bf16 product: %s\n", what);
-	exit(1);
+	#pragma omp critical (bf16_fail)
+	if (!failed) {
+		err_set(&failure, "bf16 product: %s", what);
+		failed = 1;
+	}
+}
+
+int
+gemm_failed(struct err *e)
+{
+	int f;
+
+	#pragma omp critical (bf16_fail)
+	{
+		f = failed;
+		if (f && e != NULL)
+			*e = failure;
+	}
+	return f ? -1 : 0;
 }
 
 /* Has the CPU bf16 instructions, and oneDNN a bf16 matmul for them?  (On
@@ -68,8 +93,12 @@ native(void)
 static void
 probe(void)
 {
-	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success)
-		fail("no oneDNN CPU engine");
+	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
+		note_failure("no oneDNN CPU engine");
+		mode = GEMM_BF16_NONE;	/* and no emulation: it needs one too */
+		probed = 1;
+		return;
+	}
 	mode = native() ? GEMM_BF16_NATIVE : emulate ? GEMM_BF16_EMULATED :
 	    GEMM_BF16_NONE;
 	probed = 1;
@@ -132,29 +161,41 @@ struct thr {
 };
 static _Thread_local struct thr *me;
 
+/* The calling thread's state, or NULL (note_failure said why). */
 static struct thr *
 thread_state(void)
 {
-	if (me == NULL) {
-		if ((me = calloc(1, sizeof *me)) == NULL)
-			fail("out of memory");
-		gemm_bf16_mode();
-		if (dnnl_stream_create(&me->stream, engine,
-		    dnnl_stream_default_flags) != dnnl_success)
-			fail("no oneDNN stream");
+	struct thr *t;
+
+	if (me != NULL)
+		return me;
+	if ((t = calloc(1, sizeof *t)) == NULL) {
+		note_failure("out of memory");
+		return NULL;
 	}
-	return me;
+	gemm_bf16_mode();
+	if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) !=
+	    dnnl_success) {
+		free(t);
+		note_failure("no oneDNN stream");
+		return NULL;
+	}
+	return me = t;
 }
 
-/* The thread's buffer i, at least n bytes (grown, never shrunk). */
+/* The thread's buffer i, at least n bytes (grown, never shrunk), or NULL
+ * (note_failure said why). */
 static void *
 buffer(struct thr *t, int i, size_t n)
 {
 	if (n > t->cap[i]) {
 		free(t->buf[i]);
+		t->cap[i] = 0;
 		t->buf[i] = aligned_alloc(64, (n + 63) / 64 * 64);
-		if (t->buf[i] == NULL)
-			fail("out of memory");
+		if (t->buf[i] == NULL) {
+			note_failure("out of memory");
+			return NULL;
+		}
 		t->cap[i] = n;
 	}
 	return t->buf[i];
@@ -166,12 +207,17 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 	enum gemm_bf16 how = gemm_bf16_mode();
 	int nat = how == GEMM_BF16_NATIVE;
 	size_t n = (size_t)rows * cols;
+	struct thr *t;
 	void *dst;
 
-	if (how == GEMM_BF16_NONE)
-		fail("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+	if (how == GEMM_BF16_NONE) {
+		note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
 		    "VITPIPE_BF16=emulate emulates it");
-	dst = buffer(thread_state(), slot, n * (nat ? 2 : 4));
+		return NULL;
+	}
+	if ((t = thread_state()) == NULL ||
+	    (dst = buffer(t, slot, n * (nat ? 2 : 4))) == NULL)
+		return NULL;
 
 	for (int r = 0; r < rows; r++) {
 		const float *s = A + (size_t)r * ld;
@@ -192,8 +238,8 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 
 /* A primitive for this shape: C = alpha A B (oneDNN's output scale) + beta C
  * (its sum post-op), operands in bf16_pack's layout (transposes as
- * strides), its scratchpad the caller's. */
-static void
+ * strides), its scratchpad the caller's.  0, or -1 (note_failure said why). */
+static int
 make(struct mm *m, dnnl_data_type_t dt)
 {
 	dnnl_memory_desc_t ma, mb, mc;
@@ -213,8 +259,10 @@ make(struct mm *m, dnnl_data_type_t dt)
 	dnnl_memory_desc_init_by_strides(&mc, 2, dc, dnnl_f32, sc);
 	ok = dnnl_matmul_desc_init(&md, &ma, &mb, NULL, &mc) == dnnl_success &&
 	    dnnl_primitive_attr_create(&attr) == dnnl_success;
-	if (!ok)
-		fail("oneDNN refused a matmul");
+	if (!ok) {
+		note_failure("oneDNN refused a matmul");
+		return -1;
+	}
 	dnnl_primitive_attr_set_scratchpad_mode(attr,
 	    dnnl_scratchpad_mode_user);
 	if (m->alpha != 1.0f)
@@ -228,8 +276,10 @@ make(struct mm *m, dnnl_data_type_t dt)
 	ok = dnnl_primitive_desc_create(&pd, &md, attr, engine, NULL) ==
 	    dnnl_success;
 	dnnl_primitive_attr_destroy(attr);
-	if (!ok)
-		fail("oneDNN has no matmul for this shape");
+	if (!ok) {
+		note_failure("oneDNN has no matmul for this shape");
+		return -1;
+	}
 	const dnnl_memory_desc_t *mp = dnnl_primitive_desc_query_md(pd,
 	    dnnl_query_scratchpad_md, 0);
 	m->padsz = dnnl_memory_desc_get_size(mp);
@@ -243,8 +293,11 @@ make(struct mm *m, dnnl_data_type_t dt)
 	    dnnl_memory_create(&m->pad, mp, engine, DNNL_MEMORY_NONE) ==
 	    dnnl_success;
 	dnnl_primitive_desc_destroy(pd);
-	if (!ok)
-		fail("oneDNN could not make a matmul");
+	if (!ok) {
+		note_failure("oneDNN could not make a matmul");
+		return -1;
+	}
+	return 0;
 }
 
 static void
@@ -257,7 +310,8 @@ unmake(struct mm *m)
 	dnnl_memory_destroy(m->pad);
 }
 
-/* The thread's primitive for this shape, made if it has none. */
+/* The thread's primitive for this shape, made if it has none; NULL (fail
+ * said why). */
 static struct mm *
 primitive(struct thr *t, int ta, int tb, int M, int N, int K, int ldc,
     float alpha, float beta)
@@ -277,16 +331,37 @@ primitive(struct thr *t, int ta, int tb, int M, int N, int K, int ldc,
 	t->next = (t->next + 1) % MM_KEEP;
 	*m = (struct mm){ ta, tb, M, N, K, ldc, alpha, beta, NULL, NULL,
 	    NULL, NULL, NULL, 0 };
-	make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32);
+	if (make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32) < 0) {
+		unmake(m);	/* what was made of it (oneDNN takes NULLs) */
+		*m = (struct mm){ .M = -1 };	/* matches no shape */
+		return NULL;
+	}
 	return m;
+}
+
+/* C[M][N] (leading dimension ldc) all NaN: the result of a product that
+ * could not run. */
+static void
+nan_fill(float *C, int M, int N, int ldc)
+{
+	for (int i = 0; i < M; i++)
+		for (int j = 0; j < N; j++)
+			C[(size_t)i * ldc + j] = NAN;
 }
 
 void
 bf16_product(int transa, int transb, int M, int N, int K, float alpha,
     const void *A, const void *B, float beta, float *C, int ldc)
 {
-	struct thr *t = thread_state();
-	struct mm *m = primitive(t, transa, transb, M, N, K, ldc, alpha, beta);
+	struct thr *t = A && B ? thread_state() : NULL;
+	struct mm *m = t ? primitive(t, transa, transb, M, N, K, ldc, alpha,
+	    beta) : NULL;
+	void *pad = m ? buffer(t, 2, m->padsz) : NULL;
+
+	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* note_failure said why */
+		nan_fill(C, M, N, ldc);
+		return;
+	}
 	dnnl_exec_arg_t args[4] = {
 		{ DNNL_ARG_SRC, m->a }, { DNNL_ARG_WEIGHTS, m->b },
 		{ DNNL_ARG_DST, m->c }, { DNNL_ARG_SCRATCHPAD, m->pad },
@@ -295,12 +370,15 @@ bf16_product(int transa, int transb, int M, int N, int K, float alpha,
 	dnnl_memory_set_data_handle(m->a, (void *)A);
 	dnnl_memory_set_data_handle(m->b, (void *)B);
 	dnnl_memory_set_data_handle(m->c, C);
-	dnnl_memory_set_data_handle(m->pad, buffer(t, 2, m->padsz));
+	dnnl_memory_set_data_handle(m->pad, pad);
 	/* as gemm.c's dnnl_sgemm: one thread inside a parallel region */
 	if (omp_get_level() > 0 && omp_get_max_threads() > 1)
 		omp_set_num_threads(1);
 	if (dnnl_primitive_execute(m->prim, t->stream, 4, args) !=
-	    dnnl_success)
-		fail("oneDNN could not run a matmul");
+	    dnnl_success) {
+		note_failure("oneDNN could not run a matmul");
+		nan_fill(C, M, N, ldc);
+		return;
+	}
 	dnnl_stream_wait(t->stream);
 }

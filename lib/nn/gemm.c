@@ -26,6 +26,13 @@ gemm_backend_parse(const char *name)
 	return -1;
 }
 
+int
+gemm_prec_parse(const char *name)
+{
+	return strcmp(name, "fp32") == 0 ? GEMM_FP32 : strcmp(name, "bf16") == 0 ?
+	    GEMM_BF16 : -1;
+}
+
 const char *
 gemm_backend_name(enum gemm_backend b)
 {

@@ -27,6 +27,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 enum gemm_backend { GEMM_AUTO, GEMM_OPENBLAS, GEMM_ONEDNN };
 /* Kinds of product, each with its backend: one computed by its caller's
  * thread (gemm_one: attention's per-head products), cut into row blocks
@@ -44,6 +46,13 @@ enum gemm_bf16 { GEMM_BF16_NONE, GEMM_BF16_NATIVE, GEMM_BF16_EMULATED };
 
 /* "auto", "openblas" or "onednn" -> its backend, or -1. */
 int	 gemm_backend_parse(const char *name);
+/* Whether every product so far ran: 0, or -1 with e (may be NULL) set to
+ * why the first that could not did not ("bf16 product: oneDNN has no
+ * matmul for this shape", "... out of memory"); such a product's result
+ * is NaN.  A caller of products checks it where it would stop. */
+int	 gemm_failed(struct err *e);
+/* "fp32" or "bf16" -> its enum gemm_prec, or -1. */
+int	 gemm_prec_parse(const char *name);
 /* The backend's name, as gemm_backend_parse takes it. */
 const char *gemm_backend_name(enum gemm_backend b);
 /* Every product by backend b from now on (GEMM_AUTO: each by its kind's

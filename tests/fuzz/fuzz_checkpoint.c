@@ -7,11 +7,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_path(data, size);
 	struct vt s;
-	char err[512];
+	struct err e;
 
 	if (path == NULL)
 		return 0;
-	vit_destroy(ckpt_load(path, &s, 2, 0, (int)(size & 1), err, sizeof err));
+	vit_destroy(ckpt_load(path, &s, 2, 0, (int)(size & 1), &e));
 	vt_free(&s);
 	return 0;
 }

@@ -10,12 +10,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *paths[1] = { (char *)path };
 	struct source s = { 0 };
 	struct image im = { 0 };
-	char err[IMAGE_ERRLEN], name[SOURCE_NAMELEN];
+	struct err e;
+	char name[SOURCE_NAMELEN];
 
-	if (path != NULL && cifar_load(&s, paths, 1, size % 3073 != 0, 0, err) == 0 &&
+	if (path != NULL && cifar_load(&s, paths, 1, size % 3073 != 0, 0, &e) == 0 &&
 	    s.n > 0) {
-		source_get(&s, 0, &im, name, err);
-		source_get(&s, s.n - 1, &im, name, err);
+		source_get(&s, 0, &im, name, &e);
+		source_get(&s, s.n - 1, &im, name, &e);
 	}
 	image_free(&im);
 	source_free(&s);

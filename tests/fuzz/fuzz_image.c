@@ -7,10 +7,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_path(data, size);
 	struct image im = { 0 };
-	char err[IMAGE_ERRLEN];
+	struct err e;
 
 	if (path != NULL)
-		image_load(path, &im, err);
+		image_load(path, &im, &e);
 	image_free(&im);
 	return 0;
 }

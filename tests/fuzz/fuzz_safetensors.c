@@ -13,10 +13,10 @@ write_checkpoint(const struct timm_plan *p)
 {
 	FILE *out = fopen("/dev/null", "wb");
 	struct vt v;
-	char err[512];
+	struct err e;
 
 	vt_init(&v);
-	if (out != NULL && ckpt_describe(&v, p->m, &p->keys, 0, err, sizeof err) == 0) {
+	if (out != NULL && ckpt_describe(&v, p->m, &p->keys, 0, &e) == 0) {
 		v.records = 1;
 		if (vt_write_header(&v, out, "fuzz") == 0)
 			vt_write_record(&v);
@@ -33,14 +33,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct timm_opts o = { .seed = 1, .heads = size & 1 ? 2 : 0 };
 	struct timm_plan p;
 	struct st s;
-	char err[512];
+	struct err e;
 	FILE *fp;
 
 	if (path == NULL || (fp = fopen(path, "rb")) == NULL)
 		return 0;
 	if (st_read_header(&s, fp, "fuzz", size) == 0) {
-		if (timm_plan(&p, &s, &o, err, sizeof err) == 0 && p.nbad == 0 &&
-		    timm_load(&p, &s, err, sizeof err) == 0)
+		if (timm_plan(&p, &s, &o, &e) == 0 && p.nbad == 0 &&
+		    timm_load(&p, &s, &e) == 0)
 			write_checkpoint(&p);
 		timm_plan_free(&p);
 	}

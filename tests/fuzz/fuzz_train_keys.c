@@ -26,7 +26,8 @@ keys(struct vt *s, char *text)
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text = malloc(size + 1), err[512];
+	char *text = malloc(size + 1);
+	struct err e;
 	struct train_keys k, back;
 	struct vt s, t;
 
@@ -38,12 +39,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vt_init(&t);
 	keys(&s, text);
 	train_defaults(&k);
-	if (train_keys_read(&s, "fuzz", &k, err, sizeof err) == 0) {
+	if (train_keys_read(&s, "fuzz", &k, &e) == 0) {
 		train_defaults(&back);
 		if (train_keys_write(&t, &k, TRAIN_OPTS) < 0 ||
 		    train_keys_write(&t, &k, TRAIN_STATE) < 0 ||
 		    vt_meta_set(&t, "TRAIN_THREADS", "1") < 0 ||
-		    train_keys_read(&t, "fuzz", &back, err, sizeof err) < 0 ||
+		    train_keys_read(&t, "fuzz", &back, &e) < 0 ||
 		    memcmp(&back.o, &k.o, sizeof k.o) != 0 ||
 		    memcmp(&back.st, &k.st, sizeof k.st) != 0)
 			abort();

@@ -8,10 +8,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *path = fuzz_path(data, size);
 	struct image im = { 0 };
 	int64_t range[2];
-	char err[IMAGE_ERRLEN];
+	struct err e;
 
 	if (path != NULL)
-		video_load(path, 4, 0, &im, range, err);
+		video_load(path, 4, 0, &im, range, &e);
 	image_free(&im);
 	return 0;
 }

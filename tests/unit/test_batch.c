@@ -113,7 +113,7 @@ main(void)
 	int grid[2];
 
 	CHECK(mem_open(&m, 7, 5, 2, 0) == 0, "header");
-	CHECK(batch_open(&br, s, 0, 0, 0, 1) == 0, "batch_open: %s", s->err);
+	CHECK(batch_open(&br, s, 0, 0, 0, 1) == 0, "batch_open: %s", s->err.msg);
 	CHECK(br.P == 6 && br.A == 2 && br.classes == 4 && br.channels == 3,
 	    "P 6, A 2, 4 classes, 3 channels from the header");
 	CHECK(batch_alloc(&b, &br, 4) == 0, "batch_alloc");
@@ -135,7 +135,7 @@ main(void)
 
 	/* The source texts of a batch, each its record's, in two batches. */
 	mem_open(&m, 7, 5, 2, SOURCE);
-	CHECK(batch_open(&br, s, 0, 0, 0, 0) == 0, "batch_open with a source field: %s", s->err);
+	CHECK(batch_open(&br, s, 0, 0, 0, 0) == 0, "batch_open with a source field: %s", s->err.msg);
 	batch_alloc(&b, &br, 4);
 	int right = 0;
 	for (int n, r = 0; (n = batch_next(&br, &b, 4)) > 0; r += n)
@@ -150,8 +150,8 @@ main(void)
 	mem_open(&m, 3, 9, 2, SOURCE | NEWLINE);
 	batch_open(&br, s, 0, 0, 0, 0);
 	batch_alloc(&b, &br, 4);
-	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err, "record 2: 'source' holds a NUL or newline"),
-	    "a newline in a source text: %s", s->err);
+	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err.msg, "record 2: 'source' holds a NUL or newline"),
+	    "a newline in a source text: %s", s->err.msg);
 	batch_free(&b);
 	mem_close(&m);
 
@@ -163,7 +163,7 @@ main(void)
 	vt_meta_set(&ck, "MEAN", "0.5,0.25,0");
 	vt_meta_set(&ck, "STD", "0.5,0.25,2");
 	mem_open(&m, 2, 9, 0, NO_NORM);
-	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "no MEAN/STD: %s", s->err);
+	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "no MEAN/STD: %s", s->err.msg);
 	batch_alloc(&b, &br, 4);
 	CHECK(batch_next(&br, &b, 4) == 2 && fabs(b.x[36 + 4] - (14 / 255.0 - 0.25) / 0.25) < 1e-6 &&
 	    fabs(b.x[36 + 5] - 15 / 255.0 / 2) < 1e-6,
@@ -174,19 +174,19 @@ main(void)
 	vt_meta_set(&ck, "MEAN", "0.5,0.25,0.0000000001");
 	vt_meta_set(&ck, "STD", "0.50,0.25,2e0");
 	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "the same MEAN/STD written otherwise: %s",
-	    s->err);
+	    s->err.msg);
 	vt_meta_set(&ck, "STD", "0.5");
 	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == -1 &&
-	    strstr(s->err, "mem: MEAN 0.5,0.25,0 STD 0.5,0.25,2 differ from the model's MEAN "
-	    "0.5,0.25,0.0000000001 STD 0.5"), "another STD refused: %s", s->err);
+	    strstr(s->err.msg, "mem: MEAN 0.5,0.25,0 STD 0.5,0.25,2 differ from the model's MEAN "
+	    "0.5,0.25,0.0000000001 STD 0.5"), "another STD refused: %s", s->err.msg);
 	vt_free(&ck);
 	vt_init(&ck);
 	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == -1 &&
-	    strstr(s->err, "the model's MEAN 0 STD 1"), "a model without MEAN/STD: 0 and 1: %s",
-	    s->err);
+	    strstr(s->err.msg, "the model's MEAN 0 STD 1"), "a model without MEAN/STD: 0 and 1: %s",
+	    s->err.msg);
 	mem_close(&m);
 	mem_open(&m, 2, 9, 0, NO_NORM);
-	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "neither has MEAN/STD: %s", s->err);
+	CHECK(batch_open_model(&br, s, &ck, 6, 2, 4, 0) == 0, "neither has MEAN/STD: %s", s->err.msg);
 	vt_free(&ck);
 	mem_close(&m);
 
@@ -202,13 +202,13 @@ main(void)
 	mem_open(&m, 3, 9, 0, CLSNAN);
 	batch_open(&br, s, 0, 0, 0, 0);
 	batch_alloc(&b, &br, 4);
-	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err, "record 3: 'clspos' holds NaN"),
-	    "a NaN CLS position: %s", s->err);
+	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err.msg, "record 3: 'clspos' holds NaN"),
+	    "a NaN CLS position: %s", s->err.msg);
 	batch_free(&b);
 	mem_close(&m);
 	mem_open(&m, 1, 9, 0, CLS3);
-	CHECK(batch_open(&br, s, 0, 0, 0, 0) == -1 && strstr(s->err, "'clspos' must be f32 [2]"),
-	    "clspos of 3 values for 2 axes: %s", s->err);
+	CHECK(batch_open(&br, s, 0, 0, 0, 0) == -1 && strstr(s->err.msg, "'clspos' must be f32 [2]"),
+	    "clspos of 3 values for 2 axes: %s", s->err.msg);
 	mem_close(&m);
 	mem_open(&m, 1, 9, 0, 0);
 	batch_open(&br, s, 0, 0, 0, 0);
@@ -219,7 +219,7 @@ main(void)
 
 	mem_open(&m, 1, 9, 0, NO_POS);
 	CHECK(batch_open(&br, s, 6, 2, 4, 1) == -1 &&
-	    strstr(s->err, "no field 'pos': make positions with posgen"), "no pos: %s", s->err);
+	    strstr(s->err.msg, "no field 'pos': make positions with posgen"), "no pos: %s", s->err.msg);
 	mem_close(&m);
 
 	/* A label out of range, found after skipping two records. */
@@ -227,16 +227,16 @@ main(void)
 	batch_open(&br, s, 6, 2, 0, 1);
 	batch_alloc(&b, &br, 4);
 	CHECK(batch_skip(&br, 2) == 0 && br.delivered == 2, "skip 2 records");
-	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err, "record 3: label 4 out of range"),
-	    "label 4 of 4 classes: %s", s->err);
+	CHECK(batch_next(&br, &b, 4) == -1 && strstr(s->err.msg, "record 3: label 4 out of range"),
+	    "label 4 of 4 classes: %s", s->err.msg);
 	batch_free(&b);
 	mem_close(&m);
 
 	/* The model's sizes must match the stream's. */
 	mem_open(&m, 1, 9, 0, 0);
-	CHECK(batch_open(&br, s, 12, 2, 4, 1) == -1 && strstr(s->err, "6 values, the model takes 12"),
-	    "P mismatch: %s", s->err);
-	CHECK(batch_open(&br, s, 6, 3, 4, 1) == -1, "axes mismatch: %s", s->err);
+	CHECK(batch_open(&br, s, 12, 2, 4, 1) == -1 && strstr(s->err.msg, "6 values, the model takes 12"),
+	    "P mismatch: %s", s->err.msg);
+	CHECK(batch_open(&br, s, 6, 3, 4, 1) == -1, "axes mismatch: %s", s->err.msg);
 	mem_close(&m);
 	return test_done();
 }

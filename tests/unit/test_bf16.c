@@ -91,6 +91,16 @@ test_mode(void)
 	CHECK(has ? m == GEMM_BF16_NATIVE : m == GEMM_BF16_NONE,
 	    "bf16 found native exactly where the CPU has AVX512_BF16 (%s; "
 	    "mode %d)", has ? "it has" : "it has not", (int)m);
+	if (m == GEMM_BF16_NONE) {	/* a product refused: NaN, a reason, no exit */
+		float a[4] = { 1, 2, 3, 4 }, c[4] = { 0 };
+		struct err e;
+		gemm_one(GEMM_BF16, 0, 0, 2, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
+		CHECK(isnan(c[0]) && isnan(c[3]) && gemm_failed(&e) < 0 &&
+		    strstr(e.msg, "bf16 product: this CPU has no native bf16") != NULL,
+		    "a bf16 product without bf16: NaN, and gemm_failed says why "
+		    "(the process goes on)");
+	} else
+		CHECK(gemm_failed(NULL) == 0, "no product has failed");
 	gemm_bf16_emulate();
 	CHECK(gemm_bf16_mode() == (has ? GEMM_BF16_NATIVE : GEMM_BF16_EMULATED),
 	    "emulation asked for: %s", has ? "native bf16 still used" :

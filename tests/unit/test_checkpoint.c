@@ -35,7 +35,7 @@ reshape(struct vt *in, const char *out, const char *name, int dtype, int rank,
 			vt_lend(&o, j, f->data);
 	}
 	CHECK(ok && vt_save(&o, out) == 0, "%s as %s[%d dims] (%s)", name,
-	    vt_dtype_name(dtype), rank, o.err);
+	    vt_dtype_name(dtype), rank, o.err.msg);
 	vt_free(&o);
 }
 
@@ -64,46 +64,47 @@ check_nonfinite(struct vit *m, const char *path)
 {
 	const struct vit_tensor *w = vit_find_tensor(m, "head.w");
 	size_t n0, n1, k = w->off + 3;
-	char err[512] = "", *before, *after, other[64];
+	struct err e = { "" };
+	char *before, *after, other[64];
 	struct vt s;
 	float keep = m->param[k];
 
-	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) == 0, "save: %s", err);
+	CHECK(ckpt_save(path, m, NULL, 1, &e) == 0, "save: %s", e.msg);
 	before = slurp(path, &n0);
 	m->param[k] = NAN;
-	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) < 0 &&
-	    strstr(err, ": not written: tensor 'head.w' holds nan (element 3 of 80)"),
-	    "a NaN weight is not written: %s", err);
+	CHECK(ckpt_save(path, m, NULL, 1, &e) < 0 &&
+	    strstr(e.msg, ": not written: tensor 'head.w' holds nan (element 3 of 80)"),
+	    "a NaN weight is not written: %s", e.msg);
 	m->param[k] = keep;
 	keep = m->adam_v[k];
 	m->adam_v[k] = INFINITY;
-	CHECK(ckpt_save(path, m, NULL, 1, err, sizeof err) < 0 &&
-	    strstr(err, "tensor 'head.w' (its AdamW v) holds inf (element 3 of 80)"),
-	    "... nor an infinite moment: %s", err);
+	CHECK(ckpt_save(path, m, NULL, 1, &e) < 0 &&
+	    strstr(e.msg, "tensor 'head.w' (its AdamW v) holds inf (element 3 of 80)"),
+	    "... nor an infinite moment: %s", e.msg);
 	after = slurp(path, &n1);
 	CHECK(n0 > 0 && n0 == n1 && memcmp(before, after, n0) == 0,
 	    "the file keeps the last good checkpoint");
 	snprintf(other, sizeof other, "%s.inf", path);
-	CHECK(ckpt_save(other, m, NULL, 0, err, sizeof err) == 0,
-	    "a model without its moments is written: %s", err);
+	CHECK(ckpt_save(other, m, NULL, 0, &e) == 0,
+	    "a model without its moments is written: %s", e.msg);
 	m->adam_v[k] = keep;
 
 	/* the same NaN put into a file by hand */
-	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err);
+	CHECK(vt_load(&s, path) == 0, "read back: %s", s.err.msg);
 	((float *)vt_get(&s, "head.w")->data)[3] = NAN;
 	((float *)vt_get(&s, "pe.params")->data)[1] = -INFINITY;
-	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err);
+	CHECK(vt_save(&s, other) == 0, "a file with a NaN weight: %s", s.err.msg);
 	vt_free(&s);
-	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "tensor 'head.w' holds nan (element 3 of 80)"),
-	    "ckpt_load refuses it: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
+	    strstr(e.msg, "tensor 'head.w' holds nan (element 3 of 80)"),
+	    "ckpt_load refuses it: %s", e.msg);
 	vt_free(&s);
 	const struct vit_tensor *pe = vit_find_tensor(m, "pe.params");
 	float *was = malloc(pe->n * sizeof *was);
 	memcpy(was, m->param + pe->off, pe->n * sizeof *was);
-	CHECK(ckpt_load_generators(m, other, err, sizeof err) < 0 &&
-	    strstr(err, "tensor 'pe.params' holds -inf (element 1 of "),
-	    "... and as a generator file (skewgen's): %s", err);
+	CHECK(ckpt_load_generators(m, other, &e) < 0 &&
+	    strstr(e.msg, "tensor 'pe.params' holds -inf (element 1 of "),
+	    "... and as a generator file (skewgen's): %s", e.msg);
 	memcpy(m->param + pe->off, was, pe->n * sizeof *was);
 	free(was);
 	unlink(other);
@@ -117,34 +118,35 @@ static void
 check_exact(const char *path)
 {
 	struct vt raw, s;
-	char err[512] = "", other[64];
+	struct err e = { "" };
+	char other[64];
 	const int64_t patch[2] = { 12, 16 }, cls[2] = { 1, 16 }, moments[1] = { 7 };
 	const int64_t same[2] = { 16, 12 };
 
 	snprintf(other, sizeof other, "%s.exact", path);
-	CHECK(vt_load(&raw, path) == 0, "load %s (%s)", path, raw.err);
+	CHECK(vt_load(&raw, path) == 0, "load %s (%s)", path, raw.err.msg);
 	reshape(&raw, other, "patch.w", VT_F32, 2, patch);
-	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "field 'patch.w' is f32[12,16], the model wants f32[16,12]"),
-	    "patch.w transposed, of the same size: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
+	    strstr(e.msg, "field 'patch.w' is f32[12,16], the model wants f32[16,12]"),
+	    "patch.w transposed, of the same size: %s", e.msg);
 	vt_free(&s);
 	reshape(&raw, other, "cls", VT_F32, 2, cls);
-	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "field 'cls' is f32[1,16], the model wants f32[16]"),
-	    "cls of another rank: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
+	    strstr(e.msg, "field 'cls' is f32[1,16], the model wants f32[16]"),
+	    "cls of another rank: %s", e.msg);
 	vt_free(&s);
 	reshape(&raw, other, "patch.w", VT_I32, 2, same);
-	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "field 'patch.w' is i32[16,12], the model wants f32[16,12]"),
-	    "patch.w of another dtype: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
+	    strstr(e.msg, "field 'patch.w' is i32[16,12], the model wants f32[16,12]"),
+	    "patch.w of another dtype: %s", e.msg);
 	vt_free(&s);
 	reshape(&raw, other, CKPT_ADAM_V, VT_F32, 1, moments);
-	CHECK(ckpt_load(other, &s, 2, 0, 1, err, sizeof err) == NULL &&
-	    strstr(err, "field 'adam.v' is f32[7], the model wants f32["),
-	    "resume: moments of another size: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 1, &e) == NULL &&
+	    strstr(e.msg, "field 'adam.v' is f32[7], the model wants f32["),
+	    "resume: moments of another size: %s", e.msg);
 	vt_free(&s);
-	struct vit *n = ckpt_load(other, &s, 2, 0, 0, err, sizeof err);
-	CHECK(n != NULL, "forward-only: the moments are not read (%s)", err);
+	struct vit *n = ckpt_load(other, &s, 2, 0, 0, &e);
+	CHECK(n != NULL, "forward-only: the moments are not read (%s)", e.msg);
 	vit_destroy(n);
 	vt_free(&s);
 	vt_free(&raw);
@@ -173,7 +175,7 @@ static void
 check_layout(void)
 {
 	const char *pes[] = { "abs", "liere:4", "sincos", "comrope-ld:4", "ape" };
-	char err[256] = "";
+	struct err e = { "" };
 
 	for (int i = 0; i < 5; i++) {
 		struct vit_config c;
@@ -182,23 +184,23 @@ check_layout(void)
 		c.locality = i & 1;
 		c.grid[0] = 3, c.grid[1] = 5;
 		strcpy(c.pe, pes[i]);
-		struct vit *m = vit_create_infer(&c, 1, 15, err, sizeof err);
+		struct vit *m = vit_create_infer(&c, 1, 15, e.msg, sizeof e.msg);
 		struct seen S = { m, 0, 0, 0 };
 		size_t np = 0;
-		CHECK(m && vit_layout(&c, see, &S, &np, err, sizeof err) == 0 &&
+		CHECK(m && vit_layout(&c, see, &S, &np, e.msg, sizeof e.msg) == 0 &&
 		    S.n == m->ntensor && S.bad == 0 && np == m->nparam,
 		    "vit_layout, pe %s%s: %d tensors as vit_create's, %zu floats (%s)",
-		    pes[i], c.locality ? ", locality" : "", S.n, np, err);
+		    pes[i], c.locality ? ", locality" : "", S.n, np, e.msg);
 		S = (struct seen){ m, 0, 0, 3 };
-		CHECK(m && vit_layout(&c, see, &S, &np, err, sizeof err) == 42 && S.n == 3,
+		CHECK(m && vit_layout(&c, see, &S, &np, e.msg, sizeof e.msg) == 42 && S.n == 3,
 		    "the visitor's 42 at the third tensor stops it (%d seen)", S.n);
 		vit_destroy(m);
 	}
 	struct vit_config c;
 	vit_config_init(&c);
 	c.heads = 5;
-	CHECK(vit_layout(&c, see, NULL, &(size_t){ 0 }, err, sizeof err) == -1 &&
-	    strstr(err, "not a multiple of heads"), "a bad config: %s", err);
+	CHECK(vit_layout(&c, see, NULL, &(size_t){ 0 }, e.msg, sizeof e.msg) == -1 &&
+	    strstr(e.msg, "not a multiple of heads"), "a bad config: %s", e.msg);
 }
 
 /* A model for forward passes reads the parameters alone, straight into
@@ -209,12 +211,13 @@ check_forward_only(const struct vit *m, const char *path)
 {
 	struct vt s, raw;
 	struct vit *n;
-	char err[512] = "", other[64];
+	struct err e = { "" };
+	char other[64];
 	int64_t four = 4;
 
-	n = ckpt_load(path, &s, 2, 0, 0, err, sizeof err);
+	n = ckpt_load(path, &s, 2, 0, 0, &e);
 	CHECK(n != NULL && memcmp(n->param, m->param, m->nparam * 4) == 0,
-	    "forward-only: parameters bit for bit (%s)", err);
+	    "forward-only: parameters bit for bit (%s)", e.msg);
 	struct vt_field *f = vt_get(&s, CKPT_ADAM_M);
 	CHECK(f && f->skip && f->data == NULL, "forward-only: the moments read past");
 	CHECK(n && vt_get(&s, "head.w")->data == n->param + vit_find_tensor(n, "head.w")->off,
@@ -224,28 +227,28 @@ check_forward_only(const struct vit *m, const char *path)
 
 	snprintf(other, sizeof other, "%s.other", path);
 	CHECK(vt_load(&raw, path) == 0 && vt_add_field(&raw, "notes", VT_F32, 1, &four) >= 0 &&
-	    vt_save(&raw, other) == 0, "a checkpoint with a field of its own (%s)", raw.err);
-	n = ckpt_load(other, &s, 2, 0, 1, err, sizeof err);
+	    vt_save(&raw, other) == 0, "a checkpoint with a field of its own (%s)", raw.err.msg);
+	n = ckpt_load(other, &s, 2, 0, 1, &e);
 	CHECK(n && memcmp(n->adam_v, m->adam_v, m->nparam * 4) == 0 &&
-	    vt_get(&s, "notes")->skip, "a field the model does not know is read past (%s)", err);
+	    vt_get(&s, "notes")->skip, "a field the model does not know is read past (%s)", e.msg);
 	vit_destroy(n);
 	vt_free(&s);
 	vt_meta_set(&raw, "VIT_MLP", "32");
 	CHECK(vt_save(&raw, other) == 0, "VIT_MLP changed");
-	CHECK(ckpt_load(other, &s, 2, 0, 0, err, sizeof err) == NULL &&
-	    strstr(err, "field 'blocks.0.mlp.fc1.w' is f32[24,16], the model wants f32[32,16]"),
-	    "a field of another size: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 0, &e) == NULL &&
+	    strstr(e.msg, "field 'blocks.0.mlp.fc1.w' is f32[24,16], the model wants f32[32,16]"),
+	    "a field of another size: %s", e.msg);
 	vt_free(&s);
 	vt_free(&raw);
 
-	err[0] = '\0';
-	CHECK(ckpt_save(other, m, NULL, 0, err, sizeof err) == 0, "save without moments: %s", err);
-	n = ckpt_load(other, &s, 2, 0, 0, err, sizeof err);
-	CHECK(n != NULL, "forward-only without moments: %s", err);
+	e.msg[0] = '\0';
+	CHECK(ckpt_save(other, m, NULL, 0, &e) == 0, "save without moments: %s", e.msg);
+	n = ckpt_load(other, &s, 2, 0, 0, &e);
+	CHECK(n != NULL, "forward-only without moments: %s", e.msg);
 	vit_destroy(n);
 	vt_free(&s);
-	CHECK(ckpt_load(other, &s, 2, 0, 1, err, sizeof err) == NULL &&
-	    strstr(err, "no field 'adam.m'"), "resume without moments: %s", err);
+	CHECK(ckpt_load(other, &s, 2, 0, 1, &e) == NULL &&
+	    strstr(e.msg, "no field 'adam.m'"), "resume without moments: %s", e.msg);
 	vt_free(&s);
 	unlink(other);
 }
@@ -262,14 +265,14 @@ int_keys(const struct vit_config *c)
 	};
 	struct vit_config back;
 	struct vt s;
-	char err[256];
+	struct err e;
 
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		vt_init(&s);
 		vit_config_save(c, &s);
 		vt_meta_set(&s, bad[i][0], bad[i][1]);
-		CHECK(vit_config_load(&back, &s, err, sizeof err) == -1 && strstr(err, "bad value"),
-		    "%s '%s' refused: %s", bad[i][0], bad[i][1], err);
+		CHECK(vit_config_load(&back, &s, e.msg, sizeof e.msg) == -1 && strstr(e.msg, "bad value"),
+		    "%s '%s' refused: %s", bad[i][0], bad[i][1], e.msg);
 		vt_free(&s);
 	}
 }
@@ -280,7 +283,8 @@ main(void)
 	struct vit_config c;
 	struct vt s, extra;
 	struct vit *m, *n;
-	char err[512] = "", path[] = "/tmp/test_checkpoint_XXXXXX";
+	struct err e = { "" };
+	char path[] = "/tmp/test_checkpoint_XXXXXX";
 	int fd = mkstemp(path);
 
 	close(fd);
@@ -297,24 +301,24 @@ main(void)
 	strcpy(sc.pe, "sincos");
 	sc.locality = 0;
 	sc.dim = 32, sc.heads = 2, sc.grid[0] = sc.grid[1] = 512;
-	m = vit_create_infer(&sc, 1, 1, err, sizeof err);
-	CHECK(m == NULL && strstr(err, "sincos table of 262144 tokens"), "%s", err);
+	m = vit_create_infer(&sc, 1, 1, e.msg, sizeof e.msg);
+	CHECK(m == NULL && strstr(e.msg, "sincos table of 262144 tokens"), "%s", e.msg);
 	sc.grid[0] = sc.grid[1] = 16;
-	m = vit_create_infer(&sc, 1, 1, err, sizeof err);
-	CHECK(m != NULL, "... a 16x16 grid is not: %s", m ? "" : err);
+	m = vit_create_infer(&sc, 1, 1, e.msg, sizeof e.msg);
+	CHECK(m != NULL, "... a 16x16 grid is not: %s", m ? "" : e.msg);
 	vit_destroy(m);
-	err[0] = '\0';
-	m = vit_create(&c, 4, 9, 7, err, sizeof err);
-	CHECK(m != NULL, "model: %s", err);
+	e.msg[0] = '\0';
+	m = vit_create(&c, 4, 9, 7, e.msg, sizeof e.msg);
+	CHECK(m != NULL, "model: %s", e.msg);
 	for (size_t i = 0; i < m->nparam; i++) {
 		m->adam_m[i] = (float)i / 3;
 		m->adam_v[i] = (float)i / 7;
 	}
 	vt_init(&extra);
 	vt_meta_set(&extra, "STEP", "42");
-	CHECK(ckpt_save(path, m, &extra, 1, err, sizeof err) == 0, "save: %s", err);
-	n = ckpt_load(path, &s, 2, 0, 1, err, sizeof err);
-	CHECK(n != NULL, "load: %s", err);
+	CHECK(ckpt_save(path, m, &extra, 1, &e) == 0, "save: %s", e.msg);
+	n = ckpt_load(path, &s, 2, 0, 1, &e);
+	CHECK(n != NULL, "load: %s", e.msg);
 	CHECK(n->nparam == m->nparam && memcmp(n->param, m->param, m->nparam * 4) == 0,
 	    "%zu parameters bit for bit", m->nparam);
 	CHECK(memcmp(n->adam_m, m->adam_m, m->nparam * 4) == 0 &&
@@ -337,15 +341,15 @@ main(void)
 
 	/* A checkpoint is a generator file for a model of the same shape. */
 	memset(n->param, 0, n->nparam * 4);
-	CHECK(ckpt_load_generators(n, path, err, sizeof err) == 0, "generators: %s", err);
+	CHECK(ckpt_load_generators(n, path, &e) == 0, "generators: %s", e.msg);
 	const struct vit_tensor *t = vit_find_tensor(m, "pe.params");
 	CHECK(t && memcmp(n->param + t->off, m->param + t->off, t->n * 4) == 0,
 	    "pe.params set from it");
 	vit_destroy(n);
 	c.depth = 3;
-	n = vit_create(&c, 4, 9, 7, err, sizeof err);
-	CHECK(ckpt_load_generators(n, path, err, sizeof err) == -1 &&
-	    strstr(err, "LAYERS is 2, the model's is 3"), "another depth refused: %s", err);
+	n = vit_create(&c, 4, 9, 7, e.msg, sizeof e.msg);
+	CHECK(ckpt_load_generators(n, path, &e) == -1 &&
+	    strstr(e.msg, "LAYERS is 2, the model's is 3"), "another depth refused: %s", e.msg);
 	vit_destroy(n);
 	check_forward_only(m, path);
 	check_exact(path);
@@ -354,10 +358,10 @@ main(void)
 
 	/* Damaged files. */
 	CHECK(truncate(path, 3000) == 0, "cut the file");
-	CHECK(ckpt_load(path, &s, 2, 0, 1, err, sizeof err) == NULL, "a cut file: %s", err);
+	CHECK(ckpt_load(path, &s, 2, 0, 1, &e) == NULL, "a cut file: %s", e.msg);
 	vt_free(&s);
-	CHECK(ckpt_load("/nonexistent/x.vt", &s, 2, 0, 1, err, sizeof err) == NULL,
-	    "no file: %s", err);
+	CHECK(ckpt_load("/nonexistent/x.vt", &s, 2, 0, 1, &e) == NULL,
+	    "no file: %s", e.msg);
 	vt_free(&s);
 	unlink(path);
 	vit_destroy(m);

@@ -84,7 +84,7 @@ int
 main(void)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	size_t len;
 
 	vit_config_init(&c);
@@ -98,9 +98,9 @@ main(void)
 	snprintf(c.pe, sizeof c.pe, "none");
 	/* parameters zero, LayerNorm gains included: the final norm gives 0
 	 * for any input, so the logits are the head bias, z_c = c */
-	struct vit *m = vit_create_infer(&c, MAXB, T, err, sizeof err);
+	struct vit *m = vit_create_infer(&c, MAXB, T, e.msg, sizeof e.msg);
 	if (m == NULL) {
-		CHECK(0, "model: %s", err);
+		CHECK(0, "model: %s", e.msg);
 		return test_done();
 	}
 	const struct vit_tensor *hb = vit_find_tensor(m, "head.b");
@@ -124,10 +124,10 @@ main(void)
 	if (rc == 0)
 		rc = batch_open(&br, &s, c.P, c.axes, c.classes, 0);
 	if (rc == 0)
-		rc = evaluate(&m, &br, MAXB, &hooks, &out, err, sizeof err);
+		rc = evaluate(&m, &br, MAXB, &hooks, &out, &e);
 	CHECK(rc == 0 && out.n == N && out.classes == C,
 	    "evaluate: %lld records of %d classes%s%s", (long long)out.n,
-	    out.classes, rc ? ": " : "", rc ? err : "");
+	    out.classes, rc ? ": " : "", rc ? e.msg : "");
 	CHECK(seen.calls == (N + MAXB - 1) / MAXB && seen.records == N,
 	    "the after hook: %d batches of up to %d, records in order",
 	    seen.calls, MAXB);

@@ -45,7 +45,7 @@ main(void)
 	while ((more = json_next(&j, ']')) == 1 && json_skip(&j) == 0)
 		n++;
 	CHECK(more == 0 && n == 4 && json_peek(&j) == 0, "json_skip passes a string, objects "
-	    "and arrays of every kind, empty ones too (%d of 4, %s)", n, j.err);
+	    "and arrays of every kind, empty ones too (%d of 4, %s)", n, j.err.msg);
 	j = over("{}");
 	CHECK(json_begin(&j, '{') == 0 && json_peek(&j) == 0, "an empty object: json_begin 0");
 
@@ -58,14 +58,14 @@ main(void)
 	int refused = 0;
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		j = over(bad[i]);
-		j.err[0] = '\0';
-		refused += json_skip(&j) == -1 && j.err[0] != '\0';
+		j.err.msg[0] = '\0';
+		refused += json_skip(&j) == -1 && j.err.msg[0] != '\0';
 	}
 	CHECK(refused == (int)(sizeof bad / sizeof *bad), "malformed texts refused with a "
 	    "message (%d of %zu)", refused, sizeof bad / sizeof *bad);
 	j = over("\"abcdefgh\"");
-	CHECK(json_string(&j, s, 8) == -1 && strstr(j.err, "longer than 7 bytes"),
-	    "a string longer than the buffer: %s", j.err);
+	CHECK(json_string(&j, s, 8) == -1 && strstr(j.err.msg, "longer than 7 bytes"),
+	    "a string longer than the buffer: %s", j.err.msg);
 	/* a value is skipped whatever its length, which no buffer bounds */
 	char *big = malloc(100003);
 	memset(big, 'x', 100003);
@@ -73,7 +73,7 @@ main(void)
 	big[100002] = '\0';
 	j = over(big);
 	CHECK(json_skip(&j) == 0 && json_peek(&j) == 0, "a string of 100000 bytes skipped: %s",
-	    j.err);
+	    j.err.msg);
 	free(big);
 	/* vit-train's log: printf's nan and inf, when asked for */
 	j = over("[nan, -inf, inf, -0.5e-3, 2E+2]");
@@ -84,12 +84,12 @@ main(void)
 	    more = json_next(&j, ']'))
 		;
 	CHECK(more == 0 && n == 5 && isnan(w[0]) && w[1] == -INFINITY && w[2] == INFINITY &&
-	    w[3] == -0.5e-3 && w[4] == 200, "nan, -inf and inf with nonfinite (%s)", j.err);
+	    w[3] == -0.5e-3 && w[4] == 200, "nan, -inf and inf with nonfinite (%s)", j.err.msg);
 	char deep[200];
 	memset(deep, '[', sizeof deep - 1);
 	deep[sizeof deep - 1] = '\0';
 	j = over(deep);
-	CHECK(json_skip(&j) == -1 && strstr(j.err, "nested"), "199 open brackets: refused, "
-	    "no deep recursion: %s", j.err);
+	CHECK(json_skip(&j) == -1 && strstr(j.err.msg, "nested"), "199 open brackets: refused, "
+	    "no deep recursion: %s", j.err.msg);
 	return test_done();
 }

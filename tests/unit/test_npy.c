@@ -46,21 +46,22 @@ write_npy(const char *name, const char *dict, size_t nbytes)
 static const char *
 load_err(const char *name)
 {
-	static char err[NPY_ERRLEN];
+	static struct err e;
 	char path[256];
 	struct npy h;
 	void *data;
 	snprintf(path, sizeof path, "%s/%s", dir, name);
-	err[0] = 0;
-	if (npy_load(path, &h, &data, err) == 0)
+	e.msg[0] = 0;
+	if (npy_load(path, &h, &data, &e) == 0)
 		free(data);
-	return err;
+	return e.msg;
 }
 
 int
 main(void)
 {
-	char err[NPY_ERRLEN], path[256];
+	struct err e;
+	char path[256];
 	struct npy h;
 	void *data;
 	if (!mkdtemp(dir))
@@ -71,16 +72,16 @@ main(void)
 	int64_t shape[2] = { 2, 3 }, one = 5;
 	int32_t iv[5] = { 1, -2, 3, 1 << 30, 0 };
 	snprintf(path, sizeof path, "%s/f.npy", dir);
-	CHECK(npy_save(path, VT_F32, 2, shape, f, err) == 0, "save f32 (2,3)");
-	CHECK(npy_load(path, &h, &data, err) == 0, "load it back: %s", err);
+	CHECK(npy_save(path, VT_F32, 2, shape, f, &e) == 0, "save f32 (2,3)");
+	CHECK(npy_load(path, &h, &data, &e) == 0, "load it back: %s", e.msg);
 	CHECK(h.dtype == VT_F32 && h.rank == 2 && h.shape[0] == 2 && h.shape[1] == 3 &&
 	    h.count == 6 && h.offset % 64 == 0, "shape, dtype, 64-byte aligned data");
 	CHECK(memcmp(data, f, sizeof f) == 0, "values survive");
 	free(data);
 	snprintf(path, sizeof path, "%s/i.npy", dir);
-	CHECK(npy_save(path, VT_I32, 1, &one, iv, err) == 0, "save i32 (5,)");
+	CHECK(npy_save(path, VT_I32, 1, &one, iv, &e) == 0, "save i32 (5,)");
 	snprintf(path, sizeof path, "%s/s.npy", dir);
-	CHECK(npy_save(path, VT_F64, 0, NULL, &(double){ 2.5 }, err) == 0, "save a scalar");
+	CHECK(npy_save(path, VT_F64, 0, NULL, &(double){ 2.5 }, &e) == 0, "save a scalar");
 	CHECK(py("import numpy as np\n"
 	    "a = np.load(\"f.npy\"); assert a.dtype == np.float32 and a.shape == (2, 3)\n"
 	    "assert a.tolist() == [[1.5, -2, 3], [np.float32(4e-8), 5, 6]]\n"
@@ -96,15 +97,15 @@ main(void)
 	    "np.save(\"c.npy\", np.zeros(3, np.complex64))\n"
 	    "np.save(\"fo.npy\", np.asfortranarray(np.zeros((2, 3))))\n") == 0, "NumPy writes test files");
 	snprintf(path, sizeof path, "%s/be.npy", dir);
-	CHECK(npy_load(path, &h, &data, err) == 0 && h.swap && h.dtype == VT_I32, "big-endian i4: %s", err);
+	CHECK(npy_load(path, &h, &data, &e) == 0 && h.swap && h.dtype == VT_I32, "big-endian i4: %s", e.msg);
 	CHECK(data && ((int32_t *)data)[0] == -5 && ((int32_t *)data)[11] == 6, "bytes swapped");
 	free(data);
 	snprintf(path, sizeof path, "%s/v2.npy", dir);
-	CHECK(npy_load(path, &h, &data, err) == 0 && h.dtype == VT_U16 && h.count == 7 &&
-	    ((uint16_t *)data)[6] == 6, "version 2.0 header, u2: %s", err);
+	CHECK(npy_load(path, &h, &data, &e) == 0 && h.dtype == VT_U16 && h.count == 7 &&
+	    ((uint16_t *)data)[6] == 6, "version 2.0 header, u2: %s", e.msg);
 	free(data);
 	snprintf(path, sizeof path, "%s/b.npy", dir);
-	CHECK(npy_load(path, &h, &data, err) == 0 && h.dtype == VT_U8 &&
+	CHECK(npy_load(path, &h, &data, &e) == 0 && h.dtype == VT_U8 &&
 	    ((uint8_t *)data)[2] == 1, "bool as u8");
 	free(data);
 
@@ -112,9 +113,9 @@ main(void)
 	snprintf(path, sizeof path, "%s/f.npy", dir);
 	FILE *fp = fopen(path, "rb");
 	float two[2];
-	CHECK(npy_read_header(&h, fp, path, err) == 0 && npy_read(&h, fp, path, 3, 2, two, err) == 0 &&
+	CHECK(npy_read_header(&h, fp, path, &e) == 0 && npy_read(&h, fp, path, 3, 2, two, &e) == 0 &&
 	    two[0] == 4e-8f && two[1] == 5, "npy_read of elements 3..4");
-	CHECK(npy_read(&h, fp, path, 5, 2, two, err) == -1, "npy_read past the end refused");
+	CHECK(npy_read(&h, fp, path, 5, 2, two, &e) == -1, "npy_read past the end refused");
 	fclose(fp);
 
 	/* Bad files: clean errors naming the file. */
@@ -149,8 +150,8 @@ main(void)
 		write_npy("good.npy", dict, 16);
 		snprintf(path, sizeof path, "%s/good.npy", dir);
 		void *d = NULL;
-		CHECK(npy_load(path, &h, &d, err) == 0 && h.count == goodcount[i], "shape %s read: %s",
-		    goodshape[i], err);
+		CHECK(npy_load(path, &h, &d, &e) == 0 && h.count == goodcount[i], "shape %s read: %s",
+		    goodshape[i], e.msg);
 		free(d);
 	}
 	write_bytes("ver.npy", "\x93NUMPY\x09\x00\x10\x00{}", 12);

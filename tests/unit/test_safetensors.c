@@ -48,8 +48,8 @@ metadata_keys(void)
 		p += sprintf(p, "%s\"k%d\":\"v\"", i ? "," : "", i == N - 1 ? 7 : i);
 	strcpy(p, "}}");
 	fp = file_of(json, NULL, 0, &size);
-	CHECK(st_read_header(&r, fp, "dup", size) == -1 && strstr(r.err, "'k7' twice"),
-	    "a key repeated among %d: %s", N, r.err);
+	CHECK(st_read_header(&r, fp, "dup", size) == -1 && strstr(r.err.msg, "'k7' twice"),
+	    "a key repeated among %d: %s", N, r.err.msg);
 	st_free(&r);
 	fclose(fp);
 	sprintf(strstr(json, "\"k7\":\"v\"}}"), "\"k%d\":\"v\"}}", N - 1);
@@ -58,14 +58,14 @@ metadata_keys(void)
 	int rc = st_read_header(&r, fp, "many", size);
 	double t = (double)clock() / CLOCKS_PER_SEC - t0;
 	CHECK(rc == 0 && r.nmeta == N && t < 1, "%d distinct keys read in %.3f s: %s", N, t,
-	    rc ? r.err : "");
+	    rc ? r.err.msg : "");
 	st_free(&r);
 	fclose(fp);
 	for (int k = 0; k < 2; k++) {
 		fp = file_of(k ? "{\"__metadata__\":{},\"__metadata__\":{\"a\":\"b\"}}" :
 		    "{\"__metadata__\":{\"a\":\"b\"},\"__metadata__\":{}}", NULL, 0, &size);
-		CHECK(st_read_header(&r, fp, "twice", size) == -1 && strstr(r.err, "twice"),
-		    "__metadata__ twice, the %s empty: %s", k ? "first" : "second", r.err);
+		CHECK(st_read_header(&r, fp, "twice", size) == -1 && strstr(r.err.msg, "twice"),
+		    "__metadata__ twice, the %s empty: %s", k ? "first" : "second", r.err.msg);
 		st_free(&r);
 		fclose(fp);
 	}
@@ -85,15 +85,15 @@ main(void)
 	st_init(&r);
 	CHECK(st_meta_add(&w, "MEAN", "0.5") == 0 && st_meta_add(&w, "HISTORY", "a\nb") == 0 &&
 	    st_meta_add(&r, "MEAN", "0.1") == 0 && st_meta_add(&r, "MEAN", "0.5") == 0 &&
-	    st_write(&r, fp, "tmp") == -1 && strstr(r.err, "'MEAN' twice") && ftell(fp) == 0,
-	    "metadata keys are unique: %s", r.err);
+	    st_write(&r, fp, "tmp") == -1 && strstr(r.err.msg, "'MEAN' twice") && ftell(fp) == 0,
+	    "metadata keys are unique: %s", r.err.msg);
 	st_free(&r);
 	CHECK(st_add_f32(&w, "x.weight", 2, sa, a, 0) == 0 && st_add_f32(&w, "b", 1, sb, b, 0) == 0 &&
 	    st_add_f32(&w, "b", 1, sb, b, 0) == -1, "tensor names are unique");
 	CHECK(st_write(&w, fp, "tmp") == 0, "written");
 	size = (uint64_t)ftell(fp);
 	rewind(fp);
-	CHECK(st_read_header(&r, fp, "tmp", size) == 0, "read back: %s", r.err);
+	CHECK(st_read_header(&r, fp, "tmp", size) == 0, "read back: %s", r.err.msg);
 	const struct st_tensor *t = st_find(&r, "x.weight");
 	CHECK(r.ntensor == 2 && t != NULL && t->rank == 2 && t->shape[0] == 2 && t->shape[1] == 3 &&
 	    t->dtype == ST_F32 && t->begin == 0 && t->end == 24, "names, shapes, offsets");
@@ -121,7 +121,7 @@ main(void)
 	    "\"inf\":{\"dtype\":\"F16\",\"shape\":[1],\"data_offsets\":[12,14]},"
 	    "\"nan\":{\"dtype\":\"F16\",\"shape\":[2],\"data_offsets\":[14,18]}}",
 	    data, 18, &size);
-	CHECK(st_read_header(&r, fp, "half", size) == 0, "F16 and BF16 header: %s", r.err);
+	CHECK(st_read_header(&r, fp, "half", size) == 0, "F16 and BF16 header: %s", r.err.msg);
 	float f[4], g[2];
 	CHECK(st_read_f32(&r, st_find(&r, "h"), f) == 0 && f[0] == 1 && f[1] == -2 &&
 	    f[2] == ldexpf(1, -24) && f[3] == 65504,
@@ -129,22 +129,22 @@ main(void)
 	CHECK(st_read_f32(&r, st_find(&r, "bf"), g) == 0 && g[0] == 1.5f && g[1] == 0 &&
 	    signbit(g[1]), "BF16 to float: %g %g", g[0], g[1]);
 	CHECK(st_read_f32(&r, st_find(&r, "inf"), f) == -1 &&
-	    strcmp(r.err, "half: tensor 'inf': element 0 is inf") == 0, "F16 inf refused: %s", r.err);
+	    strcmp(r.err.msg, "half: tensor 'inf': element 0 is inf") == 0, "F16 inf refused: %s", r.err.msg);
 	CHECK(st_read_f32(&r, st_find(&r, "nan"), f) == -1 &&
-	    strcmp(r.err, "half: tensor 'nan': element 1 is nan") == 0, "F16 NaN refused: %s", r.err);
+	    strcmp(r.err.msg, "half: tensor 'nan': element 1 is nan") == 0, "F16 NaN refused: %s", r.err.msg);
 	st_free(&r);
 	fclose(fp);
 
 	/* A length past the file, and shapes past the data: refused. */
 	fp = file_of("{\"h\":{\"dtype\":\"F32\",\"shape\":[100000000000],"
 	    "\"data_offsets\":[0,400000000000]}}", data, 4, &size);
-	CHECK(st_read_header(&r, fp, "big", size) == -1 && strstr(r.err, "more bytes than"),
-	    "a shape larger than the file: %s", r.err);
+	CHECK(st_read_header(&r, fp, "big", size) == -1 && strstr(r.err.msg, "more bytes than"),
+	    "a shape larger than the file: %s", r.err.msg);
 	st_free(&r);
 	fclose(fp);
 	fp = file_of("{}", NULL, 0, &size);
 	CHECK(st_read_header(&r, fp, "lie", size + 1000) == -1, "bytes that no tensor "
-	    "covers: %s", r.err);
+	    "covers: %s", r.err.msg);
 	st_free(&r);
 	fclose(fp);
 

@@ -18,20 +18,20 @@ keys_of(struct vt *s, const struct train_keys *k)
 	vt_init(s);
 	if (train_keys_write(s, k, TRAIN_OPTS) < 0 || train_keys_write(s, k, TRAIN_STATE) < 0 ||
 	    vt_meta_set(s, "TRAIN_THREADS", "2") < 0)
-		printf("not ok - writing keys: %s\n", s->err);
+		printf("not ok - writing keys: %s\n", s->err.msg);
 }
 
 /* What reading s with key set to val says: "" when read. */
 static const char *
 read_with(struct vt *s, const char *key, const char *val, struct train_keys *k)
 {
-	static char err[512];
+	static struct err e;
 
 	train_defaults(k);
-	err[0] = '\0';
-	if (vt_meta_set(s, key, val) < 0 || train_keys_read(s, "m.vt", k, err, sizeof err) == 0)
-		err[0] = '\0';
-	return err;
+	e.msg[0] = '\0';
+	if (vt_meta_set(s, key, val) < 0 || train_keys_read(s, "m.vt", k, &e) == 0)
+		e.msg[0] = '\0';
+	return e.msg;
 }
 
 int
@@ -39,7 +39,7 @@ main(void)
 {
 	struct train_keys k, back;
 	struct vt s;
-	char err[512];
+	struct err e;
 
 	train_defaults(&k);
 	k.o.wd = 0.1 + 0.2;	/* 0.30000000000000004: 17 digits */
@@ -49,9 +49,9 @@ main(void)
 	k.st.total = 12;
 	keys_of(&s, &k);
 	train_defaults(&back);
-	CHECK(train_keys_read(&s, "m.vt", &back, err, sizeof err) == 0 &&
+	CHECK(train_keys_read(&s, "m.vt", &back, &e) == 0 &&
 	    memcmp(&back.o, &k.o, sizeof k.o) == 0 && memcmp(&back.st, &k.st, sizeof k.st) == 0 &&
-	    back.past.threads == 2, "written keys read back the same (%s)", err);
+	    back.past.threads == 2, "written keys read back the same (%s)", e.msg);
 	CHECK(strcmp(vt_meta(&s, "TRAIN_LR"), "0.001") == 0 && strcmp(vt_meta(&s, "TRAIN_EPS"),
 	    "1e-08") == 0, "in the fewest digits: TRAIN_LR %s, TRAIN_EPS %s",
 	    vt_meta(&s, "TRAIN_LR"), vt_meta(&s, "TRAIN_EPS"));
@@ -91,11 +91,11 @@ main(void)
 	CHECK(strstr(read_with(&s, "STEP", "1", &back), "m.vt: no TRAIN_STEPS key") != NULL,
 	    "a missing key is named");
 
-	const struct train_key *e = train_key_of("epochs");
+	const struct train_key *ke = train_key_of("epochs");
 	train_defaults(&back);
-	CHECK(e != NULL && train_key_parse(e, "0", 1, &back, err, sizeof err) < 0 &&
-	    strcmp(err, "not a whole number in [1, 4611686018427387903]") == 0 &&
-	    train_key_parse(e, "3", 1, &back, err, sizeof err) == 0 && back.o.epochs == 3,
+	CHECK(ke != NULL && train_key_parse(ke, "0", 1, &back, &e) < 0 &&
+	    strcmp(e.msg, "not a whole number in [1, 4611686018427387903]") == 0 &&
+	    train_key_parse(ke, "3", 1, &back, &e) == 0 && back.o.epochs == 3,
 	    "--epochs 0 is refused, --epochs 3 taken");
 	CHECK(train_key_of("threads") == NULL && train_key_of("nothing") == NULL,
 	    "train_key_of knows the options a checkpoint keeps, alone");

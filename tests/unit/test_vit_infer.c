@@ -71,7 +71,8 @@ static void
 same_forward(const struct cfg *f)
 {
 	struct vit_config c;
-	char err[256], name[96];
+	struct err e;
+	char name[96];
 	int A = f->axes, T = A == 3 ? 27 : 9;
 	float x[B * MAXT * P], pos[B * MAXT * 3], target[B * C];
 	float l1[B * C], l2[B * C];
@@ -80,10 +81,10 @@ same_forward(const struct cfg *f)
 	    f->pool == VIT_POOL_MEAN ? " mean" : "", f->locality ? " locality" : "",
 	    f->per_record ? " per record" : "", f->dropout > 0 ? " dropout" : "");
 	config(&c, f);
-	struct vit *m = vit_create(&c, B, T, 11, err, sizeof err);
-	struct vit *n = vit_create_infer(&c, B, T, err, sizeof err);
+	struct vit *m = vit_create(&c, B, T, 11, e.msg, sizeof e.msg);
+	struct vit *n = vit_create_infer(&c, B, T, e.msg, sizeof e.msg);
 	if (m == NULL || n == NULL) {
-		CHECK(0, "%s: %s", name, err);
+		CHECK(0, "%s: %s", name, e.msg);
 		vit_destroy(m);
 		vit_destroy(n);
 		return;
@@ -109,7 +110,7 @@ same_forward(const struct cfg *f)
 	}
 	/* grown by vit_fit for a larger batch: still forward-only, the same
 	 * parameters */
-	vit_reserve(&n, 2 * B, T, 0, err, sizeof err);
+	vit_reserve(&n, 2 * B, T, 0, &e);
 	CHECK(n->infer && n->maxB == 2 * B && n->grad == NULL,
 	    "%s: vit_reserve keeps a forward-only model", name);
 	float e2 = vit_forward(n, x, pos, B, T, target, l2, 0, 0);
@@ -135,17 +136,17 @@ dropout_off_at_inference(void)
 	static const struct cfg on = { "abs", 2, VIT_POOL_CLS, 0, 0, 0.3f },
 	    off = { "abs", 2, VIT_POOL_CLS, 0, 0, 0 };
 	struct vit_config c, c0;
-	char err[256];
+	struct err e;
 	int T = 9;
 	float x[B * MAXT * P], pos[B * MAXT * 3], target[B * C];
 	float l1[B * C], l2[B * C], l3[B * C];
 
 	config(&c, &on);
 	config(&c0, &off);
-	struct vit *m = vit_create(&c, B, T, 11, err, sizeof err);
-	struct vit *n = vit_create(&c0, B, T, 11, err, sizeof err);
+	struct vit *m = vit_create(&c, B, T, 11, e.msg, sizeof e.msg);
+	struct vit *n = vit_create(&c0, B, T, 11, e.msg, sizeof e.msg);
 	if (m == NULL || n == NULL || m->nparam != n->nparam) {
-		CHECK(0, "dropout at inference: %s", err);
+		CHECK(0, "dropout at inference: %s", e.msg);
 		vit_destroy(m);
 		vit_destroy(n);
 		fflush(stdout);

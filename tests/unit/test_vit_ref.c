@@ -45,7 +45,7 @@ run(const char *name)
 	    getenv("TOP") ? getenv("TOP") : ".", name);
 	vt_init(&s);
 	if (vt_load(&s, path) == -1) {
-		CHECK(0, "%s: load %s: %s", name, path, s.err);
+		CHECK(0, "%s: load %s: %s", name, path, s.err.msg);
 		return;
 	}
 	if (vit_config_load(&c, &s, err, sizeof err) == -1) {

@@ -161,7 +161,6 @@ deferred(const char *pe, int dim)
 	struct data d;
 	double scale, diff;
 	size_t np;
-	char err[256];
 	make_data(&d);
 	struct vit *ref = model(pe, dim), *def = model(pe, dim);
 	vit_defer_rotation_grad(def, 1);
@@ -200,7 +199,7 @@ deferred(const char *pe, int dim)
 	/* a model grown by vit_reserve carries the deferred share */
 	micro(def, &d, 2, 1);
 	micro(ref, &d, 2, 1);
-	CHECK(vit_reserve(&def, B + 2, T, 0, err, sizeof err) == 0 && def->maxB == B + 2,
+	CHECK(vit_reserve(&def, B + 2, T, 0, &(struct err){ "" }) == 0 && def->maxB == B + 2,
 	    "%s: vit_reserve grows the model", pe);
 	diff = grad_diff(def, ref, &scale);
 	CHECK(diff <= 1e-5 * scale, "%s: ... with the deferred share in its "

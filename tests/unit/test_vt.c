@@ -68,7 +68,7 @@ make_stream(int nrec, int align, int declare)
 		for (int i = 0; i < s.nfield; i++)
 			fill(&s, i, r);
 		if (vt_write_record(&s) != 0)
-			printf("# write: %s\n", s.err);
+			printf("# write: %s\n", s.err.msg);
 	}
 	fclose(fp);
 	vt_free(&s);
@@ -90,7 +90,7 @@ read_all(const char *p, size_t n, int verify, char *err, size_t errlen)
 	vt_init(&ref);
 	err[0] = '\0';
 	if (vt_read_header(&s, fp, "input") == -1) {
-		snprintf(err, errlen, "%s", s.err);
+		snprintf(err, errlen, "%s", s.err.msg);
 		rec = -1;
 		goto out;
 	}
@@ -108,7 +108,7 @@ read_all(const char *p, size_t n, int verify, char *err, size_t errlen)
 		rec++;
 	}
 	if (r == -1) {
-		snprintf(err, errlen, "%s", s.err);
+		snprintf(err, errlen, "%s", s.err.msg);
 		rec = -1 - rec;
 	} else if (bad)
 		snprintf(err, errlen, "%d fields differ", bad);
@@ -207,12 +207,12 @@ test_big_record(void)
 	ok = vt_read_header(&r, fp, "mem") == 0 && vt_read_record(&r) == 1 &&
 	    vt_read_record(&r) == 1 && vt_read_record(&r) == 0 &&
 	    memcmp(r.field[0].data, x, 16 << 20) == 0;
-	CHECK(ok, "16 MiB records round trip (%s)", r.err);
+	CHECK(ok, "16 MiB records round trip (%s)", r.err.msg);
 	fclose(fp);
 	r.maxbytes = 1 << 20;
 	fp = fmemopen(b.p, b.n, "rb");
-	CHECK(vt_read_header(&r, fp, "mem") == -1 && strstr(r.err, "too large"),
-	    "a record over the reader's limit is refused before allocating (%s)", r.err);
+	CHECK(vt_read_header(&r, fp, "mem") == -1 && strstr(r.err.msg, "too large"),
+	    "a record over the reader's limit is refused before allocating (%s)", r.err.msg);
 	fclose(fp);
 	vt_free(&r);
 	vt_free(&s);
@@ -391,17 +391,17 @@ test_load_with(struct vt *s, const char *path)
 	vt_add_field(s, "big", VT_F32, 1, &n);
 	memset(vt_get(s, "big")->data, 0, sizeof(float) * n);
 	*(int64_t *)vt_get(s, "step")->data = 43;
-	CHECK(vt_save(s, path) == 0, "vt_save with a field of 400 kB (%s)", s->err);
+	CHECK(vt_save(s, path) == 0, "vt_save with a field of 400 kB (%s)", s->err.msg);
 	struct vt_field *big = NULL;
 	CHECK(vt_load_with(&r, path, prepare, w) == 0 && (big = vt_get(&r, "big")) != NULL &&
 	    big->data == NULL && big->skip && big->nbytes == sizeof(float) * n &&
 	    r.field[0].data == w && memcmp(w, s->field[0].data, 48) == 0 &&
 	    *(int64_t *)vt_get(&r, "step")->data == 43,
-	    "vt_load_with: a field read into the caller's array, one read past with no data (%s)", r.err);
+	    "vt_load_with: a field read into the caller's array, one read past with no data (%s)", r.err.msg);
 	vt_free(&r);
 	CHECK(stat(path, &st) == 0 && truncate(path, st.st_size - 4000) == 0, "cut the container");
-	CHECK(vt_load_with(&r, path, prepare, w) == -1 && strstr(r.err, "field 'big' truncated"),
-	    "a container cut inside a field read past: %s", r.err);
+	CHECK(vt_load_with(&r, path, prepare, w) == -1 && strstr(r.err.msg, "field 'big' truncated"),
+	    "a container cut inside a field read past: %s", r.err.msg);
 	vt_free(&r);
 }
 
@@ -417,10 +417,10 @@ test_lend(const char *path)
 	vt_init(&s);
 	int i = vt_add_field(&s, "x", VT_F32, 1, &n);
 	vt_lend(&s, i, x);
-	CHECK(vt_save(&s, path) == 0 && s.field[i].data == x, "vt_save of a lent field (%s)", s.err);
+	CHECK(vt_save(&s, path) == 0 && s.field[i].data == x, "vt_save of a lent field (%s)", s.err.msg);
 	vt_free(&s);
 	CHECK(vt_load(&r, path) == 0 && memcmp(r.field[0].data, x, sizeof x) == 0,
-	    "the lent payload reads back (%s)", r.err);
+	    "the lent payload reads back (%s)", r.err.msg);
 	vt_free(&r);
 }
 
@@ -443,19 +443,19 @@ test_save_load(void)
 		((float *)s.field[0].data)[i] = i * 0.25f;
 	*(int64_t *)s.field[1].data = 42;
 	vt_meta_set(&s, "PE", "liere:8");
-	CHECK(vt_save(&s, path) == 0, "vt_save (%s)", s.err);
+	CHECK(vt_save(&s, path) == 0, "vt_save (%s)", s.err.msg);
 	CHECK(vt_load(&r, path) == 0 && r.records == 1 &&
 	    memcmp(r.field[0].data, s.field[0].data, 48) == 0 &&
 	    *(int64_t *)vt_get(&r, "step")->data == 42 && strcmp(vt_meta(&r, "PE"), "liere:8") == 0,
-	    "vt_load reads back what vt_save wrote (%s)", r.err);
+	    "vt_load reads back what vt_save wrote (%s)", r.err.msg);
 	vt_free(&r);
 	test_load_with(&s, path);
 	test_lend(path);
 	snprintf(path, sizeof(path), "%s/none", dir);
-	CHECK(vt_load(&r, path) == -1 && strstr(r.err, "No such file"), "missing file: %s", r.err);
+	CHECK(vt_load(&r, path) == -1 && strstr(r.err.msg, "No such file"), "missing file: %s", r.err.msg);
 	vt_free(&r);
 	snprintf(path, sizeof(path), "%s/no-dir/x.vt", dir);
-	CHECK(vt_save(&s, path) == -1, "save into a missing directory fails: %s", s.err);
+	CHECK(vt_save(&s, path) == -1, "save into a missing directory fails: %s", s.err.msg);
 	vt_free(&s);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	CHECK(system(path) == 0, "clean up");
@@ -491,9 +491,9 @@ test_writer_limits(void)
 	vt_init(&s);
 	vt_add_field(&s, "e", VT_U8, 1, zero);
 	s.records = VT_MAXEMPTY + 1;
-	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err, "of no bytes") &&
+	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err.msg, "of no bytes") &&
 	    ftell(fp) == 0, "RECORDS %lld of no bytes: not written (%s)",
-	    (long long)s.records, s.err);
+	    (long long)s.records, s.err.msg);
 	vt_free(&s);
 
 	memset(val, 'v', VT_MAXLINE - 8);
@@ -501,16 +501,16 @@ test_writer_limits(void)
 	vt_add_field(&s, "x", VT_U8, 1, one);
 	while (vt_meta_add(&s, "K", val) == 0)
 		n++;
-	CHECK(strstr(s.err, "longer than a header may be") &&
+	CHECK(strstr(s.err.msg, "longer than a header may be") &&
 	    s.metabytes <= (size_t)VT_MAXHEADER && n > 4000,
 	    "metadata past %ld bytes refused as it is added, after %d lines (%s)",
-	    VT_MAXHEADER, n, s.err);
+	    VT_MAXHEADER, n, s.err.msg);
 	for (i = 0; i < 300; i++) {
 		snprintf(name, sizeof name, "field_with_a_long_name_%d", i);
 		vt_add_field(&s, name, VT_U8, 1, one);
 	}
-	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err, "longer than") &&
-	    ftell(fp) == 0, "a header past %ld bytes: not written (%s)", VT_MAXHEADER, s.err);
+	CHECK(vt_write_header(&s, fp, "tmp") == -1 && strstr(s.err.msg, "longer than") &&
+	    ftell(fp) == 0, "a header past %ld bytes: not written (%s)", VT_MAXHEADER, s.err.msg);
 	vt_meta_set(&s, "K", NULL);
 	CHECK(s.metabytes == 0 && vt_write_header(&s, fp, "tmp") == 0,
 	    "... and written once its keys are removed");

@@ -14,7 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "vt.h"
+
+/* The most threads a run takes (--threads, TRAIN_THREADS). */
+#define TRAIN_MAXTHREADS	1024
 
 /* The training options (defaults: train_defaults). */
 struct train_opts {
@@ -90,13 +94,13 @@ const struct train_key *train_key_of(const char *opt);
  * allowed when option is 1, as a command line has it): 0, or -1 with the
  * rule s breaks in why ("not a whole number in [1, 1048576]"). */
 int	 train_key_parse(const struct train_key *e, const char *s, int option,
-	    struct train_keys *k, char *why, size_t len);
+	    struct train_keys *k, struct err *why);
 /* Read every key of checkpoint ck (path names it) into k, which holds
- * the defaults for the optional keys it lacks: 0, or -1 with err naming
+ * the defaults for the optional keys it lacks: 0, or -1 with e naming
  * the file, the key, its value and the rule ("m.vt: TRAIN_ACCUM 0: not a
  * whole number in [1, 1048576], as --accum takes"). */
 int	 train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
-	    char *err, size_t errlen);
+	    struct err *e);
 /* Set every key of part (TRAIN_OPTS or TRAIN_STATE) of k in s, in the
  * fewest digits that read back as the same value.  0, or -1 with s->err. */
 int	 train_keys_write(struct vt *s, const struct train_keys *k, int part);

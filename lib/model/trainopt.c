@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "nn.h"
+#include "parse.h"
 #include "trainopt.h"
 
 #define BIG	(INT64_MAX / 2)		/* counts that never wrap when added */
@@ -61,7 +62,7 @@ const struct train_key train_keys_table[] = {
 	STATE("TOTAL_STEPS", total, BIG),
 	STATE("DONE", done, 1),
 
-	PAST("TRAIN_THREADS", "threads", threads, 0, CLI_MAXTHREADS, 0),
+	PAST("TRAIN_THREADS", "threads", threads, 0, TRAIN_MAXTHREADS, 0),
 	PAST("TRAIN_RANKS", NULL, ranks, 1, INT32_MAX, 1),
 	{ .key = "TRAIN_PRECISION", .opt = "precision", .part = TRAIN_PAST,
 	    .type = TRAIN_PREC, .off = offsetof(struct train_past, prec), .optional = 1 },
@@ -116,45 +117,44 @@ slot(const struct train_key *e, const struct train_keys *k)
 
 int
 train_key_parse(const struct train_key *e, const char *s, int option,
-    struct train_keys *k, char *why, size_t len)
+    struct train_keys *k, struct err *why)
 {
 	void *p = slot(e, k);
 	long long v;
 
 	switch (e->type) {
 	case TRAIN_INT:
-		if (cli_parse_int(s, option ? e->min : e->kmin, e->max, &v, why, len) < 0)
+		if (parse_int(s, option ? e->min : e->kmin, e->max, &v, why) < 0)
 			return -1;
 		*(int64_t *)p = v;
 		return 0;
 	case TRAIN_NUM:
-		return cli_parse_num(s, e->dmin, e->dmax, (double *)p, why, len);
+		return parse_num(s, e->dmin, e->dmax, (double *)p, why);
 	default:
-		if ((*(int64_t *)p = cli_prec_parse(s)) >= 0)
+		if ((*(int64_t *)p = gemm_prec_parse(s)) >= 0)
 			return 0;
-		snprintf(why, len, "not fp32 or bf16");
-		return -1;
+		return err_set(why, "not fp32 or bf16");
 	}
 }
 
 int
 train_keys_read(const struct vt *ck, const char *path, struct train_keys *k,
-    char *err, size_t errlen)
+    struct err *er)
 {
-	char why[128];
+	struct err why;
 
 	for (const struct train_key *e = train_keys_table; e->key != NULL; e++) {
 		const char *v = vt_meta(ck, e->key);
 		if (v == NULL && e->optional)
 			continue;
 		if (v == NULL) {
-			snprintf(err, errlen, "%s: no %s key: not a vit-train checkpoint",
+			err_set(er, "%s: no %s key: not a vit-train checkpoint",
 			    path, e->key);
 			return -1;
 		}
-		if (train_key_parse(e, v, 0, k, why, sizeof why) < 0) {
-			snprintf(err, errlen, "%s: %s %.40s%s: %s%s%s%s", path, e->key, v,
-			    strlen(v) > 40 ? "..." : "", why, e->opt ? ", as --" : "",
+		if (train_key_parse(e, v, 0, k, &why) < 0) {
+			err_set(er, "%s: %s %.40s%s: %s%s%s%s", path, e->key, v,
+			    strlen(v) > 40 ? "..." : "", why.msg, e->opt ? ", as --" : "",
 			    e->opt ? e->opt : "", e->opt ? " takes" : "");
 			return -1;
 		}

@@ -83,7 +83,8 @@ section "Position-sensitive tasks: relation, size extrapolation, motion"
 Test top-1 (%), mean and 95% interval over seeds, in Table 1's backbone,
 on taskgen(1)'s tasks that pass the discrimination pilot (pilot.sh; the
 pathfinder task learns nothing at this budget and is left out). Training:
-20,000 sets drawn from Fashion-MNIST's training images, 4 epochs; test:
+20,000 sets drawn from Fashion-MNIST's training images, 4 epochs (mot:
+12); test:
 5,000 from its test images; validation: 1,000 drawn from the training
 images under another seed, so that the test sets choose nothing. *rel*:
 two items, a garment and a shoe or bag, on a 56 x 56 canvas; the label

@@ -32,10 +32,10 @@ main(void)
 {
 	struct vit_config c;
 	struct pe pe;
-	char err[256];
+	struct err e;
 
 	at_limits(&c);
-	CHECK(vit_config_check(&c, err, sizeof err) == 0, "a model at every shape limit: %s", err);
+	CHECK(vit_config_check(&c, &e) == 0, "a model at every shape limit: %s", e.msg);
 	int *field[] = { &c.dim, &c.depth, &c.mlp, &c.classes };
 	const char *name[] = { "dim", "depth", "mlp", "classes" };
 	for (int i = 0; i < 4; i++) {
@@ -43,12 +43,12 @@ main(void)
 		*field[i] += 1;
 		if (field[i] == &c.dim)		/* still a multiple of the heads */
 			c.dim = SHAPE_MAXDIM + SHAPE_MAXHEADS;
-		CHECK(vit_config_check(&c, err, sizeof err) < 0,
+		CHECK(vit_config_check(&c, &e) < 0,
 		    "vit_config_check refuses %s %d, past --%s's limit", name[i], *field[i],
 		    name[i]);
 	}
 	CHECK(pe_parse(&pe, "liere:2", 16, 2, SHAPE_MAXHEADS, SHAPE_MAXDEPTH, "none") == 0,
-	    "pe_parse at %d heads and %d layers: %s", SHAPE_MAXHEADS, SHAPE_MAXDEPTH, pe.err);
+	    "pe_parse at %d heads and %d layers: %s", SHAPE_MAXHEADS, SHAPE_MAXDEPTH, pe.err.msg);
 	CHECK(pe_parse(&pe, "liere:2", 16, 2, SHAPE_MAXHEADS + 1, 1, "none") < 0,
 	    "pe_parse refuses %d heads, past --heads' limit", SHAPE_MAXHEADS + 1);
 	return test_done();

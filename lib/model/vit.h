@@ -49,6 +49,13 @@
 #define VIT_MAXNAME	64
 #define VIT_PESPEC	64
 
+/* The largest model vit_config_check takes (its heads: pe_parse's,
+ * PE_MAXHEADS); the shape options (lib/cli/shapeopt.h) refuse past them. */
+#define VIT_MAXDIM	65536		/* width */
+#define VIT_MAXDEPTH	1024		/* blocks */
+#define VIT_MAXMLP	(1 << 18)	/* MLP hidden width */
+#define VIT_MAXCLASSES	(1 << 20)	/* outputs of the head */
+
 enum vit_pool { VIT_POOL_CLS, VIT_POOL_MEAN };
 
 struct vit_config {

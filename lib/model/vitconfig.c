@@ -55,9 +55,10 @@ vit_preset(struct vit_config *c, const char *name)
 int
 vit_config_check(const struct vit_config *c, struct err *e)
 {
-	if (c->dim < 1 || c->dim > 65536 || c->depth < 1 || c->depth > 1024 ||
-	    c->heads < 1 || c->mlp < 1 || c->mlp > 1 << 18 ||
-	    c->classes < 1 || c->classes > 1 << 20 || c->P < 1 || c->P > 1 << 24)
+	if (c->dim < 1 || c->dim > VIT_MAXDIM || c->depth < 1 ||
+	    c->depth > VIT_MAXDEPTH || c->heads < 1 || c->mlp < 1 ||
+	    c->mlp > VIT_MAXMLP || c->classes < 1 ||
+	    c->classes > VIT_MAXCLASSES || c->P < 1 || c->P > 1 << 24)
 		return err_set(e, "sizes out of range (dim %d depth %d heads %d mlp %d classes %d P %d)",
 		    c->dim, c->depth, c->heads, c->mlp, c->classes, c->P);
 	if (c->dim % c->heads != 0)

@@ -259,8 +259,10 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		return err_set(&pe->err, "head dimension %d: want 1 .. %d", head_dim, PE_MAXDIM);
 	if (axes < 1 || axes > 3)
 		return err_set(&pe->err, "%d position axes: want 1, 2 or 3", axes);
-	if (heads < 1 || layers < 1 || heads > 4096 || layers > 4096)
-		return err_set(&pe->err, "%d heads x %d layers: want 1 .. 4096 each", heads, layers);
+	if (heads < 1 || layers < 1 || heads > PE_MAXHEADS ||
+	    layers > PE_MAXHEADS)
+		return err_set(&pe->err, "%d heads x %d layers: want 1 .. %d each", heads,
+		    layers, PE_MAXHEADS);
 	if ((pe->share = pe_share_parse(share ? share : "none")) < 0)
 		return err_set(&pe->err, "sharing '%s': want none, heads, layers or all", share);
 	pe->axes = axes;

@@ -59,6 +59,7 @@ struct pe_method;
 #define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
 					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
+#define PE_MAXHEADS	4096		/* most heads, and most layers */
 #define PE_OPTBYTES	32		/* an encoding's options, at most */
 
 /* Generator sets: one per (layer, head), per layer (shared by its heads),

@@ -172,12 +172,12 @@ static void
 load_model(struct opts *o)
 {
 	struct vt s;
-	char err[256];
+	struct err e;
 
 	if (vt_load_with(&s, o->model, keys_only, NULL) < 0)
 		die("%s", s.err.msg);
-	if (vit_config_load(&o->c, &s, err, sizeof err) < 0)
-		die("%s: %s", o->model, err);
+	if (vit_config_load(&o->c, &s, &e) < 0)
+		die("%s: %s", o->model, e.msg);
 	vt_free(&s);
 }
 
@@ -236,10 +236,10 @@ tokens_of(const struct opts *o)
 static void
 count(const struct vit_config *c, int T, int batch, int conv, struct flops *f)
 {
-	char err[256];
+	struct err e;
 
-	if (flops_model(c, T, batch, conv, f, err, sizeof err) < 0)
-		die("%s", err);
+	if (flops_model(c, T, batch, conv, f, &e) < 0)
+		die("%s", e.msg);
 }
 
 static void
@@ -302,13 +302,13 @@ main(int argc, char *argv[])
 	/* Count everything first: a bad encoding fails before any output;
 	 * one of --pe all's that this model cannot take is left out, said. */
 	for (i = m = 0; i < n; i++) {
-		char err[256];
+		struct err e;
 		c = o.c;
 		snprintf(c.pe, sizeof c.pe, "%s", list[i]);
-		if (flops_model(&c, T, o.batch, o.count, &f[m], err, sizeof err) < 0) {
+		if (flops_model(&c, T, o.batch, o.count, &f[m], &e) < 0) {
 			if (!in_all(list[i]))	/* the user's spec: a usage error */
-				usage_error("--pe %s: %s", list[i], err);
-			cli_warn("--pe all: %s left out: %s", list[i], err);
+				usage_error("--pe %s: %s", list[i], e.msg);
+			cli_warn("--pe all: %s left out: %s", list[i], e.msg);
 			continue;
 		}
 		pct[m] = 100.0 * (f[m].macs_total - fa.macs_total) / fa.macs_total;

@@ -190,7 +190,7 @@ reserve(const struct pe *pe, const struct pe *shape, struct work *k, int64_t T,
 		return;
 	pe_work_free(&k->w);
 	if (n > (1 << 24) || pe_work_init(&k->w, pe, (int)n) == -1)
-		die("%lld tokens: %s", (long long)n, k->w.err[0] ? k->w.err : "too many");
+		die("%lld tokens: %s", (long long)n, k->w.err.msg[0] ? k->w.err.msg : "too many");
 	free(k->dbuf);
 	free(k->pair);
 	free(k->dpos);
@@ -244,7 +244,7 @@ main(int argc, char *argv[])
 	if (vt_load_with(&gen, o.gen, pe_generators_only, NULL) == -1)
 		die("%s", gen.err.msg);
 	if ((params = pe_load_params(&pe, &gen)) == NULL)
-		die("%s", pe.err);
+		die("%s", pe.err.msg);
 	shape = pe;	/* R as written: with a basis one dense block */
 	if (pe.basis) {
 		shape.block = pe.head_dim;
@@ -267,9 +267,9 @@ main(int argc, char *argv[])
 		die("%s: pos is %s with %d dims of which the last is %lld; the generators (%s) "
 		    "need f32 [T][%d]", name, vt_dtype_name(fpos->dtype), fpos->rank,
 		    fpos->rank ? (long long)fpos->dim[fpos->rank - 1] : 0LL, o.gen, pe.axes);
-	char err[256];
-	if ((hascls = pe_conv_cls(vt_meta(&in, "CLSPOS"), pe.axes, cls, err, sizeof err)) < 0)
-		die("%s: %s", name, err);
+	struct err e;
+	if ((hascls = pe_conv_cls(vt_meta(&in, "CLSPOS"), pe.axes, cls, &e)) < 0)
+		die("%s: %s", name, e.msg);
 	int iclspos = vt_find(&in, "clspos");	/* per record: posgen --offset */
 	if (iclspos >= 0 && (!hascls || in.field[iclspos].dtype != VT_F32 ||
 	    in.field[iclspos].rank != 1 || in.field[iclspos].dim[0] != pe.axes))

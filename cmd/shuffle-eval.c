@@ -49,7 +49,7 @@ struct shuffler {
 	unsigned char *tmp;	/* [tmpcap] one record's rows */
 	int64_t	 cap;
 	size_t	 tmpcap;
-	char	 err[256];
+	struct err err;		/* why a batch was not shuffled */
 };
 
 enum { OPT_SEED = CLI_OPT_LONG, OPT_AXIS, OPT_EMIT, OPT_THREADS, OPT_PRECISION,
@@ -138,7 +138,7 @@ parse(int argc, char *argv[], struct opts *o)
  * coordinate (time outermost).  Sets *units and *run (tokens per unit). */
 static int
 units_of(const struct opts *o, const float *pos, int T, int A, int *units, int *run,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	int f = 1;
 
@@ -146,19 +146,15 @@ units_of(const struct opts *o, const float *pos, int T, int A, int *units, int *
 	*run = 1;
 	if (!o->frames)
 		return 0;
-	if (A < 3) {
-		snprintf(err, errlen, "--axis t needs positions (t, y, x), these have %d axes", A);
-		return -1;
-	}
+	if (A < 3)
+		return err_set(e, "--axis t needs positions (t, y, x), these have %d axes", A);
 	for (int t = 1; t < T; t++)
 		f += pos[(int64_t)t * A] != pos[(int64_t)(t - 1) * A];
 	for (int t = 0; t < T && T % f == 0; t++)
 		if (pos[(int64_t)t * A] != pos[(int64_t)(t - t % (T / f)) * A])
 			f = 0;
-	if (f == 0 || T % f) {
-		snprintf(err, errlen, "--axis t: the %d tokens are not whole frames in time order", T);
-		return -1;
-	}
+	if (f == 0 || T % f)
+		return err_set(e, "--axis t: the %d tokens are not whole frames in time order", T);
 	*units = f;
 	*run = T / f;
 	return 0;
@@ -206,17 +202,17 @@ shuffle_batch(void *ctx, struct batch *b)
 	struct shuffler *sh = ctx;
 	size_t rowbytes = (size_t)b->P * sizeof *b->x;
 
-	if (sh->trial < 0 || sh->err[0])
+	if (sh->trial < 0 || sh->err.msg[0])
 		return;
 	for (int i = 0; i < b->n; i++) {
 		int units, run;
 		float *x = b->x + (int64_t)i * b->T * b->P;
 
 		if (units_of(sh->o, b->pos + (int64_t)i * b->T * b->A, b->T, b->A, &units, &run,
-		    sh->err, sizeof sh->err) < 0)
+		    &sh->err) < 0)
 			return;
 		if (shuffle_record(sh, (unsigned char *)x, rowbytes, units, run, b->first + i) < 0) {
-			snprintf(sh->err, sizeof sh->err, "out of memory");
+			err_set(&sh->err, "out of memory");
 			return;
 		}
 	}
@@ -355,7 +351,7 @@ emit(const struct opts *o, int argc, char *argv[])
 			die("%s: record %lld: %lld patches but %lld positions", name,
 			    (long long)s.recno, (long long)p->shape[0], (long long)q->shape[0]);
 		if (units_of(o, q->data, (int)p->shape[0], (int)q->shape[1], &units, &run,
-		    e.msg, sizeof e.msg) < 0)
+		    &e) < 0)
 			die("%s: record %lld: %s", name, (long long)s.recno, e.msg);
 		if (shuffle_record(&sh, p->data, (size_t)p->shape[1] * vt_dtype_size(p->dtype),
 		    units, run, s.recno - 1) < 0)
@@ -386,13 +382,13 @@ pass(struct vit **m, const struct vt *ck, FILE *fp, struct vt *s, const char *na
 	rewind_input(fp, s, name);
 	if (batch_open_model(&br, s, ck, (*m)->c.P, (*m)->c.axes, (*m)->c.classes, 1) < 0)
 		die("%s", s->err.msg);
-	if (posmap_stream(&(*m)->c, ck, s, e.msg, sizeof e.msg) < 0)
+	if (posmap_stream(&(*m)->c, ck, s, &e) < 0)
 		die("%s: %s", name, e.msg);
 	sh->trial = trial;
 	if (evaluate(m, &br, sh->o->batch, &hooks, &out, &e) < 0)
 		die("%s", e.msg);
-	if (sh->err[0])
-		die("%s: %s", name, sh->err);
+	if (sh->err.msg[0])
+		die("%s: %s", name, sh->err.msg);
 	if (eval_summarize(&out, 0, 0.95, 0, &sum) < 0)
 		die("%s: no labelled records", name);
 	*records = sum.n;
@@ -430,7 +426,7 @@ main(int argc, char *argv[])
 	if ((after = calloc((size_t)o.trials, sizeof *after)) == NULL)
 		die("out of memory");
 	before = pass(&m, &ms, fp, &s, name, &sh, -1, &n);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), &e) < 0)
 		cli_warn("%s: %s", name, e.msg);
 	for (int k = 0; k < o.trials; k++) {
 		after[k] = pass(&m, &ms, fp, &s, name, &sh, k, &n);

@@ -103,7 +103,7 @@ add_generators(const struct pe *pe, const float *params, struct vt *out)
 		struct pe_work w;
 		int b = vt_add_field(out, "pe.basis", VT_F32, 3, (int64_t[]){ pe->nset, d, d });
 		if (b < 0 || pe_work_init(&w, pe, 1) == -1)
-			die("%s", b < 0 ? out->err.msg : w.err);
+			die("%s", b < 0 ? out->err.msg : w.err.msg);
 		pe_bases(pe, &w, params, out->field[b].data);
 		pe_work_free(&w);
 	}
@@ -152,7 +152,7 @@ extract(const struct opts *o, int argc, char *argv[])
 	if (vt_load_with(&in, o->from, pe_generators_only, NULL) == -1)
 		die("%s", in.err.msg);
 	if ((params = pe_load_params(&pe, &in)) == NULL)
-		die("%s", pe.err);
+		die("%s", pe.err.msg);
 	float *p = start(&pe, &out);
 	if (pe.nparam)
 		memcpy(p, params, sizeof(float) * pe.nparam);
@@ -176,12 +176,12 @@ generate(struct opts *o, int argc, char *argv[])
 	char v[128];
 
 	if (pe_parse(&pe, o->pe, o->head_dim, o->axes, o->heads, o->layers, o->share) == -1)
-		usage_error("%s", pe.err);
+		usage_error("%s", pe.err.msg);
 	if (!pe.rotary)
 		usage_error("--pe %s is not a rotary encoding: it has no generators", pe.spec);
 	float *params = start(&pe, &out);
 	if (pe_init_params(&pe, &o->init, params) == -1)
-		usage_error("%s", pe.err);	/* the options' combination */
+		usage_error("%s", pe.err.msg);	/* the options' combination */
 	int n = snprintf(v, sizeof v, "%s seed=%llu", init_names[o->init.kind],
 	    (unsigned long long)o->init.seed);
 	if (o->init.kind == PE_INIT_NORMAL)

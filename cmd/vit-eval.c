@@ -386,9 +386,9 @@ main(int argc, char *argv[])
 		die("%s: no field 'label' to score (--predict needs none)", name);
 	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
 		die("%s", s.err.msg);
-	if (posmap_stream(&m->c, &ms, &s, e.msg, sizeof e.msg) < 0)
+	if (posmap_stream(&m->c, &ms, &s, &e) < 0)
 		die("%s: %s", name, e.msg);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), e.msg, sizeof e.msg) < 0)
+	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), &e) < 0)
 		cli_warn("%s: %s", name, e.msg);
 	table_note(m, vt_meta(&s, "GRID"), name);
 

@@ -269,7 +269,7 @@ parse(int argc, char *argv[], struct opts *o)
 		spec_ok = pe_parse(&pe, o->run.c.pe, o->run.c.dim / o->run.c.heads, a, o->run.c.heads,
 		    o->run.c.depth, pe_share_name(o->run.c.share)) == 0;
 	if (!spec_ok)
-		usage_error("--pe: %s", pe.err);
+		usage_error("--pe: %s", pe.err.msg);
 	if (o->run.out != NULL && o->no_out)
 		usage_error("--no-out and --out %s: give one", o->run.out);
 	if (o->run.t.val_steps > 0 && o->run.val == NULL)

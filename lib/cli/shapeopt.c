@@ -3,18 +3,20 @@
 #include <string.h>
 
 #include "cli.h"
+#include "pe.h"
 #include "shapeopt.h"
+#include "vit.h"
 
 static const struct {
 	const char *name;
 	int	 max;
 } limits[] = {
-	{ "dim", SHAPE_MAXDIM },
-	{ "depth", SHAPE_MAXDEPTH },
-	{ "heads", SHAPE_MAXHEADS },
-	{ "layers", SHAPE_MAXDEPTH },
-	{ "mlp", SHAPE_MAXMLP },
-	{ "classes", SHAPE_MAXCLASSES },
+	{ "dim", VIT_MAXDIM },
+	{ "depth", VIT_MAXDEPTH },
+	{ "heads", PE_MAXHEADS },
+	{ "layers", VIT_MAXDEPTH },
+	{ "mlp", VIT_MAXMLP },
+	{ "classes", VIT_MAXCLASSES },
 };
 
 int

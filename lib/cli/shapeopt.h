@@ -1,23 +1,17 @@
 /*
  * shapeopt.h - the model-shape options (--dim, --depth, --heads, --mlp,
  * --classes), declared once: entries for a command's option table
- * (cliopt.h) and one set of limits, parsed one way by every command that
- * takes them.
+ * (cliopt.h), parsed one way by every command that takes them.
  *
- * The limits are the model's: vit_config_check's for the width, the
- * blocks, the MLP and the classes, and pe_parse's for the heads (an
- * encoding's sets are counted per head and layer, at most 4096 each; no
- * model has more heads).  An option past them names a model no command
- * could make, so it is refused where it is given.
+ * The limits are the model's own, not a copy: vit_config_check's for the
+ * width, the blocks, the MLP and the classes (vit.h's VIT_MAX*), and
+ * pe_parse's for the heads (pe.h's PE_MAXHEADS: an encoding's sets are
+ * counted per head and layer; no model has more heads).  An option past
+ * them names a model no command could make, so it is refused where it is
+ * given.
  */
 #ifndef SHAPEOPT_H
 #define SHAPEOPT_H
-
-#define SHAPE_MAXDIM	65536
-#define SHAPE_MAXDEPTH	1024
-#define SHAPE_MAXHEADS	4096
-#define SHAPE_MAXMLP	(1 << 18)
-#define SHAPE_MAXCLASSES	(1 << 20)
 
 /* Table entries; dflt is the help's word on the default ("the preset's"). */
 #define SHAPE_OPT_DIM(key, dflt)	{ "dim", (key), "N", "embedding width (" dflt ")" }

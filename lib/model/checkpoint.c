@@ -32,10 +32,8 @@ pe_keys(const struct vit_config *c, struct vt *s, struct err *e)
 {
 	struct pe pe;
 	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
-	    pe_share_name(c->share)) < 0) {
-		err_set(e, "%s", pe.err);
-		return -1;
-	}
+	    pe_share_name(c->share)) < 0)
+		return err_set(e, "%s", pe.err.msg);
 	if (pe_meta_write(&pe, s) < 0) {
 		err_set(e, "%s", s->err.msg);
 		return -1;
@@ -47,13 +45,9 @@ int
 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
     int optimizer, struct err *e)
 {
-	char why[256];
-
 	/* a diverged model: a file keeps the last good one */
-	if (vit_finite(m, optimizer, why, sizeof why) < 0) {
-		err_set(e, "not written: %s", why);
-		return -1;
-	}
+	if (vit_finite(m, optimizer, e) < 0)
+		return err_prefix(e, "not written");
 	for (int i = 0; extra != NULL && i < extra->nmeta; i++)
 		if (vt_meta_add(s, extra->meta[i].key, extra->meta[i].val) < 0)
 			goto fail;
@@ -219,7 +213,7 @@ carried(struct vt *s, const struct vit_config *c, int resume, struct err *why)
 		    "holds %lld after it (truncated?)", bytes,
 		    (long long)(st.st_size - at));
 	}
-	if (vit_layout(c, fits, &F, &np, why->msg, sizeof why->msg) != 0)
+	if (vit_layout(c, fits, &F, &np, why) != 0)
 		return -1;
 	n[0] = (int64_t)np;
 	if (resume && (declared(s, CKPT_ADAM_M, 1, n, why) < 0 ||
@@ -245,12 +239,12 @@ build(struct vt *s, void *arg)
 		    "checkpoint: the model comes first", s->name);
 		return -1;
 	}
-	if (vit_config_load(&c, s, why.msg, sizeof why.msg) < 0 ||
+	if (vit_config_load(&c, s, &why) < 0 ||
 	    carried(s, &c, L->resume, &why) < 0)
 		goto bad;
 	int maxT = L->maxT > 0 ? L->maxT : vit_grid_size(c.grid, c.axes);
-	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, why.msg, sizeof why.msg) :
-	    vit_create_infer(&c, L->maxB, maxT, why.msg, sizeof why.msg);
+	L->m = L->resume ? vit_create(&c, L->maxB, maxT, 0, &why) :
+	    vit_create_infer(&c, L->maxB, maxT, &why);
 	if (L->m == NULL)
 		goto bad;
 	for (int i = 0; i < s->nfield; i++) {
@@ -286,16 +280,14 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 {
 	struct load L = { maxB, maxT, resume, NULL };
 
-	char why[256];
-
 	if (vt_load_with(s, path, build, &L) < 0) {
 		err_set(e, "%s%s", s->err.msg, safetensors_magic(path) ?
 		    ": a safetensors file, which vtool from-safetensors converts" : "");
 		vit_destroy(L.m);
 		return NULL;
 	}
-	if (vit_finite(L.m, resume, why, sizeof why) < 0) {
-		err_set(e, "%s: %s", path, why);
+	if (vit_finite(L.m, resume, e) < 0) {
+		err_prefix(e, "%s", path);
 		vit_destroy(L.m);
 		return NULL;
 	}
@@ -324,11 +316,8 @@ ckpt_load_generators(struct vit *m, const char *path, struct err *e)
 		}
 	}
 	rc = ckpt_copy_tensor(m, &g, PE_FIELD, e);
-	char why[256];
-	if (rc == 0 && vit_finite(m, 0, why, sizeof why) < 0) {
-		err_set(e, "%s: %s", path, why);
-		rc = -1;
-	}
+	if (rc == 0 && vit_finite(m, 0, e) < 0)
+		rc = err_prefix(e, "%s", path);
 out:
 	vt_free(&g);
 	vt_free(&want);

@@ -90,7 +90,7 @@ evaluate(struct vit **m, struct batch_reader *br, int maxB,
 		if (gemm_failed(e) < 0)		/* the products' NaN: say why */
 			goto out;
 		if (isnan(f)) {	/* vit_forward says why in (*m)->err */
-			err_set(e, "%s: %s", br->s->name, (*m)->err);
+			err_set(e, "%s: %s", br->s->name, (*m)->err.msg);
 			goto out;
 		}
 		if (eval_grow(out, out->n + n) < 0)

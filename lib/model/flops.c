@@ -1,5 +1,4 @@
 /* flops.c - parameter and multiply-accumulate counts of the ViT (flops(1)). */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,7 +56,7 @@ angle_macs(const struct pe *pe)
 
 int
 flops_model(const struct vit_config *c, int T, int batch, int count,
-    struct flops *f, char *err, size_t errlen)
+    struct flops *f, struct err *e)
 {
 	double D = c->dim, L = c->depth, H = c->heads, M = c->mlp, C = c->classes;
 	double P = c->P, N = T + 1.0, hd, table, Nrot, sets, Nq, rows;
@@ -65,17 +64,13 @@ flops_model(const struct vit_config *c, int T, int batch, int count,
 	int i;
 
 	memset(f, 0, sizeof *f);
-	if (vit_config_check(c, err, errlen) < 0)
+	if (vit_config_check(c, e) < 0)
 		return -1;
-	if (T < 1 || batch < 1) {
-		snprintf(err, errlen, "need at least one token and one record");
-		return -1;
-	}
+	if (T < 1 || batch < 1)
+		return err_set(e, "need at least one token and one record");
 	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
-	    pe_share_name(c->share)) < 0) {
-		snprintf(err, errlen, "pe '%s': %s", c->pe, pe.err);
-		return -1;
-	}
+	    pe_share_name(c->share)) < 0)
+		return err_set(e, "pe '%s': %s", c->pe, pe.err.msg);
 	hd = D / H;
 
 	f->params[FLOPS_PATCH] = P * D + D;

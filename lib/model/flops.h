@@ -21,8 +21,6 @@
 #ifndef FLOPS_H
 #define FLOPS_H
 
-#include <stddef.h>
-
 #include "vit.h"
 
 enum flops_count { FLOPS_FULL, FLOPS_PAPER };
@@ -72,9 +70,9 @@ const char *flops_part_title(int part);
 /* Count c for one record of T patch tokens (plus CLS) under convention
  * count, the position-dependent work (angles, exponentials, distances)
  * shared by a batch of batch records with the same positions.  0, or -1
- * with a reason in err (a config vit_config_check refuses, a bad encoding
+ * with a reason in e (a config vit_config_check refuses, a bad encoding
  * spec, a block that does not divide the head). */
 int	 flops_model(const struct vit_config *c, int T, int batch, int count,
-	    struct flops *f, char *err, size_t errlen);
+	    struct flops *f, struct err *e);
 
 #endif

@@ -24,7 +24,7 @@ posenc_init(struct posenc *p, const struct vit_config *c, struct err *e)
 	p->c = c;
 	if (pe_parse(&p->pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
 	    pe_share_name(c->share)) == -1)
-		return err_set(e, "%s", p->pe.err);
+		return err_set(e, "%s", p->pe.err.msg);
 	p->rotary = p->pe.rotary && !p->pe.identity;
 	p->tab = p->pe.method->table;
 	p->K = 1 << c->axes;
@@ -70,7 +70,7 @@ posenc_init_params(struct posenc *p, uint64_t seed, struct err *e)
 	if (p->params == NULL)
 		return 0;
 	if (pe_init_params(&p->pe, &ini, p->params) == -1)
-		return err_set(e, "%s", p->pe.err);
+		return err_set(e, "%s", p->pe.err.msg);
 	return 0;
 }
 
@@ -103,7 +103,7 @@ posenc_alloc(struct posenc *p, int maxB, int maxT, struct err *e)
 
 	if (p->rotary && pe_work_init(&p->work, &p->pe,
 	    (c->pos_per_record ? maxB : 1) * (maxT + 1)) == -1)
-		return err_set(e, "%s", p->work.err);
+		return err_set(e, "%s", p->work.err.msg);
 	p->work.f32 = 1;	/* float R, as float32 autograd: posenc_exact */
 	int sampled = p->tab && p->tab->sample;
 	size_t rows = (size_t)(1 + maxT) * (sampled ? maxB : 1);

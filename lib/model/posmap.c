@@ -2,7 +2,6 @@
  * posmap.c - a stream's positions into an encoding's own convention.
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "pe.h"
@@ -12,39 +11,35 @@
 
 int
 posmap_native(struct vit_config *c, const char *pos, const char *grid,
-    int *native, char *err, size_t errlen)
+    int *native, struct err *e)
 {
 	struct pe pe;
 	struct pe_conv from;
 	double scale[VIT_MAXAXES], shift[VIT_MAXAXES];
 
 	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
-	    pe_share_name(c->share)) < 0) {
-		snprintf(err, errlen, "%s", pe.err);
-		return -1;
-	}
+	    pe_share_name(c->share)) < 0)
+		return err_set(e, "%s", pe.err.msg);
 	*native = pe_conv_native(&pe);
-	err[0] = '\0';
+	e->msg[0] = '\0';
 	if (*native == PE_CONV_NONE)
 		return 1;
-	if (pe_conv_parse(&from, pos, grid, err, errlen) < 0)
+	if (pe_conv_parse(&from, pos, grid, e) < 0)
 		return 1;
 	if (from.axes != c->axes) {
-		snprintf(err, errlen, "POS is of %d axes, the positions of %d",
-		    from.axes, c->axes);
+		err_set(e, "POS is of %d axes, the positions of %d", from.axes,
+		    c->axes);
 		return 1;
 	}
 	pe_conv_map(&from, *native, c->grid, scale, shift);
 	for (int a = 0; a < c->axes; a++) {
 		float f = (float)scale[a], g = (float)shift[a];
 		/* a range of 1e-40 is a scale of 1e40: no float */
-		if (!isfinite(f) || f == 0 || !isfinite(g)) {
-			snprintf(err, errlen, "POS '%s': its positions map to the %s ones of "
+		if (!isfinite(f) || f == 0 || !isfinite(g))
+			return err_set(e, "POS '%s': its positions map to the %s ones of "
 			    "%s by a scale of %g and a shift of %g on axis %d, which a float "
 			    "does not hold", pos, pe_conv_name(*native), c->pe, scale[a],
 			    shift[a], a);
-			return -1;
-		}
 		c->pos_scale[a] = f;
 		c->pos_shift[a] = g;
 	}
@@ -53,7 +48,7 @@ posmap_native(struct vit_config *c, const char *pos, const char *grid,
 
 int
 posmap_stream(struct vit_config *c, const struct vt *ck, const struct vt *s,
-    char *err, size_t errlen)
+    struct err *e)
 {
 	const char *how = vt_meta(ck, "POSITIONS");
 	float cls[VIT_MAXAXES];
@@ -61,12 +56,12 @@ posmap_stream(struct vit_config *c, const struct vt *ck, const struct vt *s,
 
 	if (how != NULL && strncmp(how, "native ", 7) == 0 &&
 	    posmap_native(c, vt_meta(s, "POS"), vt_meta(s, "GRID"), &native,
-	    err, errlen) < 0)
+	    e) < 0)
 		return -1;
-	if ((rc = pe_conv_cls(vt_meta(s, "CLSPOS"), c->axes, cls, err, errlen)) < 0)
+	if ((rc = pe_conv_cls(vt_meta(s, "CLSPOS"), c->axes, cls, e)) < 0)
 		return -1;
 	if (rc == 1 && c->cls_rotate)
 		memcpy(c->cls_pos, cls, sizeof(float) * c->axes);
-	err[0] = '\0';
+	e->msg[0] = '\0';
 	return 0;
 }

@@ -6,8 +6,6 @@
 #ifndef POSMAP_H
 #define POSMAP_H
 
-#include <stddef.h>
-
 #include "vit.h"
 
 struct vt;
@@ -16,18 +14,18 @@ struct vt;
  * as pos (a POS value; grid: its GRID key, may be NULL) become those of c's
  * encoding's own convention on that stream's grid, a linspace one spanning
  * 0 .. 1 on c->grid (the training grid); *native: that convention.  0
- * mapped; 1 not (c unchanged): the encoding reads no positions (err "") or
- * pos names none of posgen's conventions (err says why); -1 a bad spec,
- * or a map no float holds (err says which). */
+ * mapped; 1 not (c unchanged): the encoding reads no positions (e's
+ * message "") or pos names none of posgen's conventions (e says why); -1 a
+ * bad spec, or a map no float holds (e says which). */
 int	 posmap_native(struct vit_config *c, const char *pos, const char *grid,
-	    int *native, char *err, size_t errlen);
+	    int *native, struct err *e);
 /* Fit c, the model of a checkpoint with keys ck, to the positions of
  * stream s before evaluating it: when it was trained on positions mapped
  * into its encoding's own convention (POSITIONS "native ..."), map s's
  * into it on s's grid (at another resolution, as the encoding's code
  * places the patches there); a CLS with a position takes s's CLSPOS
- * coordinates when s gives some.  0, or -1 with err. */
+ * coordinates when s gives some.  0, or -1 with e. */
 int	 posmap_stream(struct vit_config *c, const struct vt *ck,
-	    const struct vt *s, char *err, size_t errlen);
+	    const struct vt *s, struct err *e);
 
 #endif

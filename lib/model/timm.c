@@ -711,11 +711,10 @@ build(struct timm_plan *p, const struct timm_opts *o, struct err *e)
 {
 	const struct vit_config *c = &p->m->c;
 	struct vit *m;
-	char why[256];
 
-	if ((m = p->new_head ? vit_create(c, 1, 1, o->seed, why, sizeof why) :
-	    vit_create_infer(c, 1, 1, why, sizeof why)) == NULL)
-		return err_set(e, "the model: %s", why);
+	if ((m = p->new_head ? vit_create(c, 1, 1, o->seed, e) :
+	    vit_create_infer(c, 1, 1, e)) == NULL)
+		return err_prefix(e, "the model");
 	vit_destroy(p->m);
 	p->m = m;
 	return 0;
@@ -725,7 +724,6 @@ int
 timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, struct err *e)
 {
 	struct vit_config c;
-	char why[256];
 	int file_classes;
 
 	memset(p, 0, sizeof *p);
@@ -737,8 +735,8 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, st
 	if (p->vitpipe) {
 		if (import_keys(s, &p->keys, e) < 0)
 			return -1;
-		if (vit_config_load(&c, &p->keys, why, sizeof why) < 0)
-			return err_set(e, "%s: %s", ST_METADATA, why);
+		if (vit_config_load(&c, &p->keys, e) < 0)
+			return err_prefix(e, "%s", ST_METADATA);
 		if (o->heads && o->heads != c.heads)
 			return err_set(e, "--heads %d: the model has %d", o->heads, c.heads);
 	} else if (infer_config(s, o, &c, p, e) < 0)
@@ -754,18 +752,19 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, st
 		c.classes = o->classes;
 		p->new_head = 1;
 	}
-	if (vit_config_check(&c, why, sizeof why) < 0)
-		return err_set(e, "the model: %s", why);
+	if (vit_config_check(&c, e) < 0)
+		return err_prefix(e, "the model");
 	/* The keys that no longer hold: the old classes' names, the grid. */
 	if (p->new_head && c.classes != file_classes &&
 	    (vt_meta_set(&p->keys, "CLASSES", NULL) < 0 || vt_meta_set(&p->keys, "CLASS",
 	    NULL) < 0))
 		return err_set(e, "%s", p->keys.err.msg);
 	if (!p->vitpipe || o->ngrid) {
+		char grid[64];
 		size_t n = 0;
 		for (int a = 0; a < c.axes; a++)
-			n += snprintf(why + n, sizeof why - n, "%s%d", a ? "x" : "", c.grid[a]);
-		if (vt_meta_set(&p->keys, "GRID", why) < 0 || vt_meta_set(&p->keys, "SIZE",
+			n += snprintf(grid + n, sizeof grid - n, "%s%d", a ? "x" : "", c.grid[a]);
+		if (vt_meta_set(&p->keys, "GRID", grid) < 0 || vt_meta_set(&p->keys, "SIZE",
 		    NULL) < 0)
 			return err_set(e, "%s", p->keys.err.msg);
 	}
@@ -774,8 +773,8 @@ timm_plan(struct timm_plan *p, const struct st *s, const struct timm_opts *o, st
 	 * new head), as ckpt_load checks a checkpoint's fields: names and
 	 * metadata are input like any other, and a model many times the
 	 * file's size is refused before it is built. */
-	if ((p->m = vit_describe(&c, why, sizeof why)) == NULL)
-		return err_set(e, "the model: %s", why);
+	if ((p->m = vit_describe(&c, e)) == NULL)
+		return err_prefix(e, "the model");
 	int nt = p->m->ntensor, *own = calloc(2 * (size_t)nt, sizeof *own);
 	p->e = calloc((size_t)s->ntensor + nt, sizeof *p->e);
 	if (own == NULL || p->e == NULL) {

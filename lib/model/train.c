@@ -402,7 +402,7 @@ spacing_note(const struct train *r, const struct vit_config *c, int native,
 static int
 positions(struct train *r, struct vit_config *c, struct err *e)
 {
-	char why[512];
+	struct err why;
 	int native;
 
 	snprintf(r->positions, sizeof r->positions, "%s", r->o.stream_positions ?
@@ -410,14 +410,14 @@ positions(struct train *r, struct vit_config *c, struct err *e)
 	if (r->o.stream_positions)
 		return 0;
 	int rc = posmap_native(c, vt_meta(&r->s, "POS"), vt_meta(&r->s, "GRID"),
-	    &native, why, sizeof why);
+	    &native, &why);
 	if (rc < 0)
-		return err_set(e, "model: %s", why);
+		return err_set(e, "model: %s", why.msg);
 	if (rc == 0)
 		snprintf(r->positions, sizeof r->positions, "native %s",
 		    pe_conv_name(native));
-	else if (why[0])
-		spacing_note(r, c, native, why);
+	else if (why.msg[0])
+		spacing_note(r, c, native, why.msg);
 	return 0;
 }
 
@@ -468,7 +468,7 @@ init_model(struct train *r, struct err *e)
 		snprintf(r->positions, sizeof r->positions, "%s", had);
 	int T = vit_grid_size(c.grid, c.axes);
 	r->m = vit_create(&c, share_cap(r), T > r->b.T ? T : r->b.T,
-	    (uint64_t)r->o.t.seed, e->msg, sizeof e->msg);
+	    (uint64_t)r->o.t.seed, e);
 	if (r->m == NULL) {
 		err_prefix(e, "model");
 		goto out;
@@ -513,15 +513,13 @@ build_model(struct train *r, struct err *e)
 	else
 		return err_set(e, "%s: record 1: positions are not a grid; no GRID key "
 		    "either", r->name);
-	int cls = pe_conv_cls(vt_meta(&r->s, "CLSPOS"), c->axes, c->cls_pos, e->msg,
-	    sizeof e->msg);
+	int cls = pe_conv_cls(vt_meta(&r->s, "CLSPOS"), c->axes, c->cls_pos, e);
 	if (cls < 0)
 		return err_prefix(e, "%s", r->name);
 	c->cls_rotate = cls;
 	if (positions(r, c, e) < 0)
 		return -1;
-	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.t.seed, e->msg,
-	    sizeof e->msg);
+	r->m = vit_create(c, share_cap(r), r->b.T, (uint64_t)r->o.t.seed, e);
 	if (r->m == NULL)
 		return err_prefix(e, "model");
 	if (r->o.generators != NULL &&
@@ -744,10 +742,10 @@ open_val(struct train *r, struct vt *vs, struct batch_reader *vbr, const char **
 			fclose(fp);
 		return NULL;
 	}
-	char why[512];
+	struct err why;
 	if (r->st.step == 0 && pe_conv_check(vt_meta(&r->meta, "POS"), vt_meta(vs, "POS"),
-	    why, sizeof why) < 0)
-		warn(r, "--val: %s: %s", *name, why);
+	    &why) < 0)
+		warn(r, "--val: %s: %s", *name, why.msg);
 	return fp;
 }
 
@@ -989,10 +987,11 @@ train_step(struct train *r, struct err *e)
 		    w->decay ? o->t.wd : 0, r->st.step + 1);
 	}
 	/* a finite loss and gradient may still step past a float (--lr 1e6) */
-	char bad[256], after[512];
-	if (vit_finite(r->m, 1, bad, sizeof bad) < 0) {
+	struct err bad;
+	char after[sizeof bad.msg + 64];
+	if (vit_finite(r->m, 1, &bad) < 0) {
 		snprintf(after, sizeof after, "after the update (learning rate %g), %s",
-		    lr, bad);
+		    lr, bad.msg);
 		return nonfinite(r, after, e);
 	}
 	r->st.step++;

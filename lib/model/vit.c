@@ -356,30 +356,23 @@ activations(struct vit *m, char *block)
 	return tot;
 }
 
-/* The position stage of m's config; 0, or -1 with err. */
+/* The position stage of m's config, which it keeps a pointer to (m's own
+ * copy, not the caller's); 0, or -1 with e. */
 static int
-position_stage(struct vit *m, char *err, size_t errlen)
+position_stage(struct vit *m, struct err *e)
 {
-	struct err e;
-
-	if (posenc_init(&m->st->pos, &m->c, &e) == -1) {
-		snprintf(err, errlen, "%s", e.msg);
-		return -1;
-	}
-	return 0;
+	return posenc_init(&m->st->pos, &m->c, e);
 }
 
 int
 vit_layout(const struct vit_config *c, int (*fn)(void *arg,
-    const struct vit_tensor *t), void *arg, size_t *nparam, char *err,
-    size_t errlen)
+    const struct vit_tensor *t), void *arg, size_t *nparam, struct err *e)
 {
 	struct vit_state s = { 0 };
 	struct vit m = { .c = *c, .st = &s };
 	struct builder b = { .m = &m, .sizing = 1, .visit = fn, .arg = arg };
 
-	if (vit_config_check(c, err, errlen) == -1 ||
-	    position_stage(&m, err, errlen) == -1)
+	if (vit_config_check(c, e) == -1 || position_stage(&m, e) == -1)
 		return -1;
 	layout(&b);
 	*nparam = m.nparam;
@@ -389,29 +382,28 @@ vit_layout(const struct vit_config *c, int (*fn)(void *arg,
 /* 0 when the fixed table of model m, sized (nparam known), which no file
  * carries, holds no more floats than its parameters or VIT_MAXFIXED: a
  * small file cannot make its reader build a large table, nor can a
- * writer make what readers refuse.  -1 with err. */
+ * writer make what readers refuse.  -1 with e. */
 static int
-fixed_check(const struct vit *m, char *err, size_t errlen)
+fixed_check(const struct vit *m, struct err *e)
 {
 	const struct vit_config *c = &m->c;
 	size_t n = posenc_fixed_floats(&m->st->pos), nparam = m->nparam;
 
 	if (n <= nparam || n <= VIT_MAXFIXED)
 		return 0;
-	snprintf(err, errlen, "its %s table of %d tokens would be %zu floats, more than "
+	return err_set(e, "its %s table of %d tokens would be %zu floats, more than "
 	    "its %zu parameters", c->pe, vit_grid_size(c->grid, c->axes), n, nparam);
-	return -1;
 }
 
 static struct vit *
 create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
-    int infer, char *err, size_t errlen)
+    int infer, struct err *e)
 {
-	if (vit_config_check(c, err, errlen) == -1)
+	if (vit_config_check(c, e) == -1)
 		return NULL;
 	if (maxB < 1 || maxT < 1 || maxT > 1 << 20 || maxB > 1 << 20 ||
 	    (double)maxB * (maxT + 1) * (maxT + 1) * c->heads > 1e11) {
-		snprintf(err, errlen, "batch %d x %d tokens out of range", maxB, maxT);
+		err_set(e, "batch %d x %d tokens out of range", maxB, maxT);
 		return NULL;
 	}
 	struct vit *m = calloc(1, sizeof *m);
@@ -424,7 +416,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	m->maxB = maxB;
 	m->maxT = maxT;
 	s->nthr = omp_get_max_threads();
-	if (position_stage(m, err, errlen) == -1)
+	if (position_stage(m, e) == -1)
 		goto fail;
 	s->L = calloc(c->depth, sizeof *s->L);
 	s->A = calloc(c->depth, sizeof *s->A);
@@ -435,7 +427,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	layout(&b);
 	if (b.rc != 0)
 		goto nomem;
-	if (fixed_check(m, err, errlen) == -1)
+	if (fixed_check(m, e) == -1)
 		goto fail;
 	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
 	m->param = aligned_alloc(64, arena * sizeof(float));
@@ -452,31 +444,26 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	layout(&b);
 	posenc_bind(&s->pos, s->posemb, s->posemb && !infer ? GRAD(m, s->posemb) : NULL,
 	    s->pe_params, s->pe_params && !infer ? GRAD(m, s->pe_params) : NULL);
-	struct err e;
-	if (!infer && init_params(m, seed, &e) == -1)	/* infer: the caller's */
-		goto failed;
+	if (!infer && init_params(m, seed, e) == -1)	/* infer: the caller's */
+		goto fail;
 
 	size_t abytes = activations(m, NULL);
 	s->block = huge_alloc(abytes);
 	if (s->block == NULL)
 		goto nomem;
 	activations(m, s->block);
-	if (posenc_alloc(&s->pos, maxB, maxT, &e) == -1)
-		goto failed;
+	if (posenc_alloc(&s->pos, maxB, maxT, e) == -1)
+		goto fail;
 	return m;
-failed:
-	snprintf(err, errlen, "%s", e.msg);
-	vit_destroy(m);
-	return NULL;
 nomem:
-	snprintf(err, errlen, "out of memory");
+	err_set(e, "out of memory");
 fail:
 	vit_destroy(m);
 	return NULL;
 }
 
 struct vit *
-vit_describe(const struct vit_config *c, char *err, size_t errlen)
+vit_describe(const struct vit_config *c, struct err *e)
 {
 	struct vit *m = calloc(1, sizeof *m);
 	struct vit_state *s = calloc(1, sizeof *s);
@@ -484,17 +471,17 @@ vit_describe(const struct vit_config *c, char *err, size_t errlen)
 	if (m != NULL)
 		m->st = s;
 	if (m == NULL || s == NULL) {
-		snprintf(err, errlen, "out of memory");
+		err_set(e, "out of memory");
 		goto fail;
 	}
 	m->c = *c;
-	if (vit_config_check(c, err, errlen) == -1 || position_stage(m, err, errlen) == -1)
+	if (vit_config_check(c, e) == -1 || position_stage(m, e) == -1)
 		goto fail;
 	struct builder b = { .m = m, .sizing = 1 };
 	layout(&b);
 	if (b.rc == 0)
 		return m;
-	snprintf(err, errlen, "out of memory");
+	err_set(e, "out of memory");
 fail:
 	vit_destroy(m);
 	return NULL;
@@ -502,16 +489,15 @@ fail:
 
 struct vit *
 vit_create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
-    char *err, size_t errlen)
+    struct err *e)
 {
-	return create(c, maxB, maxT, seed, 0, err, errlen);
+	return create(c, maxB, maxT, seed, 0, e);
 }
 
 struct vit *
-vit_create_infer(const struct vit_config *c, int maxB, int maxT, char *err,
-    size_t errlen)
+vit_create_infer(const struct vit_config *c, int maxB, int maxT, struct err *e)
 {
-	return create(c, maxB, maxT, 0, 1, err, errlen);
+	return create(c, maxB, maxT, 0, 1, e);
 }
 
 void
@@ -560,7 +546,7 @@ first_nonfinite(const float *v, size_t n)
 }
 
 int
-vit_finite(const struct vit *m, int moments, char *err, size_t errlen)
+vit_finite(const struct vit *m, int moments, struct err *e)
 {
 	static const char *const what[] = { "", " (its AdamW m)", " (its AdamW v)" };
 	const float *arr[] = { m->param, m->adam_m, m->adam_v };
@@ -572,9 +558,8 @@ vit_finite(const struct vit *m, int moments, char *err, size_t errlen)
 			const struct vit_tensor *w = &m->tensor[t];
 			if ((size_t)i >= w->off && (size_t)i < w->off + w->n) {
 				float v = arr[a][i];
-				snprintf(err, errlen, "tensor '%s'%s holds %g (element %zu of %zu)",
+				return err_set(e, "tensor '%s'%s holds %g (element %zu of %zu)",
 				    w->name, what[a], isnan(v) ? NAN : v, (size_t)i - w->off, w->n);
-				return -1;
 			}
 		}
 	}
@@ -827,27 +812,27 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	int D = c->dim, M = c->mlp, C = c->classes, T1 = T + 1, N = B * T1;
 
 	if (B < 1 || B > m->maxB || T < 1 || T > m->maxT) {
-		snprintf(m->err, sizeof m->err, "batch of %d x %d tokens: the "
+		err_set(&m->err, "batch of %d x %d tokens: the "
 		    "model holds %d x %d", B, T, m->maxB, m->maxT);
 		return NAN;
 	}
 	if (vit_has_table(m) && T != vit_grid_size(s->pos.grid, c->axes)) {
-		snprintf(m->err, sizeof m->err, "%d tokens do not fill the grid "
+		err_set(&m->err, "%d tokens do not fill the grid "
 		    "of the position table (vit_set_grid)", T);
 		return NAN;
 	}
 	if ((c->locality || posenc_needs_positions(&s->pos)) && pos == NULL) {
-		snprintf(m->err, sizeof m->err, "positions needed");
+		err_set(&m->err, "positions needed");
 		return NAN;
 	}
 	if (training && m->infer) {
-		snprintf(m->err, sizeof m->err, "a model for forward passes "
+		err_set(&m->err, "a model for forward passes "
 		    "alone does not train");
 		return NAN;
 	}
 	int shared = posenc_shared(&s->pos, pos, B, T);
 	if (s->pos.rotary && !shared && !c->pos_per_record) {
-		snprintf(m->err, sizeof m->err, "records of a batch have "
+		err_set(&m->err, "records of a batch have "
 		    "different positions: the model needs pos_per_record");
 		return NAN;
 	}

@@ -41,12 +41,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "nn.h"
 
 #define VIT_MAXAXES	3	/* position coordinates per token, at most (t, y, x) */
 #define VIT_MAXRANK	4
 #define VIT_MAXNAME	64
 #define VIT_PESPEC	64
+
+/* The largest model vit_config_check takes (its heads: pe_parse's,
+ * PE_MAXHEADS); the shape options (lib/cli/shapeopt.h) refuse past them. */
+#define VIT_MAXDIM	65536		/* width */
+#define VIT_MAXDEPTH	1024		/* blocks */
+#define VIT_MAXMLP	(1 << 18)	/* MLP hidden width */
+#define VIT_MAXCLASSES	(1 << 20)	/* outputs of the head */
 
 enum vit_pool { VIT_POOL_CLS, VIT_POOL_MEAN };
 
@@ -117,7 +125,7 @@ struct vit {
 	 * while the blocks below run. */
 	void	(*grad_ready)(void *arg, int l);
 	void	*grad_arg;
-	char	 err[256];		/* why the last vit_forward returned NaN */
+	struct err err;			/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };
 
@@ -130,53 +138,53 @@ void	 vit_config_init(struct vit_config *c);
 int	 vit_preset(struct vit_config *c, const char *name);
 /* enum vit_pool of "cls" or "mean", or -1. */
 int	 vit_pool_parse(const char *name);
-/* Check c; 0, or -1 with a reason in err. */
-int	 vit_config_check(const struct vit_config *c, char *err, size_t errlen);
+/* Check c; 0, or -1 with a reason in e. */
+int	 vit_config_check(const struct vit_config *c, struct err *e);
 
 struct vt;
 /* Store c as header keys of s ("VIT_DIM 192", "VIT_PE liere:8", ...), for
  * checkpoints.  0 or -1. */
 int	 vit_config_save(const struct vit_config *c, struct vt *s);
-/* Read c back from keys written by vit_config_save; 0, or -1 with err. */
-int	 vit_config_load(struct vit_config *c, const struct vt *s, char *err,
-	    size_t errlen);
+/* Read c back from keys written by vit_config_save; 0, or -1 with e. */
+int	 vit_config_load(struct vit_config *c, const struct vt *s,
+	    struct err *e);
 
 /* The parameter tensors of a model of c as vit_create lays them out in
  * its arena (the same code, run without building anything), in order,
  * each passed to fn, which returns 0 to go on; *nparam: the arena's
- * floats, when it returns 0.  0, fn's first non-zero, or -1 with err on
+ * floats, when it returns 0.  0, fn's first non-zero, or -1 with e on
  * a bad config. */
 int	 vit_layout(const struct vit_config *c,
 	    int (*fn)(void *arg, const struct vit_tensor *t), void *arg,
-	    size_t *nparam, char *err, size_t errlen);
+	    size_t *nparam, struct err *e);
 /* The most floats of a fixed table (sincos's [1+G][D]) a model may hold
  * beyond its parameter count: 4 MiB.  No file carries the table. */
 #define VIT_MAXFIXED	((size_t)1 << 20)
 /* A model of c with its tensor table and nparam but no arrays, to plan
  * what fills it before anything is built (the timm import); only
- * vit_find_tensor and vit_destroy take it.  NULL with err. */
-struct vit *vit_describe(const struct vit_config *c, char *err, size_t errlen);
+ * vit_find_tensor and vit_destroy take it.  NULL with e. */
+struct vit *vit_describe(const struct vit_config *c, struct err *e);
 /* Build a model for batches up to maxB records of up to maxT patch tokens,
  * parameters initialized from seed (truncated normal std 0.02 for weights,
  * zero biases, unit LayerNorm gains, position encodings as lib/pe/pe.h).
- * NULL with a reason in err on a bad config (a fixed table of more floats
+ * NULL with a reason in e on a bad config (a fixed table of more floats
  * than its parameters and VIT_MAXFIXED too) or no memory. */
 struct vit *vit_create(const struct vit_config *c, int maxB, int maxT,
-	    uint64_t seed, char *err, size_t errlen);
+	    uint64_t seed, struct err *e);
 /* The same for forward passes alone (evaluation): no gradient, optimizer
  * or backward memory, and one block's activations for all blocks (depth
  * times less); the same logits and loss, bit for bit; vit_forward
  * refuses training, and vit_backward has nothing to do.  Parameters zero,
  * for the caller to load (ckpt_load). */
 struct vit *vit_create_infer(const struct vit_config *c, int maxB, int maxT,
-	    char *err, size_t errlen);
+	    struct err *e);
 void	 vit_destroy(struct vit *m);
 
 /* 0 when every parameter of m (and with moments its AdamW moments, if it
- * has them) is finite; else -1 with err naming the first tensor that holds
+ * has them) is finite; else -1 with e naming the first tensor that holds
  * a NaN or infinity, and where ("tensor 'head.w' holds nan (element 3 of
  * 32)"). */
-int	 vit_finite(const struct vit *m, int moments, char *err, size_t errlen);
+int	 vit_finite(const struct vit *m, int moments, struct err *e);
 /* The tensor called name, or NULL. */
 const struct vit_tensor *vit_find_tensor(const struct vit *m, const char *name);
 /* Grid [A] of the tokens of the following forwards (abs and sincos tables

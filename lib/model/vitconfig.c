@@ -53,48 +53,47 @@ vit_preset(struct vit_config *c, const char *name)
 }
 
 int
-vit_config_check(const struct vit_config *c, char *err, size_t errlen)
+vit_config_check(const struct vit_config *c, struct err *e)
 {
-#define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
-	if (c->dim < 1 || c->dim > 65536 || c->depth < 1 || c->depth > 1024 ||
-	    c->heads < 1 || c->mlp < 1 || c->mlp > 1 << 18 ||
-	    c->classes < 1 || c->classes > 1 << 20 || c->P < 1 || c->P > 1 << 24)
-		BAD("sizes out of range (dim %d depth %d heads %d mlp %d classes %d P %d)",
+	if (c->dim < 1 || c->dim > VIT_MAXDIM || c->depth < 1 ||
+	    c->depth > VIT_MAXDEPTH || c->heads < 1 || c->mlp < 1 ||
+	    c->mlp > VIT_MAXMLP || c->classes < 1 ||
+	    c->classes > VIT_MAXCLASSES || c->P < 1 || c->P > 1 << 24)
+		return err_set(e, "sizes out of range (dim %d depth %d heads %d mlp %d classes %d P %d)",
 		    c->dim, c->depth, c->heads, c->mlp, c->classes, c->P);
 	if (c->dim % c->heads != 0)
-		BAD("dim %d is not a multiple of heads %d", c->dim, c->heads);
+		return err_set(e, "dim %d is not a multiple of heads %d", c->dim, c->heads);
 	if (c->axes < 1 || c->axes > VIT_MAXAXES)
-		BAD("axes %d not in 1..%d", c->axes, VIT_MAXAXES);
+		return err_set(e, "axes %d not in 1..%d", c->axes, VIT_MAXAXES);
 	if (c->pool != VIT_POOL_CLS && c->pool != VIT_POOL_MEAN)
-		BAD("bad pool");
+		return err_set(e, "bad pool");
 	if (c->share < PE_SHARE_NONE || c->share > PE_SHARE_ALL)
-		BAD("bad share");
+		return err_set(e, "bad share");
 	if (!(c->dropout >= 0 && c->dropout < 1 && c->emb_dropout >= 0 &&
 	    c->emb_dropout < 1))
-		BAD("dropout must be in [0, 1)");
+		return err_set(e, "dropout must be in [0, 1)");
 	if (c->locality && !(c->sigma > 0))
-		BAD("locality sigma must be positive");
+		return err_set(e, "locality sigma must be positive");
 	for (int a = 0; a < c->axes; a++)
 		if (!isfinite(c->pos_scale[a]) || c->pos_scale[a] == 0 ||
 		    !isfinite(c->pos_shift[a]))
-			BAD("position map of axis %d: scale %g shift %g", a,
+			return err_set(e, "position map of axis %d: scale %g shift %g", a,
 			    c->pos_scale[a], c->pos_shift[a]);
 	long g = 1;
 	for (int a = 0; a < c->axes; a++) {
 		if (c->grid[a] < 1 || c->grid[a] > 1 << 16)
-			BAD("grid axis %d: %d out of range", a, c->grid[a]);
+			return err_set(e, "grid axis %d: %d out of range", a, c->grid[a]);
 		g *= c->grid[a];
 		if (g > 1 << 24)
-			BAD("grid too large");
+			return err_set(e, "grid too large");
 	}
 	struct pe pe;
 	const struct pe_table *t;
 	if (pe_parse(&pe, c->pe, c->dim / c->heads, c->axes, c->heads, c->depth,
 	    pe_share_name(c->share)) == 0 && (t = pe.method->table) != NULL &&
 	    c->dim < t->min_width * c->axes)
-		BAD("%s needs dim >= %d * axes", pe.method->name, t->min_width);
+		return err_set(e, "%s needs dim >= %d * axes", pe.method->name, t->min_width);
 	return 0;
-#undef BAD
 }
 
 static const char *const pool_names[] = { "cls", "mean", NULL };
@@ -148,8 +147,9 @@ static const struct key {
 int
 vit_config_save(const struct vit_config *c, struct vt *s)
 {
-	char err[256];
-	if (vit_config_check(c, err, sizeof err) == -1)
+	struct err e;
+
+	if (vit_config_check(c, &e) == -1)
 		return -1;
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
 		const char *p = (const char *)c + keys[i].off;
@@ -180,8 +180,7 @@ vit_config_save(const struct vit_config *c, struct vt *s)
 }
 
 int
-vit_config_load(struct vit_config *c, const struct vt *s, char *err,
-    size_t errlen)
+vit_config_load(struct vit_config *c, const struct vt *s, struct err *e)
 {
 	vit_config_init(c);
 	/* axes first: the list keys need it */
@@ -194,10 +193,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				continue;
 			if (v == NULL && keys[i].optional)
 				continue;
-			if (v == NULL) {
-				snprintf(err, errlen, "missing header key %s", keys[i].key);
-				return -1;
-			}
+			if (v == NULL)
+				return err_set(e, "missing header key %s", keys[i].key);
 			int64_t x;
 			int bad = 0;
 			switch (keys[i].kind) {
@@ -216,10 +213,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				end = *(int *)p < 0 ? (char *)v : "";
 				break;
 			case KSTR:
-				if (strlen(v) >= VIT_PESPEC) {
-					snprintf(err, errlen, "%s too long", keys[i].key);
-					return -1;
-				}
+				if (strlen(v) >= VIT_PESPEC)
+					return err_set(e, "%s too long", keys[i].key);
 				strcpy(p, v);
 				end = "";
 				break;
@@ -239,10 +234,8 @@ vit_config_load(struct vit_config *c, const struct vt *s, char *err,
 				}
 				break;
 			}
-			if (bad || *end != '\0') {
-				snprintf(err, errlen, "bad value '%s' for %s", v, keys[i].key);
-				return -1;
-			}
+			if (bad || *end != '\0')
+				return err_set(e, "bad value '%s' for %s", v, keys[i].key);
 		}
-	return vit_config_check(c, err, errlen);
+	return vit_config_check(c, e);
 }

@@ -17,8 +17,8 @@ vit_reserve(struct vit **m, int B, int T, int varied, struct err *e)
 	c.pos_per_record |= varied;
 	B = B > old->maxB ? B : old->maxB;
 	T = T > old->maxT ? T : old->maxT;
-	new = old->infer ? vit_create_infer(&c, B, T, e->msg, sizeof e->msg) :
-	    vit_create(&c, B, T, 0, e->msg, sizeof e->msg);
+	new = old->infer ? vit_create_infer(&c, B, T, e) :
+	    vit_create(&c, B, T, 0, e);
 	if (new == NULL)
 		return -1;
 	size_t bytes = old->nparam * sizeof(float);

@@ -15,8 +15,6 @@
  * positions ComRoPE feeds, read their own rows exactly; outside the
  * centres, the border rows.  Initialised as that code's:
  * normal(0, 1). */
-#include <stdio.h>
-
 #include "pe.h"
 #include "pe_conv.h"
 #include "pe_method.h"
@@ -41,11 +39,9 @@ check(struct pe *pe)
 {
 	const struct ape *o = pe_opts(pe);
 
-	if (o->official && pe->axes == 1) {
-		snprintf(pe->err, sizeof pe->err, "ape,official: ComRoPE's code reads "
+	if (o->official && pe->axes == 1)
+		return err_set(&pe->err, "ape,official: ComRoPE's code reads "
 		    "2 or 3 axes, not 1");
-		return -1;
-	}
 	return 0;
 }
 

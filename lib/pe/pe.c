@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +18,6 @@
 #include "vt.h"
 
 static const char *const share_names[] = { "none", "heads", "layers", "all" };
-
-static int
-fail(struct pe *pe, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(pe->err, sizeof pe->err, fmt, ap);
-	va_end(ap);
-	return -1;
-}
 
 /* The encoding named by the first n characters of name, or NULL. */
 static const struct pe_method *
@@ -185,19 +173,19 @@ parse_options(struct pe *pe, char *opt)
 	size_t n = strlen(opt);
 
 	if (n == 0 || opt[n - 1] == ',' || strstr(opt, ",,"))
-		return fail(pe, "empty option in '%s'", opt);
+		return err_set(&pe->err, "empty option in '%s'", opt);
 	for (char *o = strtok_r(opt, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
 		char *val = strchr(o, '=');
 		if (val)
 			*val++ = '\0';
 		const struct pe_option *d = find_option(pe, o);
 		if (d == NULL || (d->kind == PE_OPT_FLAG) != (val == NULL))
-			return fail(pe, "option '%s%s%s' does not apply to %s",
+			return err_set(&pe->err, "option '%s%s%s' does not apply to %s",
 			    o, val ? "=" : "", val ? val : "", pe->method->name);
 		if (d->kind == PE_OPT_FLAG)
 			*(int *)option_at(pe, d) = 1;
 		else if (parse_pos(val, option_at(pe, d)) < 0)
-			return fail(pe, "%s=%s: want a positive number", o, val);
+			return err_set(&pe->err, "%s=%s: want a positive number", o, val);
 	}
 	return 0;
 }
@@ -215,7 +203,7 @@ parse_block(struct pe *pe, const char *s, int *b)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (!*s || *end || errno || v < 1 || v > PE_MAXDIM)
-		return fail(pe, "block size '%s': want a whole number 2 .. %d", s, PE_MAXDIM);
+		return err_set(&pe->err, "block size '%s': want a whole number 2 .. %d", s, PE_MAXDIM);
 	*b = (int)v;
 	return 0;
 }
@@ -251,7 +239,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 
 	memset(pe, 0, sizeof *pe);
 	if (!spec || strlen(spec) >= sizeof buf)
-		return fail(pe, "position encoding '%s': too long", spec ? spec : "");
+		return err_set(&pe->err, "position encoding '%s': too long", spec ? spec : "");
 	strcpy(buf, spec);
 	if ((opt = strchr(buf, ',')))
 		*opt++ = '\0';
@@ -259,7 +247,7 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		*colon++ = '\0';
 	if ((pe->method = find_method(buf, strlen(buf))) == NULL) {
 		pe_list(names, sizeof names, ", ", 0, 0, 0);
-		return fail(pe, "unknown position encoding '%s' (%s)", spec, names);
+		return err_set(&pe->err, "unknown position encoding '%s' (%s)", spec, names);
 	}
 	flags = pe->method->flags;
 	default_options(pe);
@@ -268,13 +256,15 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 	if (opt && parse_options(pe, opt) < 0)
 		return -1;
 	if (head_dim < 1 || head_dim > PE_MAXDIM)
-		return fail(pe, "head dimension %d: want 1 .. %d", head_dim, PE_MAXDIM);
+		return err_set(&pe->err, "head dimension %d: want 1 .. %d", head_dim, PE_MAXDIM);
 	if (axes < 1 || axes > 3)
-		return fail(pe, "%d position axes: want 1, 2 or 3", axes);
-	if (heads < 1 || layers < 1 || heads > 4096 || layers > 4096)
-		return fail(pe, "%d heads x %d layers: want 1 .. 4096 each", heads, layers);
+		return err_set(&pe->err, "%d position axes: want 1, 2 or 3", axes);
+	if (heads < 1 || layers < 1 || heads > PE_MAXHEADS ||
+	    layers > PE_MAXHEADS)
+		return err_set(&pe->err, "%d heads x %d layers: want 1 .. %d each", heads,
+		    layers, PE_MAXHEADS);
 	if ((pe->share = pe_share_parse(share ? share : "none")) < 0)
-		return fail(pe, "sharing '%s': want none, heads, layers or all", share);
+		return err_set(&pe->err, "sharing '%s': want none, heads, layers or all", share);
 	pe->axes = axes;
 	if (pe->method->check && pe->method->check(pe) < 0)
 		return -1;
@@ -283,18 +273,18 @@ pe_parse(struct pe *pe, const char *spec, int head_dim, int axes, int heads,
 		if (!b && (flags & PEM_BLOCK_FULL))
 			b = head_dim;	/* LieRE without a subscript: one full block */
 		if (!b)
-			return fail(pe, "%s needs a block size, as in %s:8", buf, buf);
+			return err_set(&pe->err, "%s needs a block size, as in %s:8", buf, buf);
 		if (b < 2 || head_dim % b)
-			return fail(pe, "block size %d: want 2 or more, dividing the head dimension %d", b, head_dim);
+			return err_set(&pe->err, "block size %d: want 2 or more, dividing the head dimension %d", b, head_dim);
 	} else if (colon) {
-		return fail(pe, "%s takes no block size", buf);
+		return err_set(&pe->err, "%s takes no block size", buf);
 	}
 	if (flags & PEM_PAIRS) {
 		b = 2;
 		if (head_dim % 2)
-			return fail(pe, "%s needs an even head dimension, not %d", buf, head_dim);
+			return err_set(&pe->err, "%s needs an even head dimension, not %d", buf, head_dim);
 		if (head_dim / 2 < axes)
-			return fail(pe, "%s needs at least one pair per axis: head dimension %d, %d axes",
+			return err_set(&pe->err, "%s needs at least one pair per axis: head dimension %d, %d axes",
 			    buf, head_dim, axes);
 	}
 	if (!b)
@@ -429,9 +419,9 @@ meta_int(struct pe *pe, const struct vt *s, const char *key, int *v)
 	int64_t x;
 
 	if (!str)
-		return fail(pe, "%s: no %s key", s->name ? s->name : "input", key);
+		return err_set(&pe->err, "%s: no %s key", s->name ? s->name : "input", key);
 	if (vt_parse_int(str, NULL, 1, 1 << 20, &x) < 0)
-		return fail(pe, "%s: %s '%s' is not a positive whole number",
+		return err_set(&pe->err, "%s: %s '%s' is not a positive whole number",
 		    s->name ? s->name : "input", key, str);
 	*v = (int)x;
 	return 0;
@@ -445,16 +435,13 @@ pe_meta_read(struct pe *pe, const struct vt *s)
 
 	memset(pe, 0, sizeof *pe);
 	if (!spec)
-		return fail(pe, "%s: no PE key: not a generator file or a checkpoint with "
+		return err_set(&pe->err, "%s: no PE key: not a generator file or a checkpoint with "
 		    "position-encoding generators", s->name ? s->name : "input");
 	if (meta_int(pe, s, "HEAD_DIM", &head_dim) < 0 || meta_int(pe, s, "AXES", &axes) < 0 ||
 	    meta_int(pe, s, "HEADS", &heads) < 0 || meta_int(pe, s, "LAYERS", &layers) < 0)
 		return -1;
-	if (pe_parse(pe, spec, head_dim, axes, heads, layers, share ? share : "none") < 0) {
-		char msg[sizeof pe->err];
-		snprintf(msg, sizeof msg, "%s", pe->err);
-		return fail(pe, "%s: %s", s->name ? s->name : "input", msg);
-	}
+	if (pe_parse(pe, spec, head_dim, axes, heads, layers, share ? share : "none") < 0)
+		return err_prefix(&pe->err, "%s", s->name ? s->name : "input");
 	return 0;
 }
 
@@ -480,12 +467,12 @@ pe_load_params(struct pe *pe, struct vt *s)
 	if (!f && pe->nparam == 0)
 		return none;
 	if (!f) {
-		fail(pe, "%s: no field %s: the file names PE %s but holds no generators",
+		err_set(&pe->err, "%s: no field %s: the file names PE %s but holds no generators",
 		    name, PE_FIELD, pe->spec);
 		return NULL;
 	}
 	if (f->dtype != VT_F32 || f->rank != 1 || f->count != pe->nparam) {
-		fail(pe, "%s: field %s is %s with %lld values; PE %s with %s sharing needs f32 [%lld]",
+		err_set(&pe->err, "%s: field %s is %s with %lld values; PE %s with %s sharing needs f32 [%lld]",
 		    name, PE_FIELD, vt_dtype_name(f->dtype), (long long)f->count, pe->spec,
 		    pe_share_name(pe->share), (long long)pe->nparam);
 		return NULL;

@@ -50,6 +50,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct vt;
 struct rays;
 struct pe_method;
@@ -57,6 +59,7 @@ struct pe_method;
 #define PE_FIELD	"pe.params"	/* f32 [nparam] in skewgen files and checkpoints;
 					   methods without parameters may omit it */
 #define PE_MAXDIM	1024		/* largest head_dim */
+#define PE_MAXHEADS	4096		/* most heads, and most layers */
 #define PE_OPTBYTES	32		/* an encoding's options, at most */
 
 /* Generator sets: one per (layer, head), per layer (shared by its heads),
@@ -115,7 +118,7 @@ struct pe {
 	int	 basis;		/* R = P B(x) P^T with a basis P per set (pe_bases);
 				   pe_rotations makes B */
 	char	 spec[96];	/* canonical spec: "liere:8", "rope-axial,theta=100" */
-	char	 err[256];
+	struct err err;	/* why the last call that failed did */
 };
 
 /* Fill pe from a spec ("liere:8", "rope-axial,theta=10000", "riemann,
@@ -233,7 +236,7 @@ struct pe_work {
 				   autograd, twice as fast, and blocks of 4, 8,
 				   12 and 16 in float 16 at a time (the
 				   engine's) */
-	char	 err[256];
+	struct err err;	/* why pe_work_init failed */
 };
 /* Size w for pe and up to maxT tokens per call (the only allocation).
  * 0, or -1 with w->err. */

@@ -108,22 +108,19 @@ parse_dims(const char *s, int axes, double *v)
 }
 
 int
-pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid, char *err,
-    size_t errlen)
+pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid,
+    struct err *e)
 {
 	char buf[512], *save, *w;
 	const char *n0 = NULL, *range = NULL;
 
 	memset(c, 0, sizeof *c);
-	if (pos == NULL || strlen(pos) >= sizeof buf) {
-		snprintf(err, errlen, "no POS key");
-		return -1;
-	}
+	if (pos == NULL || strlen(pos) >= sizeof buf)
+		return err_set(e, "no POS key");
 	strcpy(buf, pos);
 	if ((w = strtok_r(buf, " ", &save)) == NULL || (c->kind = pe_conv_parse_name(w)) < 0) {
-		snprintf(err, errlen, "POS '%s' names no convention of posgen", pos);
 		c->kind = PE_CONV_NONE;
-		return -1;
+		return err_set(e, "POS '%s' names no convention of posgen", pos);
 	}
 	while ((w = strtok_r(NULL, " ", &save)) != NULL) {
 		if (strncmp(w, "grid=", 5) == 0)
@@ -133,20 +130,15 @@ pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid, char *err,
 		else if (strncmp(w, "range=", 6) == 0)
 			range = w + 6;
 	}
-	if (grid == NULL || (c->axes = vt_parse_dims(grid, c->grid, 3)) < 1) {
-		snprintf(err, errlen, "POS '%s': no grid", pos);
-		return -1;
-	}
+	if (grid == NULL || (c->axes = vt_parse_dims(grid, c->grid, 3)) < 1)
+		return err_set(e, "POS '%s': no grid", pos);
 	for (int a = 0; a < c->axes; a++)
-		if (c->grid[a] < 1) {
-			snprintf(err, errlen, "POS '%s': bad grid '%s'", pos, grid);
-			return -1;
-		} else
+		if (c->grid[a] < 1)
+			return err_set(e, "POS '%s': bad grid '%s'", pos, grid);
+		else
 			c->n0[a] = (double)c->grid[a];
-	if (c->kind == PE_CONV_LINSPACE && n0 && parse_dims(n0, c->axes, c->n0) < 0) {
-		snprintf(err, errlen, "POS '%s': bad n0", pos);
-		return -1;
-	}
+	if (c->kind == PE_CONV_LINSPACE && n0 && parse_dims(n0, c->axes, c->n0) < 0)
+		return err_set(e, "POS '%s': bad n0", pos);
 	c->hi = 1;
 	if (c->kind == PE_CONV_FIXED && range) {
 		char *end;
@@ -154,10 +146,8 @@ pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid, char *err,
 		if (*end == ',')
 			c->hi = strtod(end + 1, &end);
 		if (end == range || range[strcspn(range, ",")] != ',' || *end != '\0' ||
-		    !(c->hi > c->lo) || c->hi - c->lo > 1e300) {
-			snprintf(err, errlen, "POS '%s': bad range", pos);
-			return -1;
-		}
+		    !(c->hi > c->lo) || c->hi - c->lo > 1e300)
+			return err_set(e, "POS '%s': bad range", pos);
 	}
 	return 0;
 }
@@ -192,21 +182,20 @@ kind_of(const char *pos)
 }
 
 int
-pe_conv_check(const char *trained, const char *pos, char *err, size_t errlen)
+pe_conv_check(const char *trained, const char *pos, struct err *e)
 {
 	int a = kind_of(trained), b = kind_of(pos);
 
 	if (a < 0 || b < 0 || a == b)
 		return 0;
-	snprintf(err, errlen, "%s positions, but the model was trained on %s ones "
+	return err_set(e, "%s positions, but the model was trained on %s ones "
 	    "(POS %s): it reads them as if they were %s ones (posgen -c %s makes "
 	    "those)", pe_conv_name(b), pe_conv_name(a), trained, pe_conv_name(a),
 	    pe_conv_name(a));
-	return -1;
 }
 
 int
-pe_conv_cls(const char *clspos, int axes, float *cls, char *err, size_t errlen)
+pe_conv_cls(const char *clspos, int axes, float *cls, struct err *e)
 {
 	const char *p = clspos;
 	char *end;
@@ -215,11 +204,9 @@ pe_conv_cls(const char *clspos, int axes, float *cls, char *err, size_t errlen)
 		return 0;
 	for (int a = 0; a < axes; a++, p = end + 1) {
 		cls[a] = strtof(p, &end);
-		if (end == p || *end != (a == axes - 1 ? '\0' : ',')) {
-			snprintf(err, errlen, "CLSPOS '%s' is not 'none' or %d "
+		if (end == p || *end != (a == axes - 1 ? '\0' : ','))
+			return err_set(e, "CLSPOS '%s' is not 'none' or %d "
 			    "coordinates", clspos, axes);
-			return -1;
-		}
 	}
 	return 1;
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct err;
 struct pe;
 
 enum pe_conv_kind {
@@ -46,9 +47,9 @@ int	 pe_conv_format(const struct pe_conv *c, char *buf, size_t len);
 /* c from a POS value as pe_conv_format writes it (words after it, such as
  * posgen's perturb= or seed=, are read past: they do not change the map),
  * the grid from its grid= word, else from grid (a GRID key; may be NULL).
- * 0, or -1 with why in err: no convention posgen names, or no grid. */
+ * 0, or -1 with why in e: no convention posgen names, or no grid. */
 int	 pe_conv_parse(struct pe_conv *c, const char *pos, const char *grid,
-	    char *err, size_t errlen);
+	    struct err *e);
 /* The convention pe's paper and code give it; PE_CONV_NONE when it reads
  * no positions (none, zeros, abs, sincos). */
 int	 pe_conv_native(const struct pe *pe);
@@ -61,17 +62,15 @@ void	 pe_conv_map(const struct pe_conv *from, int native, const int *n0,
 	    double *scale, double *shift);
 
 /* A CLSPOS value (posgen's CLS position) into cls[axes]: 1 coordinates,
- * 0 "none" or NULL, -1 with err when it is neither. */
-int	 pe_conv_cls(const char *clspos, int axes, float *cls, char *err,
-	    size_t errlen);
+ * 0 "none" or NULL, -1 with e when it is neither. */
+int	 pe_conv_cls(const char *clspos, int axes, float *cls, struct err *e);
 
 /* Whether a stream of positions made as pos (a POS value) suits a model
  * trained on positions made as trained (its training stream's POS, which
  * its checkpoint keeps): 0 when both name the same convention (on any
  * grid, any n0: another resolution) or either names none of posgen's; -1
- * with why in err when they name two (the model reads them in its
+ * with why in e when they name two (the model reads them in its
  * training stream's units). */
-int	 pe_conv_check(const char *trained, const char *pos, char *err,
-	    size_t errlen);
+int	 pe_conv_check(const char *trained, const char *pos, struct err *e);
 
 #endif

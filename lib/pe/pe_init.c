@@ -4,7 +4,6 @@
  * for its encoding's init (lib/pe/NAME.c).
  */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "pe.h"
@@ -40,24 +39,16 @@ pe_fill_comrope(const struct pe_init *ini, struct rng *r, float *p, int64_t n)
 int
 pe_init_params(struct pe *pe, const struct pe_init *ini, float *params)
 {
-	if (ini->kind < PE_INIT_DEFAULT || ini->kind > PE_INIT_ZEROS) {
-		snprintf(pe->err, sizeof pe->err, "unknown initialisation %d", ini->kind);
-		return -1;
-	}
-	if (ini->kind == PE_INIT_NORMAL && !(ini->std > 0 && isfinite(ini->std))) {
-		snprintf(pe->err, sizeof pe->err, "normal initialisation needs a positive std");
-		return -1;
-	}
-	if (!(ini->scale >= 0 && isfinite(ini->scale)) || !(ini->theta >= 0 && isfinite(ini->theta))) {
-		snprintf(pe->err, sizeof pe->err, "initialisation scale and theta must be finite and >= 0");
-		return -1;
-	}
+	if (ini->kind < PE_INIT_DEFAULT || ini->kind > PE_INIT_ZEROS)
+		return err_set(&pe->err, "unknown initialisation %d", ini->kind);
+	if (ini->kind == PE_INIT_NORMAL && !(ini->std > 0 && isfinite(ini->std)))
+		return err_set(&pe->err, "normal initialisation needs a positive std");
+	if (!(ini->scale >= 0 && isfinite(ini->scale)) || !(ini->theta >= 0 && isfinite(ini->theta)))
+		return err_set(&pe->err, "initialisation scale and theta must be finite and >= 0");
 	if (ini->multipliers < PE_MULT_DEFAULT || ini->multipliers > PE_MULT_NORMAL ||
-	    (ini->multipliers != PE_MULT_DEFAULT && !(pe->method->flags & PEM_SCALES))) {
-		snprintf(pe->err, sizeof pe->err, "multipliers apply to comrope-ld, not %s",
+	    (ini->multipliers != PE_MULT_DEFAULT && !(pe->method->flags & PEM_SCALES)))
+		return err_set(&pe->err, "multipliers apply to comrope-ld, not %s",
 		    pe->method->name);
-		return -1;
-	}
 	for (int set = 0; set < pe->nset; set++) {
 		float *p = params + (int64_t)set * pe->set_params;
 		struct rng r;

@@ -23,7 +23,6 @@
 ARCH_VECTORIZE
 #include <math.h>
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,10 +138,8 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	int64_t dgen = pe->nset * dgen_per_set(pe);
 
 	memset(w, 0, sizeof *w);
-	if (maxT < 1 || maxT > (1 << 24)) {
-		snprintf(w->err, sizeof w->err, "%d tokens: want 1 .. %d", maxT, 1 << 24);
-		return -1;
-	}
+	if (maxT < 1 || maxT > (1 << 24))
+		return err_set(&w->err, "%d tokens: want 1 .. %d", maxT, 1 << 24);
 	w->maxT = maxT;
 	w->nthread = omp_get_max_threads();
 	/* forward: S_END double slots and expm's scratch; backward: D_SLOTS
@@ -167,8 +164,7 @@ pe_work_init(struct pe_work *w, const struct pe *pe, int maxT)
 	}
 	if (!w->scratch || !w->gen || !w->dgen || !w->tied || !w->rays) {
 		pe_work_free(w);
-		snprintf(w->err, sizeof w->err, "out of memory for the rotation workspace");
-		return -1;
+		return err_set(&w->err, "out of memory for the rotation workspace");
 	}
 	return 0;
 }

@@ -143,7 +143,7 @@ main(int argc, char *argv[])
 	cli_init(argc, argv);
 	cli_threads(1);
 	if (b == NULL || pe_parse(&pe, "liere:64", N, 2, 1, 1, "none") < 0)
-		die("liere:64: %s", b ? pe.err : "out of memory");
+		die("liere:64: %s", b ? pe.err.msg : "out of memory");
 	float *params = malloc(sizeof(float) * pe.nparam);
 	double *gen = malloc(sizeof(double) * 2 * N * N);
 	b->ws = aligned_alloc(64, sizeof(float) * expm_scratch_f32(N));

@@ -100,7 +100,7 @@ main(int argc, char *argv[])
 		struct pe_init ini = { .kind = PE_INIT_DEFAULT, .seed = 1 };
 
 		if (pe_parse(&pe, specs[i], 64, 2, 12, 12, "none") < 0 || pe_work_init(&w, &pe, T) < 0)
-			die("%s: %s%s", specs[i], pe.err, w.err);
+			die("%s: %s%s", specs[i], pe.err.msg, w.err.msg);
 		float *params = malloc(sizeof(float) * pe.nparam);
 		float *R = malloc(sizeof(float) * pe.nset * T * pe.rsize);
 		float *dp = calloc(pe.nparam, sizeof(float));

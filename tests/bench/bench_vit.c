@@ -411,14 +411,14 @@ main(int argc, char *argv[])
 	c.pos_per_record = perrec;
 	snprintf(c.pe, sizeof c.pe, "%s", pe);
 	int B = mo->B, g = mo->grid, T = g * g;
-	char err[256];
-	struct vit *m = vit_create(&c, B, T, 1, err, sizeof err);
+	struct err e;
+	struct vit *m = vit_create(&c, B, T, 1, &e);
 	if (m == NULL)
-		die("%s: %s", pe, err);
+		die("%s: %s", pe, e.msg);
 	if (eval) {	/* the same parameters, as vit-eval loads them */
-		struct vit *n = vit_create_infer(&c, B, T, err, sizeof err);
+		struct vit *n = vit_create_infer(&c, B, T, &e);
 		if (n == NULL)
-			die("%s: %s", pe, err);
+			die("%s: %s", pe, e.msg);
 		memcpy(n->param, m->param, sizeof(float) * m->nparam);
 		vit_destroy(m);
 		m = n;

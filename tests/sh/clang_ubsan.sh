@@ -13,14 +13,14 @@ int
 main(void)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	vit_config_init(&c);
 	c.dim = 16, c.depth = 2, c.heads = 2, c.mlp = 16;
 	for (int infer = 0; infer < 2; infer++) {
-		struct vit *m = infer ? vit_create_infer(&c, 2, 64, err, sizeof err) :
-		    vit_create(&c, 2, 64, 1, err, sizeof err);
+		struct vit *m = infer ? vit_create_infer(&c, 2, 64, &e) :
+		    vit_create(&c, 2, 64, 1, &e);
 		if (m == NULL)
-			return puts(err), 1;
+			return puts(e.msg), 1;
 		vit_destroy(m);
 	}
 	return 0;

@@ -193,7 +193,7 @@ model(const char *pe, int axes)
 {
 	enum { B = 4, C = 7 };
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	vit_config_init(&c);
 	c.dim = 128;
 	c.depth = 2;
@@ -206,9 +206,9 @@ model(const char *pe, int axes)
 		c.grid[k] = 3;
 	snprintf(c.pe, sizeof c.pe, "%s", pe);
 	int T = axes == 3 ? 27 : 9;
-	struct vit *m = vit_create(&c, B, T, 5, err, sizeof err);
+	struct vit *m = vit_create(&c, B, T, 5, &e);
 	if (m == NULL) {
-		CHECK(0, "%s %dD: %s", pe, axes, err);
+		CHECK(0, "%s %dD: %s", pe, axes, e.msg);
 		return;
 	}
 	struct rng r;

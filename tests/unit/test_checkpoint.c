@@ -184,22 +184,22 @@ check_layout(void)
 		c.locality = i & 1;
 		c.grid[0] = 3, c.grid[1] = 5;
 		strcpy(c.pe, pes[i]);
-		struct vit *m = vit_create_infer(&c, 1, 15, e.msg, sizeof e.msg);
+		struct vit *m = vit_create_infer(&c, 1, 15, &e);
 		struct seen S = { m, 0, 0, 0 };
 		size_t np = 0;
-		CHECK(m && vit_layout(&c, see, &S, &np, e.msg, sizeof e.msg) == 0 &&
+		CHECK(m && vit_layout(&c, see, &S, &np, &e) == 0 &&
 		    S.n == m->ntensor && S.bad == 0 && np == m->nparam,
 		    "vit_layout, pe %s%s: %d tensors as vit_create's, %zu floats (%s)",
 		    pes[i], c.locality ? ", locality" : "", S.n, np, e.msg);
 		S = (struct seen){ m, 0, 0, 3 };
-		CHECK(m && vit_layout(&c, see, &S, &np, e.msg, sizeof e.msg) == 42 && S.n == 3,
+		CHECK(m && vit_layout(&c, see, &S, &np, &e) == 42 && S.n == 3,
 		    "the visitor's 42 at the third tensor stops it (%d seen)", S.n);
 		vit_destroy(m);
 	}
 	struct vit_config c;
 	vit_config_init(&c);
 	c.heads = 5;
-	CHECK(vit_layout(&c, see, NULL, &(size_t){ 0 }, e.msg, sizeof e.msg) == -1 &&
+	CHECK(vit_layout(&c, see, NULL, &(size_t){ 0 }, &e) == -1 &&
 	    strstr(e.msg, "not a multiple of heads"), "a bad config: %s", e.msg);
 }
 
@@ -271,7 +271,7 @@ int_keys(const struct vit_config *c)
 		vt_init(&s);
 		vit_config_save(c, &s);
 		vt_meta_set(&s, bad[i][0], bad[i][1]);
-		CHECK(vit_config_load(&back, &s, e.msg, sizeof e.msg) == -1 && strstr(e.msg, "bad value"),
+		CHECK(vit_config_load(&back, &s, &e) == -1 && strstr(e.msg, "bad value"),
 		    "%s '%s' refused: %s", bad[i][0], bad[i][1], e.msg);
 		vt_free(&s);
 	}
@@ -301,14 +301,14 @@ main(void)
 	strcpy(sc.pe, "sincos");
 	sc.locality = 0;
 	sc.dim = 32, sc.heads = 2, sc.grid[0] = sc.grid[1] = 512;
-	m = vit_create_infer(&sc, 1, 1, e.msg, sizeof e.msg);
+	m = vit_create_infer(&sc, 1, 1, &e);
 	CHECK(m == NULL && strstr(e.msg, "sincos table of 262144 tokens"), "%s", e.msg);
 	sc.grid[0] = sc.grid[1] = 16;
-	m = vit_create_infer(&sc, 1, 1, e.msg, sizeof e.msg);
+	m = vit_create_infer(&sc, 1, 1, &e);
 	CHECK(m != NULL, "... a 16x16 grid is not: %s", m ? "" : e.msg);
 	vit_destroy(m);
 	e.msg[0] = '\0';
-	m = vit_create(&c, 4, 9, 7, e.msg, sizeof e.msg);
+	m = vit_create(&c, 4, 9, 7, &e);
 	CHECK(m != NULL, "model: %s", e.msg);
 	for (size_t i = 0; i < m->nparam; i++) {
 		m->adam_m[i] = (float)i / 3;
@@ -347,7 +347,7 @@ main(void)
 	    "pe.params set from it");
 	vit_destroy(n);
 	c.depth = 3;
-	n = vit_create(&c, 4, 9, 7, e.msg, sizeof e.msg);
+	n = vit_create(&c, 4, 9, 7, &e);
 	CHECK(ckpt_load_generators(n, path, &e) == -1 &&
 	    strstr(e.msg, "LAYERS is 2, the model's is 3"), "another depth refused: %s", e.msg);
 	vit_destroy(n);

@@ -98,7 +98,7 @@ main(void)
 	snprintf(c.pe, sizeof c.pe, "none");
 	/* parameters zero, LayerNorm gains included: the final norm gives 0
 	 * for any input, so the logits are the head bias, z_c = c */
-	struct vit *m = vit_create_infer(&c, MAXB, T, e.msg, sizeof e.msg);
+	struct vit *m = vit_create_infer(&c, MAXB, T, &e);
 	if (m == NULL) {
 		CHECK(0, "model: %s", e.msg);
 		return test_done();

@@ -28,10 +28,10 @@ static double
 gmacs(const struct vit_config *c, int count)
 {
 	struct flops f;
-	char err[256];
+	struct err e;
 
-	if (flops_model(c, 64, 1, count, &f, err, sizeof err) < 0) {
-		printf("# %s\n", err);
+	if (flops_model(c, 64, 1, count, &f, &e) < 0) {
+		printf("# %s\n", e.msg);
 		return -1;
 	}
 	return f.macs_total / 1e9;
@@ -83,10 +83,10 @@ test_liere_params(void)
 {
 	struct vit_config c = cifar100("base", "liere:64"), n = cifar100("base", "none");
 	struct flops f, g;
-	char err[256];
+	struct err e;
 
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "liere:64 counts");
-	CHECK(flops_model(&n, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0, "none counts");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, &e) == 0, "liere:64 counts");
+	CHECK(flops_model(&n, 64, 1, FLOPS_FULL, &g, &e) == 0, "none counts");
 	CHECK_CLOSE((f.params_total - g.params_total) / 1e3, 580, 0.005,
 	    "LieRE_64 adds 580k parameters to ViT-B (line 318)");
 	CHECK(f.pe_params == f.params_total - g.params_total, "pe_params is the difference");
@@ -101,10 +101,10 @@ test_tied_params(void)
 	struct vit_config c = cifar100("base", "comrope-ld:8,tied");
 	struct vit_config u = cifar100("base", "comrope-ld:8");
 	struct flops f, g;
-	char err[256];
+	struct err e;
 
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0 &&
-	    flops_model(&u, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0,
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, &e) == 0 &&
+	    flops_model(&u, 64, 1, FLOPS_FULL, &g, &e) == 0,
 	    "comrope-ld:8 tied and untied count");
 	CHECK(g.pe_params - f.pe_params == 12 * 11 * 16, "tied multipliers "
 	    "counted once: %.0f fewer parameters than untied (want %d)",
@@ -121,14 +121,14 @@ test_by_hand(void)
 {
 	struct vit_config c;
 	struct flops f;
-	char err[256];
+	struct err e;
 
 	vit_config_init(&c);
 	c.dim = 8, c.heads = 2, c.depth = 1, c.mlp = 16, c.classes = 3, c.P = 12, c.axes = 2;
 	c.grid[0] = c.grid[1] = 2;
 	c.pool = VIT_POOL_MEAN;
 	snprintf(c.pe, sizeof c.pe, "liere:4");
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "tiny model counts");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0, "tiny model counts");
 	CHECK(f.macs[FLOPS_PATCH] == 4 * 12 * 8 && f.params[FLOPS_PATCH] == 12 * 8 + 8, "patch 384 MACs, 104 params");
 	CHECK(f.params[FLOPS_EMBED] == 8, "CLS token only: 8 params");
 	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 5) && f.params[FLOPS_NORM] == 3 * 16, "norms 600 MACs, 48 params");
@@ -147,7 +147,7 @@ test_by_hand(void)
 
 	/* CLS pooling: after q, k, v of the 5 rows, one row. */
 	c.pool = VIT_POOL_CLS;
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "CLS pooling");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0, "CLS pooling");
 	CHECK(f.macs[FLOPS_QKV] == 960 && f.macs[FLOPS_SCORES] == 1 * 5 * 8 &&
 	    f.macs[FLOPS_WEIGHTING] == 40 && f.macs[FLOPS_PROJ] == 64 && f.macs[FLOPS_MLP] == 256,
 	    "CLS pooling: qkv of 5 rows, attention, projection and MLP of 1");
@@ -156,24 +156,24 @@ test_by_hand(void)
 
 	/* The same model under the paper's counting: only the products, every
 	 * row (as the reference code), the rotation on CLS too. */
-	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0, "paper counting");
+	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, &e) == 0, "paper counting");
 	CHECK(f.macs[FLOPS_SCORES] == 200 && f.macs[FLOPS_MLP] == 1280, "paper: every row through the block");
 	CHECK(f.macs[FLOPS_PE_EXP] == 0 && f.macs[FLOPS_PE_ANGLES] == 0 &&
 	    f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 5 * 4 * 4, "paper: rotation of 5 rows only");
 	CHECK(f.macs[FLOPS_NORM] == 5 * 8 * (2 * 5 + 1), "paper: the final norm on the CLS row only");
 
 	/* A batch sharing positions pays the exponentials once. */
-	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0, "batch 4");
+	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, &e) == 0, "batch 4");
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * FLOPS_EXPM_PRODUCTS * 64, "batch 4: a quarter of the exponentials");
 
 	/* ComRoPE's closed form: per set and 4x4 block an eigendecomposition,
 	 * per token two products; LD's s one MAC per axis, AP's none. */
 	snprintf(c.pe, sizeof c.pe, "comrope-ld:4");
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "comrope-ld:4");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0, "comrope-ld:4");
 	CHECK(f.macs[FLOPS_PE_EXP] == 2 * (FLOPS_EIG_PRODUCTS + 4 * FLOPS_COMROPE_PRODUCTS) * 64 &&
 	    f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 2, "comrope-ld:4: eigendecompositions, 2 products and 2 MACs a token");
 	snprintf(c.pe, sizeof c.pe, "comrope-ap:4");
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0 &&
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0 &&
 	    f.macs[FLOPS_PE_ANGLES] == 0, "comrope-ap:4: s is a coordinate, no MACs");
 	snprintf(c.pe, sizeof c.pe, "liere:4");
 
@@ -183,15 +183,15 @@ test_by_hand(void)
 	 * row, 5 rows x 2 heads x 2 x 4 x 4, in both counts. */
 	c.pool = VIT_POOL_CLS;
 	snprintf(c.pe, sizeof c.pe, "string");
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "string");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0, "string");
 	CHECK(f.params[FLOPS_PE_ANGLES] == 2 * (2 * 2 + 6) && f.macs[FLOPS_PE_ANGLES] == 2 * 4 * 2 * 2 &&
 	    f.macs[FLOPS_PE_EXP] == 2 * 1.5 * 64 && f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 4 * 4 * 2 + 5 * 2 * 2 * 16,
 	    "string: 20 params, 32 MACs of angles, 192 of the bases, 448 of rotations (%.0f %.0f %.0f %.0f)",
 	    f.params[FLOPS_PE_ANGLES], f.macs[FLOPS_PE_ANGLES], f.macs[FLOPS_PE_EXP], f.macs[FLOPS_PE_ROTATE]);
 	snprintf(c.pe, sizeof c.pe, "rope-nd");
-	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, err, sizeof err) == 0 && f.params[FLOPS_PE_ANGLES] == 12 &&
+	CHECK(flops_model(&c, 4, 4, FLOPS_FULL, &f, &e) == 0 && f.params[FLOPS_PE_ANGLES] == 12 &&
 	    f.macs[FLOPS_PE_EXP] == 2 * 10 * 64 / 4.0, "rope-nd, batch 4: 6 params a set, a quarter of 2 exponentials");
-	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, err, sizeof err) == 0 &&
+	CHECK(flops_model(&c, 4, 1, FLOPS_PAPER, &f, &e) == 0 &&
 	    f.macs[FLOPS_PE_ROTATE] == 2 * 2 * 5 * 4 * 2 + 5 * 2 * 2 * 16 && f.macs[FLOPS_PE_EXP] == 0,
 	    "rope-nd, paper: 2 x 2 blocks on every row per head, and P^T (%.0f)", f.macs[FLOPS_PE_ROTATE]);
 	snprintf(c.pe, sizeof c.pe, "liere:4");
@@ -201,7 +201,7 @@ test_by_hand(void)
 	snprintf(c.pe, sizeof c.pe, "none");
 	c.locality = 1;
 	c.pool = VIT_POOL_MEAN;
-	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "locality");
+	CHECK(flops_model(&c, 4, 1, FLOPS_FULL, &f, &e) == 0, "locality");
 	CHECK(f.macs[FLOPS_PE_LOCALITY] == 25 * 2 + 2 * 2 * 25 && f.params[FLOPS_PE_LOCALITY] == 2,
 	    "locality 150 MACs, one sigma per head");
 }
@@ -211,32 +211,32 @@ test_sharing_and_specs(void)
 {
 	struct vit_config c = cifar100("base", "liere:8");
 	struct flops f, g;
-	char err[256];
+	struct err e;
 
-	flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err);
+	flops_model(&c, 64, 1, FLOPS_FULL, &f, &e);
 	c.share = PE_SHARE_ALL;
-	flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err);
+	flops_model(&c, 64, 1, FLOPS_FULL, &g, &e);
 	CHECK(f.pe_params == 144 * g.pe_params, "share all: 1/144 of the generators");
 	CHECK(f.macs[FLOPS_PE_ROTATE] == g.macs[FLOPS_PE_ROTATE], "sharing does not spare rotations");
 	c = cifar100("base", "rope-axial");
-	flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err);
+	flops_model(&c, 64, 1, FLOPS_FULL, &f, &e);
 	CHECK(f.pe_params == 0 && f.macs[FLOPS_PE_EXP] == 0, "rope-axial: no parameters, no exponentials");
 
 	static const char *const bad[] = { "liere:8,foo=1", "liere:3", "liere:128", "liere:x", "foo",
 	    "rope-axial:4", "abs:2", "comrope-ap", "", "liere:,8" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		c = cifar100("base", bad[i]);
-		err[0] = 0;
-		CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == -1 && strstr(err, "pe '"),
-		    "bad spec '%s' refused: %s", bad[i], err);
+		e.msg[0] = 0;
+		CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, &e) == -1 && strstr(e.msg, "pe '"),
+		    "bad spec '%s' refused: %s", bad[i], e.msg);
 	}
 	c = cifar100("base", "abs");
 	c.heads = 7;
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == -1, "dim not divisible by heads refused");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, &e) == -1, "dim not divisible by heads refused");
 	c = cifar100("base", "rope-axial,theta=10000");
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, err, sizeof err) == 0, "options after a comma accepted");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &f, &e) == 0, "options after a comma accepted");
 	c = cifar100("base", "riemann,alpha=0.2,reflect");
-	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &g, err, sizeof err) == 0, "riemann with options accepted");
+	CHECK(flops_model(&c, 64, 1, FLOPS_FULL, &g, &e) == 0, "riemann with options accepted");
 }
 
 /* The parameter count is the engine's: the tensors vit_create lays out,
@@ -252,7 +252,7 @@ test_engine_params(void)
 			struct vit_config c;
 			struct flops f;
 			struct vit *m;
-			char err[256];
+			struct err e;
 			double n = 0;
 
 			vit_config_init(&c);
@@ -262,14 +262,14 @@ test_engine_params(void)
 			c.locality = loc % 2;
 			c.share = loc / 2;
 			snprintf(c.pe, sizeof c.pe, "%s", pes[i]);
-			m = vit_create(&c, 1, 15, 1, err, sizeof err);
+			m = vit_create(&c, 1, 15, 1, &e);
 			CHECK(m != NULL, "vit_create %s share %d%s: %s", pes[i], c.share,
-			    c.locality ? " locality" : "", m ? "" : err);
+			    c.locality ? " locality" : "", m ? "" : e.msg);
 			if (m == NULL)
 				continue;
 			for (int t = 0; t < m->ntensor; t++)
 				n += m->tensor[t].n;
-			flops_model(&c, 15, 1, FLOPS_FULL, &f, err, sizeof err);
+			flops_model(&c, 15, 1, FLOPS_FULL, &f, &e);
 			CHECK(f.params_total == n, "%s share %d%s: %.0f parameters, the engine has %.0f",
 			    pes[i], c.share, c.locality ? " locality" : "", f.params_total, n);
 			vit_destroy(m);
@@ -285,12 +285,12 @@ test_vit_flops(void)
 		for (int pool = 0; pool < 2; pool++) {
 			struct vit_config c = cifar100("small", "liere:8");
 			struct flops f;
-			char err[256];
+			struct err e;
 			double mm;
 
 			c.depth = depth;
 			c.pool = pool ? VIT_POOL_MEAN : VIT_POOL_CLS;
-			flops_model(&c, 49, 1, FLOPS_FULL, &f, err, sizeof err);
+			flops_model(&c, 49, 1, FLOPS_FULL, &f, &e);
 			mm = f.macs[FLOPS_PATCH] + f.macs[FLOPS_QKV] + f.macs[FLOPS_SCORES] +
 			    f.macs[FLOPS_WEIGHTING] + f.macs[FLOPS_PROJ] + f.macs[FLOPS_MLP] +
 			    f.macs[FLOPS_HEAD];

@@ -573,7 +573,7 @@ test_rotary(const char *spec, int cls, int per_record, int qcls)
 	struct pe pe;
 	int B = 3, T1 = 5, H = 2, hd = 16, D = H * hd, Tn = T1 - !cls;
 	if (pe_parse(&pe, spec, hd, 2, H, 1, "none") == -1) {
-		CHECK(0, "pe_parse %s: %s", spec, pe.err);
+		CHECK(0, "pe_parse %s: %s", spec, pe.err.msg);
 		return;
 	}
 	int Tr = per_record ? B * Tn : Tn;

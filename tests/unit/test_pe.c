@@ -208,7 +208,7 @@ test_parse(void)
 		CHECK(r == 0 && strcmp(pe.spec, ok[i].canon) == 0 && pe.set_params == ok[i].set_params &&
 		    pe.nset == 144 && pe.nparam == 144 * ok[i].set_params,
 		    "parse '%s' -> '%s', %lld params per set (%s)", ok[i].spec, pe.spec,
-		    (long long)pe.set_params, r ? pe.err : "ok");
+		    (long long)pe.set_params, r ? pe.err.msg : "ok");
 	}
 	static const char *bad[] = { "lire:8", "liere:7", "liere:0", "liere:x", "comrope-ap",
 	    "rope-mixed:2", "rope-axial,theta=-1", "liere:8,theta=3", "riemann,reflect=1",
@@ -217,13 +217,13 @@ test_parse(void)
 	    "abs,official", "ape:2", "ape,official=1" };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		int r = pe_parse(&pe, bad[i], 64, 2, 12, 12, "none");
-		CHECK(r == -1 && pe.err[0], "parse rejects '%s' (%s)", bad[i], pe.err);
+		CHECK(r == -1 && pe.err.msg[0], "parse rejects '%s' (%s)", bad[i], pe.err.msg);
 	}
-	CHECK(pe_parse(&pe, "rope-mixed", 15, 2, 1, 1, NULL) == -1, "rope-mixed needs an even head dim: %s", pe.err);
-	CHECK(pe_parse(&pe, "rope-axial", 4, 3, 1, 1, NULL) == -1, "rope-axial needs a pair per axis: %s", pe.err);
-	CHECK(pe_parse(&pe, "liere:8", 64, 4, 1, 1, NULL) == -1, "4 axes rejected: %s", pe.err);
-	CHECK(pe_parse(&pe, "ape,official", 64, 1, 1, 1, NULL) == -1, "ape,official on 1 axis rejected: %s", pe.err);
-	CHECK(pe_parse(&pe, "liere:8", 64, 2, 1, 1, "some") == -1, "unknown sharing rejected: %s", pe.err);
+	CHECK(pe_parse(&pe, "rope-mixed", 15, 2, 1, 1, NULL) == -1, "rope-mixed needs an even head dim: %s", pe.err.msg);
+	CHECK(pe_parse(&pe, "rope-axial", 4, 3, 1, 1, NULL) == -1, "rope-axial needs a pair per axis: %s", pe.err.msg);
+	CHECK(pe_parse(&pe, "liere:8", 64, 4, 1, 1, NULL) == -1, "4 axes rejected: %s", pe.err.msg);
+	CHECK(pe_parse(&pe, "ape,official", 64, 1, 1, 1, NULL) == -1, "ape,official on 1 axis rejected: %s", pe.err.msg);
+	CHECK(pe_parse(&pe, "liere:8", 64, 2, 1, 1, "some") == -1, "unknown sharing rejected: %s", pe.err.msg);
 
 	static const struct { const char *share; int nset, s_l1h2; } sh[] = {
 		{ "none", 12 * 3, 1 * 3 + 2 }, { "heads", 12, 1 }, { "layers", 3, 2 }, { "all", 1, 0 } };
@@ -260,7 +260,7 @@ test_parse(void)
 	    back.axes == 3 && back.heads == 4 && back.layers == 6, "header keys round trip (%s)", back.spec);
 	vt_free(&s);
 	vt_init(&s);
-	CHECK(pe_meta_read(&back, &s) == -1 && strstr(back.err, "no PE key"), "no PE key: %s", back.err);
+	CHECK(pe_meta_read(&back, &s) == -1 && strstr(back.err.msg, "no PE key"), "no PE key: %s", back.err.msg);
 	vt_free(&s);
 }
 
@@ -352,7 +352,7 @@ test_comrope_init(void)
 			ones &= b[s * pe.set_params + i] == 1;
 	CHECK(ones, "default with multipliers ones");
 	pe_parse(&pe, "comrope-ap:8", 64, 2, 4, 4, NULL);
-	CHECK(pe_init_params(&pe, &ini, a) == -1, "multipliers refused for comrope-ap: %s", pe.err);
+	CHECK(pe_init_params(&pe, &ini, a) == -1, "multipliers refused for comrope-ap: %s", pe.err.msg);
 	free(a);
 	free(b);
 
@@ -402,7 +402,8 @@ test_conv(void)
 	};
 	struct pe pe;
 	struct pe_conv c;
-	char buf[256], err[256];
+	char buf[256];
+	struct err e;
 
 	for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
 		pe_parse(&pe, own[i].spec, 64, 2, 1, 1, NULL);
@@ -438,20 +439,20 @@ test_conv(void)
 	    "centre grid=4x7x7", "fixed range=-1,2.5 grid=3x5", "linspace n0=2x4x4 grid=3x5x5" };
 	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++) {
 		snprintf(buf, sizeof buf, "%s perturb=1 offset=0.1 seed=3", pos[i]);
-		int r = pe_conv_parse(&c, buf, NULL, err, sizeof err);
+		int r = pe_conv_parse(&c, buf, NULL, &e);
 		pe_conv_format(&c, buf, sizeof buf);
 		CHECK(r == 0 && strcmp(buf, pos[i]) == 0, "POS '%s' read and written back: '%s' %s",
-		    pos[i], buf, r ? err : "");
+		    pos[i], buf, r ? e.msg : "");
 	}
-	CHECK(pe_conv_parse(&c, "linspace n0=7x7", "7x7", err, sizeof err) == 0 && c.axes == 2 &&
+	CHECK(pe_conv_parse(&c, "linspace n0=7x7", "7x7", &e) == 0 && c.axes == 2 &&
 	    c.grid[1] == 7 && c.n0[0] == 7, "a POS without grid= takes the GRID key's");
 	static const char *const bad[][2] = { { "grid", "7x7" }, { "linspace n0=7x7", NULL },
 	    { "linspace n0=7x7x7 grid=7x7", NULL }, { "fixed range=2,1 grid=3", NULL },
 	    { "fixed range=0 grid=3", NULL }, { "centre grid=0x3", NULL }, { NULL, "7x7" } };
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-		CHECK(pe_conv_parse(&c, bad[i][0], bad[i][1], err, sizeof err) == -1 && err[0],
+		CHECK(pe_conv_parse(&c, bad[i][0], bad[i][1], &e) == -1 && e.msg[0],
 		    "POS '%s' GRID '%s' refused: %s", bad[i][0] ? bad[i][0] : "(none)",
-		    bad[i][1] ? bad[i][1] : "(none)", err);
+		    bad[i][1] ? bad[i][1] : "(none)", e.msg);
 
 	/* the map: native(i) = scale * from(i) + shift on every patch */
 	double worst = 0;
@@ -459,7 +460,7 @@ test_conv(void)
 	for (size_t i = 0; i < sizeof pos / sizeof *pos; i++)
 		for (int to = PE_CONV_INTEGER; to <= PE_CONV_CENTRE; to++) {
 			double scale[3], shift[3];
-			pe_conv_parse(&c, pos[i], NULL, err, sizeof err);
+			pe_conv_parse(&c, pos[i], NULL, &e);
 			pe_conv_map(&c, to, NULL, scale, shift);
 			struct pe_conv n = c;
 			n.kind = to;
@@ -495,14 +496,14 @@ test_conv(void)
 	    "integer i, centre (i + 0.5)/9, linspace as given (%.2g %.2g %.2g)",
 	    wi, wc, wl);
 
-	CHECK(pe_conv_check("linspace n0=7x7", "linspace n0=7x7 grid=14x14", err, sizeof err) == 0 &&
-	    pe_conv_check("grid", "integer", err, sizeof err) == 0 &&
-	    pe_conv_check("centre grid=7x7", NULL, err, sizeof err) == 0,
+	CHECK(pe_conv_check("linspace n0=7x7", "linspace n0=7x7 grid=14x14", &e) == 0 &&
+	    pe_conv_check("grid", "integer", &e) == 0 &&
+	    pe_conv_check("centre grid=7x7", NULL, &e) == 0,
 	    "a stream of the training convention or of an unknown one suits a model");
-	CHECK(pe_conv_check("linspace n0=7x7", "integer grid=7x7", err, sizeof err) == -1 &&
-	    strstr(err, "integer") && strstr(err, "as if they were linspace ones (posgen -c "
+	CHECK(pe_conv_check("linspace n0=7x7", "integer grid=7x7", &e) == -1 &&
+	    strstr(e.msg, "integer") && strstr(e.msg, "as if they were linspace ones (posgen -c "
 	    "linspace makes those)"), "another convention does not, and the message says what "
-	    "the model takes: %s", err);
+	    "the model takes: %s", e.msg);
 }
 
 static void
@@ -531,7 +532,7 @@ test_init(void)
 		m2 += a[i] * a[i];
 	CHECK_CLOSE(sqrt(m2 / pe.nparam), 0.5, 0.1, "normal init: std 0.5 (%.3f)", sqrt(m2 / pe.nparam));
 	ini.std = 0;
-	CHECK(pe_init_params(&pe, &ini, a) == -1, "normal init without std rejected: %s", pe.err);
+	CHECK(pe_init_params(&pe, &ini, a) == -1, "normal init without std rejected: %s", pe.err.msg);
 	free(a);
 	free(b);
 
@@ -624,7 +625,7 @@ test_method(const char *spec, int axes, const char *share, int init, int grid)
 	const int T = ntok;
 
 	if (pe_parse(&pe, spec, HD, axes, 2, 2, share) < 0) {
-		CHECK(0, "%s: %s", spec, pe.err);
+		CHECK(0, "%s: %s", spec, pe.err.msg);
 		return;
 	}
 	CHECK(pe_work_init(&w, &pe, 3 * T) == 0, "%s: workspace", spec);
@@ -945,7 +946,7 @@ test_basis(const char *spec, int axes, const char *share, int init)
 	const int T = 4, D = HD;
 
 	if (pe_parse(&pe, spec, HD, axes, 2, 1, share) < 0) {
-		CHECK(0, "%s: %s", spec, pe.err);
+		CHECK(0, "%s: %s", spec, pe.err.msg);
 		return;
 	}
 	pe_work_init(&w, &pe, 3 * T);
@@ -1320,7 +1321,7 @@ test_apply_batch(const char *spec, int hd, int nimg, int lines)
 	float pos[2 * 3] = { 0.3f, -1.2f, 2.0f, 0.5f, -0.7f, 1.1f };
 
 	if (pe_parse(&pe, spec, hd, 2, 1, 1, NULL) == -1) {
-		CHECK(0, "pe_parse %s: %s", spec, pe.err);
+		CHECK(0, "pe_parse %s: %s", spec, pe.err.msg);
 		return;
 	}
 	pe_work_init(&w, &pe, T);

@@ -75,11 +75,11 @@ small(struct vit_config *c, const char *pe, int axes)
 static void
 check(const struct vit_config *c, int training, int shared, const char *label)
 {
-	char err[256];
+	struct err e;
 	struct batch d;
 	make_batch(&d, c, 3, shared);
-	struct vit *m = vit_create(c, 4, d.T, 7, err, sizeof err);
-	CHECK(m != NULL, "%s: create (%s)", label, m ? "" : err);
+	struct vit *m = vit_create(c, 4, d.T, 7, &e);
+	CHECK(m != NULL, "%s: create (%s)", label, m ? "" : e.msg);
 	if (m == NULL)
 		return;
 	/* move parameters away from their init so every path carries signal */
@@ -145,7 +145,7 @@ static void
 determinism(const char *pe, int share, int per_record)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	small(&c, pe, 2);
 	c.share = share;
 	c.pos_per_record = per_record;
@@ -157,7 +157,7 @@ determinism(const char *pe, int share, int per_record)
 	float *g[2], l[2];
 	for (int k = 0; k < 2; k++) {
 		omp_set_num_threads(k + 1);
-		struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+		struct vit *m = vit_create(&c, 3, d.T, 3, &e);
 		vit_zero_grad(m);
 		l[k] = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 1, 5);
 		vit_backward(m);
@@ -183,12 +183,12 @@ static void
 decay_flags(const char *pe)
 {
 	struct vit_config c;
-	char err[256] = "";
+	struct err e = { "" };
 	int bad = 0, on = 0;
 
 	small(&c, pe, 2);
 	c.locality = 1;
-	struct vit *m = vit_create(&c, 2, 6, 1, err, sizeof err);
+	struct vit *m = vit_create(&c, 2, 6, 1, &e);
 	for (int t = 0; m != NULL && t < m->ntensor; t++) {
 		const struct vit_tensor *w = &m->tensor[t];
 		size_t n = strlen(w->name);
@@ -200,7 +200,7 @@ decay_flags(const char *pe)
 		}
 	}
 	CHECK(m != NULL && bad == 0 && on == 2 + 4 * c.depth,
-	    "%s: weight decay on the %d matrices alone (%s)", pe, on, err);
+	    "%s: weight decay on the %d matrices alone (%s)", pe, on, e.msg);
 	vit_destroy(m);
 }
 
@@ -213,7 +213,7 @@ cls_distance(void)
 {
 	struct vit_config c;
 	struct batch d;
-	char err[256];
+	struct err e;
 	float lg[2][3 * 5];
 
 	small(&c, "none", 2);
@@ -223,7 +223,7 @@ cls_distance(void)
 		c.cls_rotate = rot;
 		for (int k = 0; k < 2; k++) {
 			c.cls_pos[0] = c.cls_pos[1] = k ? 3.0f : 0.5f;
-			struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+			struct vit *m = vit_create(&c, 3, d.T, 3, &e);
 			vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[k], 0, 0);
 			vit_destroy(m);
 		}
@@ -239,11 +239,11 @@ static void
 ape_init(void)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	small(&c, "ape", 2);
 	c.dim = 64;
 	c.grid[0] = c.grid[1] = 8;
-	struct vit *m = vit_create(&c, 1, 64, 3, err, sizeof err);
+	struct vit *m = vit_create(&c, 1, 64, 3, &e);
 	const struct vit_tensor *t = vit_find_tensor(m, "pos_table");
 	double s = 0, s2 = 0;
 	for (size_t i = 0; t != NULL && i < t->n; i++) {
@@ -263,7 +263,7 @@ static void
 ape_official(int axes)
 {
 	struct vit_config c, o;
-	char err[256];
+	struct err e;
 	float lg[2][3 * 5];
 	small(&c, "ape", axes);
 	c.grid[0] = c.grid[axes - 1] = 3;	/* a table as wide in t as in x */
@@ -271,7 +271,7 @@ ape_official(int axes)
 	snprintf(o.pe, sizeof o.pe, "ape,official");
 	struct batch d;
 	make_batch(&d, &c, 3, 0);
-	struct vit *m = vit_create(&o, 3, d.T, 7, err, sizeof err);
+	struct vit *m = vit_create(&o, 3, d.T, 7, &e);
 	vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[0], 0, 0);
 	vit_destroy(m);
 	for (int i = 0; i < d.B * d.T; i++) {
@@ -283,7 +283,7 @@ ape_official(int axes)
 			p[2] = t;
 		}
 	}
-	m = vit_create(&c, 3, d.T, 7, err, sizeof err);
+	m = vit_create(&c, 3, d.T, 7, &e);
 	vit_forward(m, d.x, d.pos, d.B, d.T, NULL, lg[1], 0, 0);
 	CHECK(memcmp(lg[0], lg[1], sizeof(float) * d.B * c.classes) == 0,
 	    "ape,official in %dD: ape's logits at the coordinates ComRoPE's code reads", axes);
@@ -301,20 +301,21 @@ static void
 other_grid(const char *pe)
 {
 	struct vit_config c, run;
-	char err[256], label[64];
+	struct err e;
+	char label[64];
 	small(&c, pe, 2);		/* grid 2x... from small(): 3x2 */
 	run = c;
 	run.grid[0] = 4;
 	run.grid[1] = 3;
 	struct batch d;
 	make_batch(&d, &run, 3, 1);
-	struct vit *m = vit_create(&c, 3, d.T, 7, err, sizeof err);
+	struct vit *m = vit_create(&c, 3, d.T, 7, &e);
 	float l = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
 	if (vit_has_table(m)) {
-		CHECK(isnan(l), "%s: 12 tokens refused at the 3x2 training grid (%s)", pe, m->err);
+		CHECK(isnan(l), "%s: 12 tokens refused at the 3x2 training grid (%s)", pe, m->err.msg);
 		CHECK(vit_set_grid(m, run.grid) == 0, "%s: vit_set_grid 4x3", pe);
 	} else
-		CHECK(!isnan(l), "%s: 12 tokens taken at the 3x2 training grid (%s)", pe, m->err);
+		CHECK(!isnan(l), "%s: 12 tokens taken at the 3x2 training grid (%s)", pe, m->err.msg);
 	struct gc_batch b = { d.x, d.pos, d.target, d.B, d.T, 0, 1, d.logits };
 	snprintf(label, sizeof label, "%s interpolated 3x2 -> 4x3", pe);
 	gc_model(m, &b, label);
@@ -331,7 +332,8 @@ mapped_positions(const char *pe, int per_record)
 {
 	static const float scale[2] = { 6, 0.125f }, shift[2] = { 0.5f, -1 };
 	struct vit_config c, c2;
-	char err[256], label[96];
+	struct err why;
+	char label[96];
 	struct batch d;
 	float l[2];
 
@@ -351,8 +353,8 @@ mapped_positions(const char *pe, int per_record)
 		c.pos_shift[a] = shift[a];
 		c2.cls_pos[a] = (float)((double)scale[a] * c.cls_pos[a] + shift[a]);
 	}
-	struct vit *m = vit_create(&c, 4, d.T, 3, err, sizeof err);
-	struct vit *m2 = vit_create(&c2, 4, d.T, 3, err, sizeof err);
+	struct vit *m = vit_create(&c, 4, d.T, 3, &why);
+	struct vit *m2 = vit_create(&c2, 4, d.T, 3, &why);
 	l[0] = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
 	l[1] = vit_forward(m2, d.x, mapped, d.B, d.T, d.target, logits, 0, 0);
 	double e = 0;
@@ -375,14 +377,14 @@ static void
 refuses_mixed_positions(void)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	small(&c, "liere:4", 2);
 	struct batch d;
 	make_batch(&d, &c, 3, 0);
-	struct vit *m = vit_create(&c, 3, d.T, 3, err, sizeof err);
+	struct vit *m = vit_create(&c, 3, d.T, 3, &e);
 	float l = vit_forward(m, d.x, d.pos, d.B, d.T, d.target, d.logits, 0, 0);
-	CHECK(isnan(l) && strstr(m->err, "pos_per_record") != NULL,
-	    "per-record positions refused without pos_per_record (%s)", m->err);
+	CHECK(isnan(l) && strstr(m->err.msg, "pos_per_record") != NULL,
+	    "per-record positions refused without pos_per_record (%s)", m->err.msg);
 	vit_destroy(m);
 	free_batch(&d);
 }

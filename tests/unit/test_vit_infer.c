@@ -81,8 +81,8 @@ same_forward(const struct cfg *f)
 	    f->pool == VIT_POOL_MEAN ? " mean" : "", f->locality ? " locality" : "",
 	    f->per_record ? " per record" : "", f->dropout > 0 ? " dropout" : "");
 	config(&c, f);
-	struct vit *m = vit_create(&c, B, T, 11, e.msg, sizeof e.msg);
-	struct vit *n = vit_create_infer(&c, B, T, e.msg, sizeof e.msg);
+	struct vit *m = vit_create(&c, B, T, 11, &e);
+	struct vit *n = vit_create_infer(&c, B, T, &e);
 	if (m == NULL || n == NULL) {
 		CHECK(0, "%s: %s", name, e.msg);
 		vit_destroy(m);
@@ -119,8 +119,8 @@ same_forward(const struct cfg *f)
 	    "%s: ... and its logits", name);
 
 	CHECK(isnan(vit_forward(n, x, pos, B, T, target, l2, 1, 0)) &&
-	    strstr(n->err, "alone") != NULL, "%s: no training forward: %s",
-	    name, n->err);
+	    strstr(n->err.msg, "alone") != NULL, "%s: no training forward: %s",
+	    name, n->err.msg);
 	vit_destroy(m);
 	vit_destroy(n);
 }
@@ -143,8 +143,8 @@ dropout_off_at_inference(void)
 
 	config(&c, &on);
 	config(&c0, &off);
-	struct vit *m = vit_create(&c, B, T, 11, e.msg, sizeof e.msg);
-	struct vit *n = vit_create(&c0, B, T, 11, e.msg, sizeof e.msg);
+	struct vit *m = vit_create(&c, B, T, 11, &e);
+	struct vit *n = vit_create(&c0, B, T, 11, &e);
 	if (m == NULL || n == NULL || m->nparam != n->nparam) {
 		CHECK(0, "dropout at inference: %s", e.msg);
 		vit_destroy(m);

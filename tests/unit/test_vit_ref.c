@@ -38,7 +38,8 @@ field(struct vt *s, const char *name, size_t n)
 static void
 run(const char *name)
 {
-	char path[256], err[256], what[160];
+	char path[256], what[160];
+	struct err why;
 	struct vt s;
 	struct vit_config c;
 	snprintf(path, sizeof path, "%s/data/vit_ref_%s.vt",
@@ -48,15 +49,15 @@ run(const char *name)
 		CHECK(0, "%s: load %s: %s", name, path, s.err.msg);
 		return;
 	}
-	if (vit_config_load(&c, &s, err, sizeof err) == -1) {
-		CHECK(0, "%s: config: %s", name, err);
+	if (vit_config_load(&c, &s, &why) == -1) {
+		CHECK(0, "%s: config: %s", name, why.msg);
 		vt_free(&s);
 		return;
 	}
 	struct vt_field *fx = vt_get(&s, "x");
 	int B = (int)fx->shape[0], T = (int)fx->shape[1], A = c.axes;
-	struct vit *m = vit_create(&c, B, T, 1, err, sizeof err);
-	CHECK(m != NULL, "%s: create %s", name, m ? c.pe : err);
+	struct vit *m = vit_create(&c, B, T, 1, &why);
+	CHECK(m != NULL, "%s: create %s", name, m ? c.pe : why.msg);
 	if (m == NULL) {
 		vt_free(&s);
 		return;

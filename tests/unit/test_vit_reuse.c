@@ -49,7 +49,7 @@ static struct vit *
 model(const char *pe, int dim)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 	vit_config_init(&c);
 	c.dim = dim;
 	c.depth = 2;
@@ -59,9 +59,9 @@ model(const char *pe, int dim)
 	c.P = 6;
 	c.grid[0] = c.grid[1] = G;
 	snprintf(c.pe, sizeof c.pe, "%s", pe);
-	struct vit *m = vit_create(&c, B, T, 7, err, sizeof err);
+	struct vit *m = vit_create(&c, B, T, 7, &e);
 	if (m == NULL) {
-		fprintf(stderr, "test_vit_reuse: %s: %s\n", pe, err);
+		fprintf(stderr, "test_vit_reuse: %s: %s\n", pe, e.msg);
 		exit(1);
 	}
 	/* weights of 0.3, not the init's 0.02: attention that depends on

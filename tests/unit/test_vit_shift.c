@@ -19,7 +19,7 @@ static struct vit *
 model(const char *pe)
 {
 	struct vit_config c;
-	char err[256];
+	struct err e;
 
 	vit_config_init(&c);
 	c.dim = 16;
@@ -34,9 +34,9 @@ model(const char *pe)
 	c.cls_pos[0] = c.cls_pos[1] = 1;	/* the middle of 0 .. 2 */
 	c.pos_per_record = 1;
 	snprintf(c.pe, sizeof c.pe, "%s", pe);
-	struct vit *m = vit_create(&c, B, T, 7, err, sizeof err);
+	struct vit *m = vit_create(&c, B, T, 7, &e);
 	if (m == NULL) {
-		fprintf(stderr, "test_vit_shift: %s: %s\n", pe, err);
+		fprintf(stderr, "test_vit_shift: %s: %s\n", pe, e.msg);
 		exit(1);
 	}
 	/* weights of 0.3 and generators of 1: attention that depends on

@@ -75,9 +75,9 @@ make_stream(int nrec, int align, int declare)
 	return b;
 }
 
-/* Read b back; returns records read and leaves the error in err. */
+/* Read b back; returns records read and leaves the error in e ("" for none). */
 static int
-read_all(const char *p, size_t n, int verify, char *err, size_t errlen)
+read_all(const char *p, size_t n, int verify, struct err *e)
 {
 	FILE *fp = fmemopen((void *)p, n ? n : 1, "rb");
 	struct vt s, ref;
@@ -88,9 +88,9 @@ read_all(const char *p, size_t n, int verify, char *err, size_t errlen)
 	}
 	vt_init(&s);
 	vt_init(&ref);
-	err[0] = '\0';
+	e->msg[0] = '\0';
 	if (vt_read_header(&s, fp, "input") == -1) {
-		snprintf(err, errlen, "%s", s.err.msg);
+		err_set(e, "%s", s.err.msg);
 		rec = -1;
 		goto out;
 	}
@@ -108,10 +108,10 @@ read_all(const char *p, size_t n, int verify, char *err, size_t errlen)
 		rec++;
 	}
 	if (r == -1) {
-		snprintf(err, errlen, "%s", s.err.msg);
+		err_set(e, "%s", s.err.msg);
 		rec = -1 - rec;
 	} else if (bad)
-		snprintf(err, errlen, "%d fields differ", bad);
+		err_set(e, "%d fields differ", bad);
 out:
 	fclose(fp);
 	vt_free(&s);
@@ -122,16 +122,16 @@ out:
 static void
 test_round_trips(void)
 {
-	char err[512];
+	struct err e;
 	int aligns[] = { 1, 8, 64, 4096 };
 
 	for (size_t a = 0; a < sizeof(aligns) / sizeof(aligns[0]); a++)
 		for (int declare = 0; declare < 2; declare++) {
 			struct buf b = make_stream(9, aligns[a], declare);
-			int n = read_all(b.p, b.n, 1, err, sizeof(err));
-			CHECK(n == 9 && err[0] == '\0',
+			int n = read_all(b.p, b.n, 1, &e);
+			CHECK(n == 9 && e.msg[0] == '\0',
 			    "round trip, every dtype, '*' dims, ALIGN %d, RECORDS %s (%d: %s)",
-			    aligns[a], declare ? "declared" : "absent", n, err);
+			    aligns[a], declare ? "declared" : "absent", n, e.msg);
 			CHECK(aligns[a] == 1 || b.n % aligns[a] == 0,
 			    "ALIGN %d: stream length %zu is a multiple", aligns[a], b.n);
 			free(b.p);
@@ -177,10 +177,10 @@ test_unknown_keys_and_comments(void)
 {
 	const char *text = "VITPIPE 1\n# a comment\nBYTEORDER little\nFUTURE_KEY what ever\n"
 	    "ALIGN 1\nFIELD x u8 2\n\nENDHDR\nab";
-	char err[512];
+	struct err e;
 
-	CHECK(read_all(text, strlen(text), 0, err, sizeof(err)) == 1,
-	    "unknown keys, comments and blank lines are ignored (%s)", err);
+	CHECK(read_all(text, strlen(text), 0, &e) == 1,
+	    "unknown keys, comments and blank lines are ignored (%s)", e.msg);
 }
 
 static void
@@ -224,7 +224,7 @@ static void
 test_truncation(void)
 {
 	struct buf b = make_stream(3, 64, 0), bd = make_stream(3, 64, 1);
-	char err[512];
+	struct err e;
 	size_t bounds[4], nb = 0, hdr = strstr(b.p, "ENDHDR\n") - b.p + 7;
 	int bad = 0, clean = 0;
 
@@ -236,12 +236,12 @@ test_truncation(void)
 		free(t.p);
 	}
 	for (size_t cut = 0; cut <= b.n; cut++) {
-		int n = read_all(b.p, cut, 0, err, sizeof(err)), boundary = 0;
+		int n = read_all(b.p, cut, 0, &e), boundary = 0;
 		for (size_t k = 0; k < nb; k++)
 			boundary |= cut == bounds[k];
 		if (boundary)
 			clean += n >= 0;
-		else if (n >= 0 || err[0] == '\0' || strncmp(err, "input: ", 7) != 0)
+		else if (n >= 0 || e.msg[0] == '\0' || strncmp(e.msg, "input: ", 7) != 0)
 			bad++;
 	}
 	CHECK(bad == 0, "every cut of a 3-record stream (%zu cuts) inside the header or a "
@@ -249,11 +249,11 @@ test_truncation(void)
 	CHECK(clean == 4, "cuts at record boundaries end cleanly without RECORDS");
 	bad = 0;
 	for (size_t cut = hdr; cut < bd.n; cut++)
-		if (read_all(bd.p, cut, 0, err, sizeof(err)) >= 0)
+		if (read_all(bd.p, cut, 0, &e) >= 0)
 			bad++;
 	CHECK(bad == 0, "with RECORDS declared, any cut after the header is an error");
-	read_all(b.p, bounds[2] + 70, 0, err, sizeof(err));
-	CHECK(strstr(err, "record 3") != NULL, "message names the record: %s", err);
+	read_all(b.p, bounds[2] + 70, 0, &e);
+	CHECK(strstr(e.msg, "record 3") != NULL, "message names the record: %s", e.msg);
 	free(b.p);
 	free(bd.p);
 }
@@ -300,7 +300,7 @@ test_malformed(void)
 		{ "fewer records than declared", "VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 3\nFIELD x u8 1\nENDHDR\nab", "ended after 2 of 3", 0 },
 		{ "long header line", NULL, "longer than", 0 },
 	};
-	char err[512];
+	struct err e;
 	size_t n;
 
 	/* A '*' dim of -5 in the preamble. */
@@ -336,9 +336,9 @@ test_malformed(void)
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct bad *c = &cases[i];
-		int r = read_all(c->text, c->len ? c->len : strlen(c->text), 0, err, sizeof(err));
-		CHECK(r < 0 && strstr(err, c->msg) && strncmp(err, "input: ", 7) == 0,
-		    "malformed: %s -> \"%s\"", c->what, err);
+		int r = read_all(c->text, c->len ? c->len : strlen(c->text), 0, &e);
+		CHECK(r < 0 && strstr(e.msg, c->msg) && strncmp(e.msg, "input: ", 7) == 0,
+		    "malformed: %s -> \"%s\"", c->what, e.msg);
 	}
 }
 
@@ -348,7 +348,7 @@ test_garbage(void)
 	/* Random bytes after a valid header: errors or clean ends, never a crash. */
 	struct buf b = make_stream(2, 64, 0);
 	size_t hdr = strstr(b.p, "ENDHDR\n") - b.p + 7;
-	char err[512];
+	struct err e;
 	int crashes = 0;
 
 	hdr += (64 - hdr % 64) % 64;
@@ -359,8 +359,8 @@ test_garbage(void)
 		for (size_t i = hdr; i < b.n; i++)
 			if (rand() % 16 == 0)
 				c[i] = (char)rand();
-		int r = read_all(c, b.n, 0, err, sizeof(err));
-		if (r < 0 && err[0] == '\0')
+		int r = read_all(c, b.n, 0, &e);
+		if (r < 0 && e.msg[0] == '\0')
 			crashes++;
 		free(c);
 	}
@@ -468,11 +468,11 @@ test_empty_records(void)
 	const char *declared = "VITPIPE 1\nBYTEORDER little\nALIGN 1\nRECORDS 3\n"
 	    "FIELD e f32 0\nENDHDR\n";
 	const char *open_ended = "VITPIPE 1\nBYTEORDER little\nALIGN 1\nFIELD e f32 0 4\nENDHDR\n";
-	char err[512];
+	struct err e;
 
-	CHECK(read_all(declared, strlen(declared), 0, err, sizeof(err)) == 3,
-	    "3 declared records of no bytes read as 3 (%s)", err);
-	CHECK(read_all(open_ended, strlen(open_ended), 0, err, sizeof(err)) == 0,
+	CHECK(read_all(declared, strlen(declared), 0, &e) == 3,
+	    "3 declared records of no bytes read as 3 (%s)", e.msg);
+	CHECK(read_all(open_ended, strlen(open_ended), 0, &e) == 0,
 	    "without RECORDS, empty records end the stream (no endless loop)");
 }
 

@@ -238,10 +238,11 @@ show_load(void)
 	printf("# CPU shared with other users: load average %.2f %.2f %.2f, "
 	    "pressure %s", load[0], load[1], load[2], line[0] ? line : "n/a\n");
 	printf("# OMP_WAIT_POLICY=%s, GOMP_SPINCOUNT=%s, OpenBLAS's %s kernels, "
-	    "VITPIPE_GEMM=%s\n", getenv("OMP_WAIT_POLICY"),
+	    "VITPIPE_GEMM=%s, VITPIPE_PLAN=%s\n", getenv("OMP_WAIT_POLICY"),
 	    getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "(libgomp's)",
 	    openblas_get_corename(), getenv("VITPIPE_GEMM") ?
-	    getenv("VITPIPE_GEMM") : "(auto)");
+	    getenv("VITPIPE_GEMM") : "(auto)", getenv("VITPIPE_PLAN") ?
+	    getenv("VITPIPE_PLAN") : "(this machine's)");
 }
 
 /* PyTorch's threading: its own (libgomp's default wait, a long spin, as

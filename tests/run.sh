@@ -15,8 +15,11 @@ export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 # once.  sh/conventions and unit/test_cli unset them to test that re-run.
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} GOMP_SPINCOUNT=${GOMP_SPINCOUNT:-30000}
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+# The plan of the products (vitpipe(7)): one for the suite, not the user's.
+plan=$(mktemp)
+export VITPIPE_PLAN=${VITPIPE_PLAN:-$plan}
 pass=0 fail=0
-log=$(mktemp); trap 'rm -f "$log"' EXIT
+log=$(mktemp); trap 'rm -f "$log" "$plan"' EXIT
 run() {
 	name=$1; shift
 	case "$name" in *${TESTS:-}*) ;; *) return ;; esac

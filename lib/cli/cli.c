@@ -91,6 +91,65 @@ runtime_env(char *argv[])
 	/* Still here: run on with the libraries' own choices. */
 }
 
+/* Say at exit that the plan file could not keep this process's choices:
+ * a later run may then choose otherwise and differ in its last bits. */
+static void
+plan_warn(void)
+{
+	struct err e;
+
+	if (gemm_plan_failed(&e) < 0)
+		cli_warn("VITPIPE_PLAN: %s: this run's choices are not kept", e.msg);
+}
+
+/*
+ * The plan of the fp32 products (nn.h): VITPIPE_PLAN names its file, "off"
+ * plans nothing (each kind of product by the CPU's rule); by default the
+ * file is this machine's in $XDG_CACHE_HOME/vitpipe (~/.cache/vitpipe),
+ * and without a place for it nothing is planned either: a choice kept
+ * nowhere would differ from run to run, and the bits of the models with
+ * it.  A file named that cannot be used is an error.
+ */
+static void
+plan_open(void)
+{
+	const char *v = getenv("VITPIPE_PLAN"), *base = getenv("XDG_CACHE_HOME");
+	char dir[PATH_MAX], file[PATH_MAX], name[64];
+	struct err e = { "" };
+
+	if (v != NULL) {
+		if (strcmp(v, "off") == 0)
+			return;
+		if (*v == '\0')
+			die("VITPIPE_PLAN: empty: a file, or off");
+		if (gemm_plan_open(v, &e) < 0)
+			die("VITPIPE_PLAN: %s", e.msg);
+	} else {
+		if (base == NULL || *base != '/') {
+			if ((base = getenv("HOME")) == NULL || *base != '/')
+				return;
+			if (snprintf(dir, sizeof dir, "%s/.cache", base) >= (int)sizeof dir)
+				return;
+			base = dir;
+		}
+		mkdir(base, 0700);
+		gemm_plan_name(name, sizeof name);
+		if (snprintf(file, sizeof file, "%s/vitpipe", base) >= (int)sizeof file)
+			return;
+		mkdir(file, 0755);
+		if (snprintf(file, sizeof file, "%s/vitpipe/%s", base, name) >=
+		    (int)sizeof file)
+			return;
+		if (gemm_plan_open(file, &e) < 0) {
+			if (errno == EACCES || errno == EROFS || errno == ENOENT ||
+			    errno == ENOTDIR)
+				return;
+			die("%s", e.msg);
+		}
+	}
+	atexit(plan_warn);
+}
+
 /* After a re-exec through /proc/self/exe the kernel calls us "exe": take the
  * command's name back. */
 static void
@@ -113,6 +172,7 @@ cli_init(int argc, char *argv[])
 	signal(SIGPIPE, SIG_DFL);
 	runtime_env(argv);
 	process_name();
+	plan_open();
 }
 
 /* "prog: fmt[: tail]" as one whole line in one write: pipeline stages

@@ -978,18 +978,15 @@ train_step(struct train *r, struct err *e)
 		snprintf(why, sizeof why, "the gradient norm is %g", norm);
 		return nonfinite(r, why, e);
 	}
-	grad_clip(r->m->grad, (int64_t)r->m->nparam, norm, o->t.clip);
 	double lr = lr_schedule(r->st.step, r->st.total, o->t.warmup, o->t.lr, o->t.lr_min);
-	for (int t = 0; t < r->m->ntensor; t++) {
-		const struct vit_tensor *w = &r->m->tensor[t];
-		adamw_update(&r->adam, r->m->param + w->off, r->m->grad + w->off,
-		    r->m->adam_m + w->off, r->m->adam_v + w->off, (int64_t)w->n, lr,
-		    w->decay ? o->t.wd : 0, r->st.step + 1);
-	}
-	/* a finite loss and gradient may still step past a float (--lr 1e6) */
+	/* a finite loss and gradient may still step past a float (--lr 1e6):
+	 * the step says so, vit_finite then finds where */
 	struct err bad;
 	char after[sizeof bad.msg + 64];
-	if (vit_finite(r->m, 1, &bad) < 0) {
+	if (adamw_step(&r->adam, r->m->param, r->m->grad, r->m->adam_m,
+	    r->m->adam_v, r->seg, r->m->ntensor, grad_clip_scale(norm, o->t.clip),
+	    lr, o->t.wd, r->st.step + 1) < 0 &&
+	    vit_finite(r->m, 1, &bad) < 0) {
 		snprintf(after, sizeof after, "after the update (learning rate %g), %s",
 		    lr, bad.msg);
 		return nonfinite(r, after, e);
@@ -1188,7 +1185,8 @@ train_start(struct train *r, struct err *e)
 	r->target = malloc((size_t)r->o.t.batch * C * sizeof *r->target);
 	r->logits = malloc((size_t)r->o.t.batch * C * sizeof *r->logits);
 	r->perm = malloc((size_t)r->o.t.batch * sizeof *r->perm);
-	if (r->target == NULL || r->logits == NULL || r->perm == NULL)
+	r->seg = vit_segments(r->m);
+	if (r->target == NULL || r->logits == NULL || r->perm == NULL || r->seg == NULL)
 		return err_set(e, "out of memory");
 	if (r->o.log != NULL && r->d.rank == 0)
 		return open_log(r, e);
@@ -1259,6 +1257,7 @@ train_free(struct train *r)
 	free(r->target);
 	free(r->logits);
 	free(r->perm);
+	free(r->seg);
 	batch_close(&r->br);
 	batch_free(&r->b);
 	vt_free(&r->s);

@@ -94,6 +94,7 @@ struct train {
 	float	*logits;	/* [batch][classes] */
 	int64_t	*perm;		/* [batch] mixup scratch */
 	struct adamw adam;
+	struct adamw_seg *seg;	/* [m->ntensor] the arena's stretches */
 	int	 log;		/* --log descriptor; -1: none */
 	struct train_rate {	/* step ends: (time, records seen) */
 		double	 t[TRAIN_RATE_MARKS];

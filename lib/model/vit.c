@@ -1162,3 +1162,14 @@ vit_backward(struct vit *m)
 	linear_backward(m->prec, s->dx, GRAD(m, s->patchw), GRAD(m, s->patchb),
 	    s->tmp, s->x, s->patchw, B * T, c->P, D);
 }
+
+struct adamw_seg *
+vit_segments(const struct vit *m)
+{
+	struct adamw_seg *seg = malloc(sizeof *seg * (size_t)(m->ntensor > 0 ? m->ntensor : 1));
+
+	for (int t = 0; seg != NULL && t < m->ntensor; t++)
+		seg[t] = (struct adamw_seg){ (int64_t)m->tensor[t].off,
+			(int64_t)m->tensor[t].n, m->tensor[t].decay };
+	return seg;
+}

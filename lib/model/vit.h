@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adamw.h"
 #include "err.h"
 #include "nn.h"
 
@@ -180,6 +181,9 @@ struct vit *vit_create_infer(const struct vit_config *c, int maxB, int maxT,
 	    struct err *e);
 void	 vit_destroy(struct vit *m);
 
+/* The stretches of m's arena for adamw_step, a tensor each, decayed where
+ * the tensor takes weight decay (malloc'd; NULL: out of memory). */
+struct adamw_seg *vit_segments(const struct vit *m);
 /* 0 when every parameter of m (and with moments its AdamW moments, if it
  * has them) is finite; else -1 with e naming the first tensor that holds
  * a NaN or infinity, and where ("tensor 'head.w' holds nan (element 3 of

@@ -19,25 +19,34 @@ adamw_defaults(struct adamw *o)
 	o->eps = 1e-8;
 }
 
-void
-adamw_update(const struct adamw *o, float *p, const float *g, float *m,
-    float *v, int64_t n, double lr, double wd, int64_t t)
+int
+adamw_step(const struct adamw *o, float *p, const float *g, float *m, float *v,
+    const struct adamw_seg *seg, int nseg, double gscale, double lr, double wd,
+    int64_t t)
 {
-	/* Bias corrections folded into the step size, as in PyTorch:
-	 * p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps). */
 	double bc1 = 1.0 - pow(o->beta1, (double)t);
 	double bc2 = 1.0 - pow(o->beta2, (double)t);
-	float b1 = (float)o->beta1, b2 = (float)o->beta2;
+	float b1 = (float)o->beta1, b2 = (float)o->beta2, gs = (float)gscale;
 	float step = (float)(lr / bc1), rbc2 = (float)(1.0 / sqrt(bc2));
 	float eps = (float)o->eps, decay = (float)(1.0 - lr * wd);
+	float z = 0;
 
-	#pragma omp parallel for schedule(static)
-	for (int64_t i = 0; i < n; i++) {
-		float gi = g[i];
-		m[i] = b1 * m[i] + (1 - b1) * gi;
-		v[i] = b2 * v[i] + (1 - b2) * gi * gi;
-		p[i] = p[i] * decay - step * m[i] / (sqrtf(v[i]) * rbc2 + eps);
+	/* one region, a loop a stretch without the barriers between them; x * 0
+	 * is 0 for a finite x and NaN for the rest (z: 0 or NaN in any order) */
+	#pragma omp parallel
+	for (int s = 0; s < nseg; s++) {
+		float d = seg[s].decay ? decay : 1.0f;
+		int64_t lo = seg[s].off, hi = lo + seg[s].n;
+		#pragma omp for simd schedule(static) nowait reduction(+:z)
+		for (int64_t i = lo; i < hi; i++) {
+			float gi = g[i] * gs;	/* exact when not clipped */
+			m[i] = b1 * m[i] + (1 - b1) * gi;
+			v[i] = b2 * v[i] + (1 - b2) * gi * gi;
+			p[i] = p[i] * d - step * m[i] / (sqrtf(v[i]) * rbc2 + eps);
+			z += p[i] * 0.0f + m[i] * 0.0f + v[i] * 0.0f;
+		}
 	}
+	return z == 0 ? 0 : -1;
 }
 
 double
@@ -62,16 +71,13 @@ grad_sumsq(const float *g, int64_t n)
 }
 
 double
-grad_clip(float *g, int64_t n, double norm, double maxnorm)
+grad_clip_scale(double norm, double maxnorm)
 {
 	if (maxnorm <= 0 || !(norm > maxnorm))
 		return 1.0;
-	/* The small guard is PyTorch's clip_grad_norm_ convention. */
-	float scale = (float)(maxnorm / (norm + 1e-6));
-	#pragma omp parallel for schedule(static)
-	for (int64_t i = 0; i < n; i++)
-		g[i] *= scale;
-	return scale;
+	/* The small guard is PyTorch's clip_grad_norm_ convention; the factor
+	 * is applied in float, as g *= scale would. */
+	return (float)(maxnorm / (norm + 1e-6));
 }
 
 double

@@ -16,15 +16,24 @@ struct adamw {
 
 /* The defaults of the papers: betas 0.9/0.999, eps 1e-8. */
 void	 adamw_defaults(struct adamw *o);
-/* One AdamW update of p[n] from g[n] at step t (1-based), moments m[n] and
- * v[n] updated in place; decoupled decay p *= 1 - lr*wd first (wd 0: none). */
-void	 adamw_update(const struct adamw *o, float *p, const float *g, float *m,
-	    float *v, int64_t n, double lr, double wd, int64_t t);
+/* A stretch of the arena that adamw_step updates, decayed or not. */
+struct adamw_seg {
+	int64_t	 off, n;
+	int	 decay;
+};
+/* One AdamW update (decoupled decay p *= 1 - lr*wd first) at step t
+ * (1-based) of an arena's nseg stretches seg[] of p, from g times gscale
+ * (grad_clip_scale's), the moments m and v updated in place, wd only where
+ * a stretch's decay is set: one parallel pass.  Returns 0, or -1 if a new
+ * p, m or v is not finite. */
+int	 adamw_step(const struct adamw *o, float *p, const float *g, float *m,
+	    float *v, const struct adamw_seg *seg, int nseg, double gscale,
+	    double lr, double wd, int64_t t);
 /* Sum of squares of g[n] in double, the same for any thread count. */
 double	 grad_sumsq(const float *g, int64_t n);
-/* Scale g[n] so that its L2 norm is at most maxnorm (0: no clipping) given its
- * norm; returns the scale applied (1 when not clipped). */
-double	 grad_clip(float *g, int64_t n, double norm, double maxnorm);
+/* The factor that brings a gradient of L2 norm norm to at most maxnorm
+ * (0: no clipping), a float's value; 1 when not clipped. */
+double	 grad_clip_scale(double norm, double maxnorm);
 
 /* Learning rate for step (0-based) of total: rises linearly to lr over the
  * first warmup steps, then falls along a cosine to lr_min at step total;

@@ -1,8 +1,9 @@
 /*
  * gemm.c - the matrix backend: every product of the engine is computed
  * here, by OpenBLAS or by oneDNN (see nn.h), each thread's share of a
- * product one single-threaded call of the library that the product's
- * kind takes on this CPU (gemm_backend_of); bf16 products by bf16.c, on
+ * product one single-threaded call of the library that the plan chose for
+ * its shape (gemm_plan.c), or without a plan the one its kind takes on
+ * this kind of CPU (gemm_backend_of); bf16 products by bf16.c, on
  * operands rounded to bf16 once a product (the shared operand once for all
  * of a product's blocks).
  */
@@ -12,7 +13,7 @@
 #include <string.h>
 
 #include "bf16.h"
-#include "nn.h"
+#include "gemm_plan.h"
 
 static const char *const names[] = { "auto", "openblas", "onednn" };
 static enum gemm_backend forced = GEMM_AUTO;
@@ -46,7 +47,7 @@ gemm_force(enum gemm_backend b)
 }
 
 /*
- * The default (auto) backend of each kind of product: the library that
+ * The backend of each kind of product without a plan: the library that
  * computed it faster, by the kernels oneDNN runs on this CPU (figures in
  * doc/performance.md; bench_sgemm measures every kind with both).  With
  * AVX2 (Zen 3) oneDNN's kernels, which read the operands in place, beat
@@ -90,9 +91,8 @@ gemm_solo_end(int saved)
 	openblas_set_num_threads(saved);
 }
 
-/* gemm_one by backend b. */
-static void
-product(enum gemm_backend b, int transa, int transb, int M, int N, int K,
+void
+gemm_product_by(int b, int transa, int transb, int M, int N, int K,
     float alpha, const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc)
 {
@@ -111,6 +111,24 @@ product(enum gemm_backend b, int transa, int transb, int M, int N, int K,
 		omp_set_num_threads(1);
 	(void)dnnl_sgemm(transa ? 'T' : 'N', transb ? 'T' : 'N', M, N, K,
 	    alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* An fp32 product of kind k, by the forced backend, else by the plan's
+ * choice for its shape (the rule's without a plan). */
+static void
+product(enum gemm_kind k, int transa, int transb, int M, int N, int K,
+    float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+    float *C, int ldc)
+{
+	int b = forced;
+
+	if (b == GEMM_AUTO) {
+		struct gemm_call c = { k, transa, transb, M, N, K, alpha, beta,
+			A, B, C, lda, ldb, ldc };
+		b = gemm_plan_backend(&c, rule[avx512][k]);
+	}
+	gemm_product_by(b, transa, transb, M, N, K, alpha, A, lda, B, ldb,
+	    beta, C, ldc);
 }
 
 /* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 in slot 0. */
@@ -139,8 +157,8 @@ gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
 		    pack_rows(transa, A, lda, 0, M, K), b, beta, C, ldc);
 		return;
 	}
-	product(gemm_backend_of(GEMM_ONE), transa, transb, M, N, K, alpha, A,
-	    lda, B, ldb, beta, C, ldc);
+	product(GEMM_ONE, transa, transb, M, N, K, alpha, A, lda, B, ldb, beta,
+	    C, ldc);
 }
 
 /*
@@ -163,7 +181,6 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float alpha, const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc)
 {
-	enum gemm_backend b = gemm_backend_of(GEMM_ROWS);
 	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS;
 	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
 	int blas = gemm_solo_begin();
@@ -177,8 +194,8 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
 			    pack_rows(transa, A, lda, r0, m, K), b16, beta,
 			    C + (size_t)r0 * ldc, ldc);
 		else
-			product(b, transa, transb, m, N, K, alpha, a, lda, B,
-			    ldb, beta, C + (size_t)r0 * ldc, ldc);
+			product(GEMM_ROWS, transa, transb, m, N, K, alpha, a,
+			    lda, B, ldb, beta, C + (size_t)r0 * ldc, ldc);
 	}
 	gemm_solo_end(blas);
 }
@@ -188,7 +205,6 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
     const float *A, int lda, const float *B, int ldb, const float *bias,
     float *C, int ldc, int chunk, rows_fn *ep, void *arg)
 {
-	enum gemm_backend b = gemm_backend_of(GEMM_CHUNKS);
 	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
 	int nchunk = (M + chunk - 1) / chunk;
 	int blas = gemm_solo_begin();
@@ -204,8 +220,8 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 			bf16_product(0, transb, m, N, K, 1.0f,
 			    pack_rows(0, A, lda, r0, m, K), b16, beta, c, ldc);
 		else
-			product(b, 0, transb, m, N, K, 1.0f, A + (size_t)r0 * lda,
-			    lda, B, ldb, beta, c, ldc);
+			product(GEMM_CHUNKS, 0, transb, m, N, K, 1.0f,
+			    A + (size_t)r0 * lda, lda, B, ldb, beta, c, ldc);
 		if (ep != NULL)
 			ep(arg, r0, m);
 	}

@@ -16,10 +16,10 @@
  * The matrix backend (gemm.c) is the one place that calls the libraries:
  * OpenBLAS (its own pthreads pool, held at one thread around the engine's
  * parallel regions) or oneDNN (built on OpenMP, libgomp's pool: inside a
- * region each call runs on its caller's thread).  Each kind of product
- * goes to the library measured faster for it on this kind of CPU
- * (gemm.c), unless VITPIPE_GEMM (read by cli_init) names one for all
- * (vitpipe(7)).
+ * region each call runs on its caller's thread).  Each shape of product
+ * goes to the library that computed it faster here, timed at its first
+ * product and kept in a plan file (gemm_plan.c, VITPIPE_PLAN), unless
+ * VITPIPE_GEMM (read by cli_init) names one for all (vitpipe(7)).
  */
 #ifndef NN_H
 #define NN_H
@@ -58,9 +58,20 @@ const char *gemm_backend_name(enum gemm_backend b);
 /* Every product by backend b from now on (GEMM_AUTO: each by its kind's
  * on this CPU); not while products run. */
 void	 gemm_force(enum gemm_backend b);
-/* The backend that computes fp32 products of kind k (bf16 products are
- * oneDNN's). */
+/* The backend that computes fp32 products of kind k without a plan (bf16
+ * products are oneDNN's). */
 enum gemm_backend gemm_backend_of(enum gemm_kind k);
+/* Plan fp32 products from now on (gemm_plan.c): each shape's backend is
+ * the faster of the two timed at its first product, kept in and read from
+ * the plan file path (made if absent); 0, or -1 with e set.  Not while
+ * products run. */
+int	 gemm_plan_open(const char *path, struct err *e);
+/* The plan file's default name on this machine: "plan-" and a hash of the
+ * CPU's model and the libraries' kernels, which the choices depend on. */
+void	 gemm_plan_name(char *buf, size_t size);
+/* 0, or -1 with e set to why the plan file could not keep this process's
+ * choices (they held for its own products). */
+int	 gemm_plan_failed(struct err *e);
 /* How bf16 products run here (probes oneDNN once). */
 enum gemm_bf16 gemm_bf16_mode(void);
 /* Emulate bf16 products where the CPU has no native bf16 (VITPIPE_BF16=

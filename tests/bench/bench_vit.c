@@ -183,19 +183,6 @@ rotation_ms(const struct vit *m, const float *pos, int T)
 	return ms;
 }
 
-/* The AdamW step of vit-train (lib/nn/adamw.h): lr 1e-4, weight decay 0.05
- * on the tensors that take it, over the whole arena. */
-static void
-adamw_step(struct vit *m, const struct adamw *o, int step)
-{
-	for (int i = 0; i < m->ntensor; i++) {
-		const struct vit_tensor *t = &m->tensor[i];
-		adamw_update(o, m->param + t->off, m->grad + t->off,
-		    m->adam_m + t->off, m->adam_v + t->off, (int64_t)t->n, 1e-4,
-		    t->decay ? 0.05 : 0, step);
-	}
-}
-
 /* Run cmd, echoing its output; the img/s of its first line starting with
  * tag, in *best that line's best-step img/s and in *cpu its cpu-time
  * img/s. */
@@ -238,10 +225,11 @@ show_load(void)
 	printf("# CPU shared with other users: load average %.2f %.2f %.2f, "
 	    "pressure %s", load[0], load[1], load[2], line[0] ? line : "n/a\n");
 	printf("# OMP_WAIT_POLICY=%s, GOMP_SPINCOUNT=%s, OpenBLAS's %s kernels, "
-	    "VITPIPE_GEMM=%s\n", getenv("OMP_WAIT_POLICY"),
+	    "VITPIPE_GEMM=%s, VITPIPE_PLAN=%s\n", getenv("OMP_WAIT_POLICY"),
 	    getenv("GOMP_SPINCOUNT") ? getenv("GOMP_SPINCOUNT") : "(libgomp's)",
 	    openblas_get_corename(), getenv("VITPIPE_GEMM") ?
-	    getenv("VITPIPE_GEMM") : "(auto)");
+	    getenv("VITPIPE_GEMM") : "(auto)", getenv("VITPIPE_PLAN") ?
+	    getenv("VITPIPE_PLAN") : "(this machine's)");
 }
 
 /* PyTorch's threading: its own (libgomp's default wait, a long spin, as
@@ -447,8 +435,13 @@ main(int argc, char *argv[])
 
 	double t0 = 0, c0 = 0;
 	float loss = 0;
+	/* vit-train's AdamW step (lib/nn/adamw.h): lr 1e-4, weight decay
+	 * 0.05 on the tensors that take it, the arena in one pass */
 	struct adamw opt;
+	struct adamw_seg *seg = vit_segments(m);
 	adamw_defaults(&opt);
+	if (seg == NULL)
+		die("out of memory");
 	double best = INFINITY;	/* the least disturbed step on a shared CPU */
 	for (int s = 0; s <= steps; s++) {
 		if (s == 1) {	/* step 0 warms up */
@@ -470,7 +463,8 @@ main(int argc, char *argv[])
 			vit_backward(m);
 		}
 		vit_grad_complete(m);
-		adamw_step(m, &opt, s + 1);
+		adamw_step(&opt, m->param, m->grad, m->adam_m, m->adam_v, seg,
+		    m->ntensor, 1.0, 1e-4, 0.05, s + 1);
 		if (s > 0)
 			best = fmin(best, now_seconds() - ts);
 	}
@@ -500,5 +494,6 @@ main(int argc, char *argv[])
 	free(pos);
 	free(target);
 	free(logits);
+	free(seg);
 	return 0;
 }

@@ -40,7 +40,7 @@
 #include "clock.h"
 #include "gemm_plan.h"
 
-#define SLOTS	1024		/* a power of two; shapes past SLOTS / 2 take the rule */
+#define SLOTS	(1 << 14)	/* a power of two; shapes past SLOTS / 2 take the rule */
 #define MAXFILE	(1 << 20)	/* a plan file larger than this is refused */
 #define LINEMAX	128
 

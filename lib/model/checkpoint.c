@@ -284,11 +284,13 @@ ckpt_load(const char *path, struct vt *s, int maxB, int maxT, int resume,
 		err_set(e, "%s%s", s->err.msg, safetensors_magic(path) ?
 		    ": a safetensors file, which vtool from-safetensors converts" : "");
 		vit_destroy(L.m);
+		vt_free(s);
 		return NULL;
 	}
 	if (vit_finite(L.m, resume, e) < 0) {
 		err_prefix(e, "%s", path);
 		vit_destroy(L.m);
+		vt_free(s);
 		return NULL;
 	}
 	return L.m;

@@ -42,7 +42,8 @@ int	 ckpt_describe(struct vt *s, const struct vit *m, const struct vt *extra,
  * dtype and shape, and the fields must be in the file: a checkpoint costs
  * the memory of the bytes it carries, plus its batch's activations.  NULL
  * with a message in e (a field that does not fit: its name, its shape
- * and the model's; a weight or read moment that is not finite). */
+ * and the model's; a weight or read moment that is not finite), s then
+ * freed. */
 struct vit *ckpt_load(const char *path, struct vt *s, int maxB, int maxT,
 	    int resume, struct err *e);
 /* Copy the f32 field of s called name into tensor name of m, checking its

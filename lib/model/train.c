@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "evaluate.h"
 #include "fileio.h"
+#include "hash.h"
 #include "mixup.h"
 #include "pe.h"
 #include "pe_conv.h"
@@ -132,15 +133,6 @@ count_records(const struct train *r, struct err *e)
 	return n;
 }
 
-/* FNV-1a over n bytes, continuing from h. */
-static uint64_t
-fnv(uint64_t h, const void *p, size_t n)
-{
-	for (const unsigned char *c = p; n-- > 0; c++)
-		h = (h ^ *c) * 0x100000001b3ULL;
-	return h;
-}
-
 /*
  * What identifies the training input, TRAIN_INPUT: its records an epoch,
  * a hash of its header (fields, shapes and keys but HISTORY, which names
@@ -152,19 +144,19 @@ fnv(uint64_t h, const void *p, size_t n)
 static int
 fingerprint(const struct train *r, char *out, size_t len, struct err *e)
 {
-	uint64_t h = 0xcbf29ce484222325ULL, f = h;
+	uint64_t h = FNV1A_INIT, f = h;
 	const struct vt *s = &r->s;
 	int n = snprintf(out, len, "records=%lld", (long long)r->E);
 
 	for (int i = 0; i < s->nfield; i++) {
-		h = fnv(h, s->field[i].name, strlen(s->field[i].name) + 1);
-		h = fnv(h, &s->field[i].dtype, sizeof s->field[i].dtype);
-		h = fnv(h, s->field[i].dim, (size_t)s->field[i].rank * sizeof *s->field[i].dim);
+		h = fnv1a(h, s->field[i].name, strlen(s->field[i].name) + 1);
+		h = fnv1a(h, &s->field[i].dtype, sizeof s->field[i].dtype);
+		h = fnv1a(h, s->field[i].dim, (size_t)s->field[i].rank * sizeof *s->field[i].dim);
 	}
 	for (int i = 0; i < s->nmeta; i++)
 		if (strcmp(s->meta[i].key, "HISTORY") != 0) {
-			h = fnv(h, s->meta[i].key, strlen(s->meta[i].key) + 1);
-			h = fnv(h, s->meta[i].val, strlen(s->meta[i].val) + 1);
+			h = fnv1a(h, s->meta[i].key, strlen(s->meta[i].key) + 1);
+			h = fnv1a(h, s->meta[i].val, strlen(s->meta[i].val) + 1);
 		}
 	n += snprintf(out + n, len - (size_t)n, " header=%016llx", (unsigned long long)h);
 	if (r->stream)
@@ -176,7 +168,7 @@ fingerprint(const struct train *r, char *out, size_t len, struct err *e)
 		return -1;
 	for (int k = 0; k < 16 && vt_read_record(&t) == 1; k++)
 		for (int i = 0; i < t.nfield; i++)
-			f = fnv(f, t.field[i].data, t.field[i].nbytes);
+			f = fnv1a(f, t.field[i].data, t.field[i].nbytes);
 	vt_free(&t);
 	fclose(fp);
 	snprintf(out + n, len - (size_t)n, " first=%016llx", (unsigned long long)f);

@@ -39,6 +39,7 @@
 
 #include "clock.h"
 #include "gemm_plan.h"
+#include "hash.h"
 
 #define SLOTS	(1 << 14)	/* a power of two; shapes past SLOTS / 2 take the rule */
 #define MAXFILE	(1 << 20)	/* a plan file larger than this is refused */
@@ -62,11 +63,9 @@ static const char *const kinds[] = { "one", "rows", "chunks" };
 static unsigned
 hash(int kind, int ta, int tb, int M, int N, int K)
 {
-	uint64_t h = 1469598103934665603u;
 	int v[6] = { kind, ta, tb, M, N, K };
+	uint64_t h = fnv1a(FNV1A_INIT, v, sizeof v);
 
-	for (int i = 0; i < 6; i++)
-		h = (h ^ (uint32_t)v[i]) * 1099511628211u;
 	return (unsigned)(h ^ h >> 32);
 }
 
@@ -196,12 +195,10 @@ void
 gemm_plan_name(char *buf, size_t size)
 {
 	char id[512];
-	uint64_t h = 1469598103934665603u;
 
 	identity(id, sizeof id);
-	for (const char *p = id; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211u;
-	snprintf(buf, size, "plan-%016llx", (unsigned long long)h);
+	snprintf(buf, size, "plan-%016llx",
+	    (unsigned long long)fnv1a(FNV1A_INIT, id, strlen(id)));
 }
 
 int
@@ -300,16 +297,15 @@ append(const struct gemm_call *c, int b)
 	    c->transa ? 'T' : 'N', c->transb ? 'T' : 'N', c->M, c->N, c->K,
 	    gemm_backend_name(b));
 
-	if (write(fd, line, (size_t)n) != n && *failure.msg == '\0')
-		err_set(&failure, "%s: %s", path, errno ? strerror(errno) : "short write");
-	else
+	if (write(fd, line, (size_t)n) == n)
 		readto += n;
+	else if (*failure.msg == '\0')
+		err_set(&failure, "%s: %s", path, errno ? strerror(errno) : "short write");
 }
 
 int
 gemm_plan_backend(const struct gemm_call *c, int rule)
 {
-	struct err e = { "" };
 	struct slot *s;
 	int b;
 
@@ -318,6 +314,8 @@ gemm_plan_backend(const struct gemm_call *c, int rule)
 	s = find(c->kind, c->transa, c->transb, c->M, c->N, c->K);
 	if ((b = __atomic_load_n(&s->backend, __ATOMIC_ACQUIRE)) != GEMM_AUTO)
 		return b;
+	/* the first product of a shape: what follows is off the hot path */
+	struct err e = { "" };
 	pthread_mutex_lock(&lock);
 	while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
 		;

@@ -80,10 +80,10 @@ if [ "$SCALE" = full ]; then
 	# taskgen's tasks at the discrimination pilot's scale (pilot.sh)
 	TKTRAIN=20000 TKTEST=5000 TKVAL=1000 TKEPOCHS=4 TKVALSTEPS=100
 	# motion with positions held (its motion only between tokens) trains
-	# 12: at 4 every encoding was still climbing or stuck at chance (seed
-	# 1: abs and liere:8 at 13%, the rest 33-36%, top-5 95%), at 12
-	# rope-axial reached 94% and abs 35% (pilot NOTES.md)
-	MOTEPOCHS=12
+	# 24: at 4 every encoding was still climbing or stuck at chance, at
+	# 12 whether a rotary encoding left chance in time depended on the
+	# seed (rope-axial seed 2: 45%; at 24, 94%; pilot NOTES.md)
+	MOTEPOCHS=24
 	case $model in
 	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;
 	block)	M="--dim 64 --depth 4 --heads 1 --mlp 128" ;;

@@ -18,16 +18,16 @@ layers() {
 		done
 	done > "$T/headers"
 	cut -d' ' -f1 "$T/headers" | sort | uniq -d | sed 's/^/in two folders: /'
-	find "$1" -name '*.[ch]' | while read -r f; do
-		d=$(basename "$(dirname "$f")")
-		mine=$(echo "$dirs" | tr ' ' '\n' | grep -nx "$d" | cut -d: -f1)
-		[ -n "$mine" ] || { echo "$f: not in a folder of LIBDIRS"; continue; }
-		sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f" | while read -r h; do
-			set -- $(grep "^$h " "$T/headers")
-			[ $# = 3 ] || { echo "$f: $h is no header of lib/"; continue; }
-			[ "$2" -le "$mine" ] || echo "$f: includes $3/$h, a layer above $d"
-		done
-	done
+	# one awk over every file: a process per include would take a minute
+	find "$1" -name '*.[ch]' | sort | xargs awk -v dirs="$dirs" -v hdrs="$T/headers" '
+	    BEGIN { n = split(dirs, D, " "); for (i = 1; i <= n; i++) rank[D[i]] = i
+		while ((getline l < hdrs) > 0) { split(l, f, " "); hr[f[1]] = f[2]; hd[f[1]] = f[3] } }
+	    FNR == 1 { d = FILENAME; sub(/\/[^\/]*$/, "", d); sub(/.*\//, "", d)
+		mine = (d in rank) ? rank[d] : 0
+		if (!mine) print FILENAME ": not in a folder of LIBDIRS" }
+	    mine && /^#include "/ { h = $0; sub(/^#include "/, "", h); sub(/".*/, "", h)
+		if (!(h in hr)) print FILENAME ": " h " is no header of lib/"
+		else if (hr[h] > mine) print FILENAME ": includes " hd[h] "/" h ", a layer above " d }'
 }
 check "LIBDIRS names the folders of lib/ ($dirs)" test "$(echo $dirs | tr ' ' '\n' | sort)" = "$(ls lib | sort)"
 layers lib > "$T/broken"
@@ -42,23 +42,27 @@ check_grep "... and an include of a layer above fails" "io/vt.c: includes model/
 # symbols OBJ [sources]: one line per undefined symbol of a layer's objects
 # that a higher layer defines (OBJ: the objects' root, one folder per layer)
 symbols() {
-	rank=0
 	for d in $dirs; do
-		rank=$((rank + 1))
 		for o in "$1/$d"/*.o; do
 			[ -f "$o" ] || continue
 			# with "sources": only objects of today's sources (a build
 			# directory keeps those of files since moved or removed)
 			[ -z "${2:-}" ] || [ -f "$TOP/lib/$d/$(basename "$o" .o).c" ] || continue
-			w=$d/$(basename "$o")
-			nm --defined-only -g "$o" | awk -v r=$rank -v w="$w" 'NF == 3 { print "D", $3, r, w }'
-			nm -u "$o" | awk -v r=$rank -v w="$w" '{ print "U", $NF, r, w }'
+			echo "$o"
 		done
-	done | awk '$1 == "D" { rank[$2] = $3; where[$2] = $4; next }
-	    { need[n++] = $0 }
-	    END { for (i = 0; i < n; i++) { split(need[i], f, " ")
-		if (f[2] in rank && rank[f[2]] > f[3])
-			print f[4] ": needs " f[2] ", defined in " where[f[2]] ", a layer above" } }'
+	done > "$T/objs"
+	[ -s "$T/objs" ] || return 0
+	# nm once for all the objects (a run per object takes a minute)
+	{ xargs nm -A --defined-only -g < "$T/objs" | sed 's/^/D /'
+	  xargs nm -A -u < "$T/objs" | sed 's/^/U /'; } |
+	awk -v dirs="$dirs" 'BEGIN { n = split(dirs, D, " "); for (i = 1; i <= n; i++) rank[D[i]] = i }
+	    { o = $2; sub(/:.*/, "", o); b = o; sub(/.*\//, "", b)
+	      d = o; sub(/\/[^\/]*$/, "", d); sub(/.*\//, "", d); w = d "/" b }
+	    $1 == "D" && NF == 4 { r[$4] = rank[d]; where[$4] = w; next }
+	    $1 == "U" { need[n2++] = $NF " " rank[d] " " w }
+	    END { for (i = 0; i < n2; i++) { split(need[i], f, " ")
+		if (f[1] in r && r[f[1]] > f[2])
+			print f[3] ": needs " f[1] ", defined in " where[f[1]] ", a layer above" } }'
 }
 OBJ=$TOP/${BUILD:-build/rel}/lib
 nobj=$(find "$OBJ" -name '*.o' 2>/dev/null | wc -l)

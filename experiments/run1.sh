@@ -30,6 +30,10 @@
 #                    larger canvas stays within them: interpolation);
 #                    default each encoding's own (vit-train's mapping)
 #   lr=R             the learning rate (default: the scale's for the model)
+#   init='FLAGS'     skewgen(1) options of the encoding's initial generators
+#                    (--theta T, --init uniform --scale S, ...): vit-train
+#                    --generators from skewgen --pe PE for the model's shape
+#                    and the run's seed (default: vit-train's own init)
 #   val=test|held    the validation stream: the first test records (what
 #                    the papers' tables ran with), or held out from the
 #                    training data (taskgen's tasks: a set of their own
@@ -61,10 +65,10 @@ mkdir -p "$CACHE"
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
-task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1 lr= val=test conv=
+task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1 lr= val=test conv= init=
 for w in "$@"; do
 	case $w in
-	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|cls=*|vt=*|evals=*|lr=*|val=*|conv=*)
+	task=*|pe=*|seed=*|arm=*|model=*|frac=*|res=*|pos=*|cls=*|vt=*|evals=*|lr=*|val=*|conv=*|init=*)
 		eval "${w%%=*}=\${w#*=}" ;;
 	*) echo "run1.sh: unknown word '$w'" >&2; exit 2 ;;
 	esac
@@ -293,9 +297,21 @@ esac
 	echo "run1.sh: val=$val conv=$conv: only for taskgen's tasks" >&2; exit 2 ;; esac
 VAL=$(cached val "$VALCMD")
 TEST=$(cached test "$TESTCMD")
+# The initial generators of init=: a file named by its command and by
+# skewgen's code (a comment to the shell), so that either changes the key.
+GEN=
+if [ -n "$init" ]; then
+	set -- $M
+	while [ $# -gt 1 ]; do
+		case $1 in --dim) dim=$2 ;; --depth) depth=$2 ;; --heads) heads=$2 ;; esac
+		shift 2
+	done
+	ax=2; case $task in mv3d|mot) ax=3 ;; esac
+	GEN=$(cached gen "skewgen --pe $pe --head-dim $((dim / heads)) --axes $ax --heads $heads --layers $depth --seed $seed $init # $(binhash skewgen)")
+fi
 a=; [ "$arm" = common ] && a=$COMMON
 VTARGS="$M --pe $pe $vt $a --lr $LR --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"
-TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val ${VAL##*/}" | hash)
+TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val ${VAL##*/}${GEN:+ --generators ${GEN##*/}}" | hash)
 KEY=$(printf '%s %s %s\n' "$TK" "$evals" "${TEST##*/}" | hash)
 case $mode in
 key) echo "$KEY"; exit 0 ;;
@@ -318,7 +334,7 @@ train() {
 	m="$CACHE/models/$TK"
 	[ "$(cat "$m.bins" 2>/dev/null)" = "$BINS" ] || rm -f "$ckpt" "$ckpt.part"
 	[ -s "$ckpt" ] && return 0
-	what="$task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls} frac=$frac res=$res"
+	what="$task $pe arm=$arm seed=$seed $model $vt $pos${cls:+ cls=$cls}${init:+ init=$init} frac=$frac res=$res"
 	if [ -s "$ckpt.part" ] && [ -s "$m.log" ]; then
 		echo "run1.sh: resuming $what" >&2
 		[ -s "$m.t0" ] || echo "$(stat -c %W "$m.log") 0" > "$m.t0"	# its start
@@ -328,7 +344,7 @@ train() {
 		echo "run1.sh: training $what" >&2
 		rm -f "$ckpt.part" "$m.log"
 		echo "$BINS" > "$m.bins"
-		spent=0 args=$VTARGS
+		spent=0 args="$VTARGS${GEN:+ --generators $GEN}"
 	fi
 	t0=$(now)
 	echo "$t0 $spent" > "$m.t0"
@@ -400,6 +416,7 @@ for e in $(echo "$evals" | tr ',' ' '); do
 	esac
 done
 [ -z "$bf16" ] || fields="$fields,\"bf16\":\"$bf16\""
+[ -z "$init" ] || fields="$fields,\"init\":\"$init\""
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')

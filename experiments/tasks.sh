@@ -12,7 +12,9 @@
 # Validation is held out from the training images (run1.sh val=held):
 # the test sets choose nothing.  Each encoding gets a learning-rate sweep
 # on seed 1, chosen on validation top-1, and runs at the chosen rate
-# beside the default.  The key claims are seeded sequentially up to CAP.
+# beside the default; so does the frequency or position scale of each
+# encoding that has one (rel).  The key claims are seeded sequentially up
+# to CAP.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
 PES="abs rope-axial rope-mixed liere:8 comrope-ld:8"
@@ -41,6 +43,29 @@ for pe in $PES; do
 		plan "sweep-mot/$pe@$lr" $MOT pe=$pe $(own_cls $pe) seed=1 lr=$lr
 	done
 done
+# freqs PE: the knob of PE's frequencies or position scale, its default,
+# then "VALUE<TAB>WORD" for a value below and one above it (run1.sh's
+# words): rope-axial's base theta (RoPE-ViT's 100), rope-mixed's (Heo et
+# al.'s 10, skewgen --theta), liere's generators uniform in [0, S) (its
+# code's 2 pi), comrope-ld's normal entries (P - P^T of normal(0, 1): sd
+# 1.41; the multipliers normal as its code).  The values are a factor of
+# 10 (theta) or 4 (scales) either side.
+freqs() {
+	case $1 in
+	rope-axial) printf '%s\n' "theta|100" "10	pe=rope-axial,theta=10" "1000	pe=rope-axial,theta=1000" ;;
+	rope-mixed) printf '%s\n' "theta|10" "1	init='--theta 1'" "100	init='--theta 100'" ;;
+	liere:*) printf '%s\n' "generator scale|6.28" "1.57	init='--init uniform --scale 1.5708'" \
+	    "25.1	init='--init uniform --scale 25.133'" ;;
+	comrope-ld:*) printf '%s\n' "generator sd|1.41" "0.35	init='--init normal --std 0.3536 --multipliers normal'" \
+	    "5.66	init='--init normal --std 5.657 --multipliers normal'" ;;
+	esac
+}
+for pe in $PES; do
+	freqs $pe | sed 1d > "$PLAN.f"
+	while IFS='	' read -r v w; do
+		plan "freq-rel/$pe@$v" $REL pe=$pe $(own_cls $pe) seed=1 "$w"
+	done < "$PLAN.f"
+done
 run_plan
 
 # chosen TASK PE: the rate of the sweep's best validation top-1 (the
@@ -51,6 +76,37 @@ chosen() {
 	    END { if (k == n) print lr }'
 }
 : > "$PLAN.chosen"
+# fchosen PE: "KNOB DEFAULT CHOSEN WORD": the value of the frequency sweep's
+# best validation top-1, the default's (rel-paper's seed 1) among them (the
+# default on a tie); empty while a run of it is missing.
+# val1 LABEL: the validation top-1 (%) of LABEL's seed-1 run, if it ran.
+val1() {
+	planfield val_top1 | awk -F '\t' -v l="$1" '$1 == l && index(" " $2 " ", " seed=1 ") { printf "%.2f\n", 100 * $3; exit }'
+}
+fchosen() {
+	k=$(freqs "$1" | head -n 1)
+	[ -n "$k" ] || return 0
+	{ v=$(val1 "rel-paper/$1") && [ -n "$v" ] && printf -- '-\t%s\n' "$v"
+	  freqs "$1" | sed 1d | while IFS='	' read -r x _; do
+		v=$(val1 "freq-rel/$1@$x") && [ -n "$v" ] && printf '%s\t%s\n' "$x" "$v"; done
+	} | awk -F '\t' -v n="$(freqs "$1" | grep -c .)" '{ k++; if (k == 1 || $2 > best) { best = $2; v = $1 } }
+	    END { if (k == n) print v }' > "$PLAN.fc"
+	[ -s "$PLAN.fc" ] || return 0
+	v=$(cat "$PLAN.fc")
+	w=$(freqs "$1" | sed 1d | awk -F '\t' -v v="$v" '$1 == v { print $2 }')
+	echo "${k%%|*}|${k#*|}|$v|$w"
+}
+: > "$PLAN.fchosen"
+for pe in $PES; do
+	f=$(fchosen $pe)
+	[ -n "$f" ] || continue
+	echo "$pe|$f" >> "$PLAN.fchosen"
+	w=${f##*|}
+	[ -n "$w" ] || continue		# the default chosen: its runs are rel-paper's
+	for s in $SEEDS; do
+		plan "rel-freq/$pe" $REL pe=$pe $(own_cls $pe) seed=$s "$w"
+	done
+done
 for t in rel mot; do
 	for pe in $PES; do
 		lr=$(chosen $t $pe)
@@ -70,7 +126,7 @@ unset IFS
 sequential $CAP "$@"
 
 # The columns' statistics: PREFIX.FIELD files.
-for c in rel-paper rel-integer rel-linspace rel-tuned; do
+for c in rel-paper rel-integer rel-linspace rel-tuned rel-freq; do
 	for f in top1 canvas_84 canvas_112; do FIELD=$f colstats $c > "$PLAN.$c.$f"; done
 done
 for c in mot-paper mot-tuned; do
@@ -84,7 +140,7 @@ Test top-1 (%), mean and 95% interval over seeds, in Table 1's backbone,
 on taskgen(1)'s tasks that pass the discrimination pilot (pilot.sh; the
 pathfinder task learns nothing at this budget and is left out). Training:
 20,000 sets drawn from Fashion-MNIST's training images, 4 epochs (mot:
-12); test:
+24); test:
 5,000 from its test images; validation: 1,000 drawn from the training
 images under another seed, so that the test sets choose nothing. *rel*:
 two items, a garment and a shoe or bag, on a 56 x 56 canvas; the label
@@ -121,6 +177,24 @@ EOF2
 		done
 		echo "| $t | $pe | $lr | ${default:--} | ${tuned:--} |"
 	done < "$PLAN.chosen"
+	echo
+	echo "Frequency or position scale (rel, own convention, the default rate):"
+	echo "each encoding's knob a factor either side of its default on seed 1,"
+	echo "chosen by validation top-1; test top-1 at the default and at the"
+	echo "chosen value over the seeds (the same runs where the default won)."
+	echo "The sweep cost $(FIELD=train_s results | awk -F '\t' '$1 ~ /^freq-/ { s += $2 } END { printf "%.2f", s / 3600 }') h of training."
+	echo
+	echo "| encoding | knob | validation top-1, seed 1: default, lower, higher | chosen | test, default | test, chosen |"
+	echo "|---|---|---|---|---|---|"
+	while IFS='|' read -r pe knob def v w; do
+		vs=$(freqs "$pe" | sed 1d | while IFS='	' read -r x _; do
+			echo "$(val1 "freq-rel/$pe@$x") at $x"; done | paste -sd, - | sed 's/,/, /g')
+		row() { awk -F '\t' -v l="$2" '$1 == l { if ($4 == "") printf "%s (%d run)", $3, $2; else printf "%s (%s-%s, %d runs)", $3, $4, $5, $2 }' "$1"; }
+		dt=$(row "$PLAN.rel-paper.top1" "$pe")
+		ct=$dt; [ -n "$w" ] && ct=$(row "$PLAN.rel-freq.top1" "$pe")
+		[ "$v" = - ] && v="$def (default)"
+		echo "| $pe | $knob, default $def | $(val1 "rel-paper/$pe") at $def, $vs | $v | ${dt:--} | ${ct:--} |"
+	done < "$PLAN.fchosen"
 	echo
 	echo "The papers' claims on these tasks (own convention, default rate):"
 	echo

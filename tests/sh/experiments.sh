@@ -224,6 +224,12 @@ check_grep "... the integer convention for every encoding" '"task":"rel","pe":"l
 [ "$(grep -c '"task":"rel"' "$R/quick/tasks.jsonl")" -eq "$(grep '"task":"rel"' "$R/quick/tasks.jsonl" | grep -c '"val":"held".*"val_top1":0\.')" ] &&
 	ok "... validation held out from the training images, its top-1 recorded" || nok "tasks: runs validated on the test set"
 check_grep "... a rate chosen on validation, beside the default" '^\| rel \| liere:8 \| [0-9e-]+ \| [0-9.]+ \(.*\) \| [0-9.]+ \(.*\) \|$' "$R/quick/tasks.md"
+check_grep "... a frequency or scale sweep, chosen on validation, beside the default" \
+    '^\| liere:8 \| generator scale, default 6\.28 \| [0-9.]+ at 6\.28, [0-9.]+ at 1\.57, [0-9.]+ at 25\.1 \| [0-9.]+( \(default\))? \| [0-9.]+ \(.*\) \| [0-9.]+ \(.*\) \|$' "$R/quick/tasks.md"
+check_grep "... its runs' initial generators from skewgen, in their JSON" '"pe":"liere:8".*"init":"--init uniform --scale 1\.5708"' "$R/quick/tasks.jsonl"
+k1=$(SCALE=quick CACHE=$C sh experiments/run1.sh --train-key task=rel pe=liere:8 seed=1 val=held)
+k2=$(SCALE=quick CACHE=$C sh experiments/run1.sh --train-key task=rel pe=liere:8 seed=1 val=held "init=--init uniform --scale 1.5708")
+[ -n "$k1" ] && [ -n "$k2" ] && [ "$k1" != "$k2" ] && ok "... and another model's key" || nok "init= keys: $k1 $k2"
 n=$(awk -F '\t' '$1 == "rel-paper/abs" { n = $2 } END { print n + 0 }' "$R/quick/tasks.seeds" 2>/dev/null)
 [ "$n" -ge 2 ] && [ "$n" -le 3 ] && grep -q "^| abs | [0-9.]* ([^)]*, $n runs) |" "$R/quick/tasks.md" &&
 	check_grep "sequential seeding: an undecided key claim gets seeds, up to its cap, and the section says how many" \

@@ -160,9 +160,11 @@ probe_batch(struct probe *p, const float *pos, int B, int T, int64_t first,
 	for (int b = 0; b < B; b++) {
 		const float *pb = pos + (size_t)b * T * A;
 		long long r = first + b + 1;
-		if (T != p->T || axes_of(p, pb, T, grid) < 0)
-			return err_set(e, "record %lld: its %d tokens fill no grid of %s cells, the "
-			    "first record's", r, T, grid_name(p->grid, A, had, sizeof had));
+		if (T != p->T)
+			return err_set(e, "record %lld: %d tokens, the first record's %d: one "
+			    "map takes one grid", r, T, p->T);
+		if (axes_of(p, pb, T, grid) < 0)
+			return err_set(e, "record %lld: its %d tokens fill no grid", r, T);
 		if (memcmp(grid, p->grid, sizeof(int) * A) != 0)
 			return err_set(e, "record %lld: grid %s, the first record's %s: one map "
 			    "takes one grid", r, grid_name(grid, A, got, sizeof got),

@@ -21,8 +21,8 @@
  *
  * LayerNorm eps is 1e-6 (timm/DeiT).  The locality sigma is learned as
  * log sigma.  Under CLS pooling the last block computes attention, MLP and
- * residual for the CLS rows only (nothing reads the others): same result,
- * about 1/8 fewer operations at depth 6.
+ * residual for the CLS rows only (nothing reads the others but a probe,
+ * vit_set_probe): same result, about 1/8 fewer operations at depth 6.
  *
  * All parameters, gradients and AdamW moments live in one arena; the tensor
  * table names every parameter tensor so optimizers and checkpoints iterate

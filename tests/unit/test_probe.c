@@ -246,6 +246,43 @@ out:
 	vit_destroy(m);
 }
 
+/* probe_batch refuses what is no grid, or not the first record's, and
+ * names the record. */
+static void
+grid_errors(void)
+{
+	struct vit_config c;
+	struct probe p;
+	struct err e = { "" };
+	float pos[NB * T * 2], x[NB * T * P], wide[NB * 9 * 2];
+
+	config(&c, "none", 0);
+	probe_init(&p, &c, NB, PROBE_DISTANCE);
+	data(1, 1, pos, x);
+	CHECK(probe_batch(&p, pos, NB, T, 0, &e) == 0, "a 3x4 grid: %s", e.msg);
+	for (int i = 0; i < NB * 9 * 2; i++)
+		wide[i] = (float)(i / 2 % 3);
+	CHECK(probe_batch(&p, wide, 1, 9, 3, &e) < 0 &&
+	    strcmp(e.msg, "record 4: 9 tokens, the first record's 12: one map takes one grid") == 0,
+	    "another token count: %s", e.msg);
+	for (int t = 0; t < T; t++) {	/* 2 x 6 */
+		pos[T * 2 + t * 2] = (float)(t / 6);
+		pos[T * 2 + t * 2 + 1] = (float)(t % 6);
+	}
+	CHECK(probe_batch(&p, pos, NB, T, 10, &e) < 0 &&
+	    strcmp(e.msg, "record 12: grid 2x6, the first record's 3x4: one map takes one grid") == 0,
+	    "another grid of as many tokens: %s", e.msg);
+	data(1, 1, pos, x);
+	pos[(2 * T + 1) * 2] += 0.5f;	/* a fourth y coordinate */
+	CHECK(probe_batch(&p, pos, NB, T, 0, &e) < 0 &&
+	    strcmp(e.msg, "record 3: its 12 tokens fill no grid") == 0, "no grid: %s", e.msg);
+	data(1, 1, pos, x);
+	pos[T * 2 + 2] = pos[T * 2];	/* token 1 in token 0's cell, one x left empty */
+	pos[T * 2 + 3] = pos[T * 2 + 1];
+	CHECK(probe_batch(&p, pos, NB, T, 0, &e) < 0, "two tokens in a cell: %s", e.msg);
+	probe_free(&p);
+}
+
 static int
 ascending(const void *a, const void *b)
 {
@@ -329,6 +366,7 @@ main(void)
 	uniform_distance("rope-axial", 1, 1, 1, 1);
 	similarity(1, -2);
 	similarity(0, 0);
+	grid_errors();
 	spectrum_rope();
 	spectrum_liere();
 	return test_done();

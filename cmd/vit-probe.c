@@ -318,7 +318,7 @@ draw_similarity(FILE *fp, const struct opts *o, const struct probe *p)
 			}
 	if (!(hi > lo))
 		hi = lo + 1;
-	picture_size(o, 60 + 260L * H, 40 + 240L * L, (A > 1 ? p->span[A - 2] + 6L : 12L) * L,
+	picture_size(o, 60 + 260L * (H > 3 ? H : 3), 40 + 240L * L, (A > 1 ? p->span[A - 2] + 8L : 12L) * L + 2,
 	    &w, &h);
 	gp_terminal(fp, o->fmt, w, h);
 	for (int l = 0; l < L; l++)
@@ -352,8 +352,10 @@ draw_similarity(FILE *fp, const struct opts *o, const struct probe *p)
 		if (o->fmt == GP_DUMB)
 			fprintf(fp, "unset xlabel\nunset ylabel\nset tics scale 0\n"
 			    "set xtics (0)\nset ytics (0)\n");
-		else
-			fprintf(fp, "set cbrange [%.9g:%.9g]\nset palette rgb 33,13,10\n", lo, hi);
+		else	/* a tic per cell where they fit */
+			fprintf(fp, "set cbrange [%.9g:%.9g]\nset palette rgb 33,13,10\n"
+			    "set xtics %d\nset ytics %d\n", lo, hi, p->grid[A - 1] > 5 ? 2 : 1,
+			    p->grid[A - 2] > 5 ? 2 : 1);
 	}
 	for (int l = 0; l < L; l++)
 		for (int k = 0; k < H; k++) {

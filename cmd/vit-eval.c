@@ -8,17 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch.h"
-#include "checkpoint.h"
 #include "cli.h"
 #include "cliopt.h"
+#include "evalin.h"
 #include "evaluate.h"
 #include "json.h"
-#include "pe_conv.h"
-#include "posmap.h"
-#include "vit.h"
 #include "text.h"
-#include "vt.h"
 
 struct opts {
 	int	 batch;
@@ -145,26 +140,6 @@ model_class_names(const struct vt *ms, const struct vt *s, int classes, const ch
 	}
 	free(theirs);
 	return names;
-}
-
-/* A position table read at a grid other than the training one is
- * resampled: correct, but a choice the user should see once. */
-static void
-table_note(const struct vit *m, const char *grid, const char *name)
-{
-	char had[64] = "";
-	int64_t g[VIT_MAXAXES];
-	int n = 0, same = 1;
-
-	if (!vit_has_table(m) || grid == NULL || vt_parse_dims(grid, g, VIT_MAXAXES) != m->c.axes)
-		return;
-	for (int a = 0; a < m->c.axes; a++) {
-		same &= g[a] == m->c.grid[a];
-		n += snprintf(had + n, sizeof had - (size_t)n, "%s%d", a ? "x" : "", m->c.grid[a]);
-	}
-	if (!same)
-		cli_warn("%s: grid %s, the model's %s: its position table (--pe %s) is "
-		    "interpolated to it", name, grid, had, m->c.pe);
 }
 
 /* name as a JSON string, or null. */
@@ -363,43 +338,28 @@ int
 main(int argc, char *argv[])
 {
 	struct opts o;
-	struct vt ms, s;
-	struct vit *m;
-	struct batch_reader br;
+	struct eval_input in;
 	struct eval_out out = { 0 };
 	struct eval_summary sum;
 	struct err e;
-	const char *name;
 
 	cli_init(argc, argv);
 	parse(argc, argv, &o);
 	cli_threads(o.threads);
 
-	if ((m = ckpt_load(o.model, &ms, o.batch, 0, 0, &e)) == NULL)
-		die("%s", e.msg);
-	m->prec = o.prec;
-	vt_init(&s);
-	FILE *fp = cli_open_in(o.input, &name);
-	if (vt_read_header(&s, fp, name) < 0)
-		die("%s", s.err.msg);
-	if (!o.predict && vt_find(&s, "label") < 0)
-		die("%s: no field 'label' to score (--predict needs none)", name);
-	if (batch_open_model(&br, &s, &ms, m->c.P, m->c.axes, m->c.classes, 0) < 0)
-		die("%s", s.err.msg);
-	if (posmap_stream(&m->c, &ms, &s, &e) < 0)
-		die("%s: %s", name, e.msg);
-	if (pe_conv_check(vt_meta(&ms, "POS"), vt_meta(&s, "POS"), &e) < 0)
-		cli_warn("%s: %s", name, e.msg);
-	table_note(m, vt_meta(&s, "GRID"), name);
-
-	char **names = model_class_names(&ms, &s, m->c.classes, o.model, name);
+	eval_input_open(&in, o.model, o.input, o.batch);
+	in.m->prec = o.prec;
+	if (!o.predict && vt_find(&in.s, "label") < 0)
+		die("%s: no field 'label' to score (--predict needs none)", in.name);
+	int classes = in.m->c.classes;
+	char **names = model_class_names(&in.ck, &in.s, classes, o.model, in.name);
 	struct printer pr = { &o, names };
 	struct eval_hooks hooks = { NULL, print_predictions, &pr };
-	if (evaluate(&m, &br, o.batch, o.predict ? &hooks : NULL, &out, &e) < 0)
+	if (evaluate(&in.m, &in.br, o.batch, o.predict ? &hooks : NULL, &out, &e) < 0)
 		die("%s", e.msg);
 	if (!o.predict) {
 		if (eval_summarize(&out, o.resamples, 0.95, o.seed, &sum) < 0)
-			die("%s: no labelled records", name);
+			die("%s: no labelled records", in.name);
 		int64_t *cm = NULL;
 		if (o.confusion && (cm = eval_confusion(&out)) == NULL)
 			die("out of memory");
@@ -407,14 +367,10 @@ main(int argc, char *argv[])
 		free(cm);
 	}
 	cli_close_out(stdout, "stdout");
-	for (int c = 0; c < m->c.classes; c++)
+	for (int c = 0; c < classes; c++)
 		free(names[c]);
 	free(names);
 	eval_free(&out);
-	vit_destroy(m);
-	vt_free(&s);
-	vt_free(&ms);
-	if (fp != stdin)
-		fclose(fp);
+	eval_input_close(&in);
 	return 0;
 }

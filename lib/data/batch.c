@@ -393,7 +393,7 @@ batch_next(struct batch_reader *br, struct batch *b, int max)
 {
 	b->n = 0;
 	b->first = br->delivered;
-	while (b->n < max) {
+	while (b->n < max && (br->limit == 0 || br->delivered < br->limit)) {
 		if (!br->held) {
 			if (br->eof)
 				break;

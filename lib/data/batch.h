@@ -48,6 +48,8 @@ struct batch_reader {
 	int	 channels;
 	int	 held;		/* s's fields hold a record not yet batched */
 	int64_t	 delivered;	/* records handed out (or skipped) so far */
+	int64_t	 limit;		/* batch_next stops after this many records
+				   delivered (0, batch_open's: none) */
 	int	 eof;
 	struct order *order;	/* batch_shuffle's; NULL: the stream's order */
 };

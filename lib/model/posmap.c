@@ -65,3 +65,19 @@ posmap_stream(struct vit_config *c, const struct vt *ck, const struct vt *s,
 	e->msg[0] = '\0';
 	return 0;
 }
+
+int
+posmap_cell(const struct vit_config *c, const struct vt *ck, double *step,
+    struct err *e)
+{
+	struct pe_conv from;
+
+	if (pe_conv_parse(&from, vt_meta(ck, "POS"), vt_meta(ck, "GRID"), e) < 0)
+		return -1;
+	if (from.axes != c->axes)
+		return err_set(e, "POS is of %d axes, the model's positions of %d",
+		    from.axes, c->axes);
+	for (int a = 0; a < c->axes; a++)
+		step[a] = pe_conv_step(&from, a) * c->pos_scale[a];
+	return 0;
+}

@@ -28,4 +28,12 @@ int	 posmap_native(struct vit_config *c, const char *pos, const char *grid,
 int	 posmap_stream(struct vit_config *c, const struct vt *ck,
 	    const struct vt *s, struct err *e);
 
+/* How far the positions c's encoding sees (c->pos_scale's) move per
+ * cell of the training grid along each axis, step[A]: the spacing of the
+ * training stream's positions, which checkpoint keys ck name (POS, GRID),
+ * times c->pos_scale.  0, or -1 with e when ck names no convention of
+ * posgen's (an imported model). */
+int	 posmap_cell(const struct vit_config *c, const struct vt *ck, double *step,
+	    struct err *e);
+
 #endif

@@ -94,6 +94,9 @@ struct vit_state {
 	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
 	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
 	float	*partial;	/* [B][H] */
+	/* [B][H][T1][T1] the weights a probe is shown, where the block keeps
+	 * none (vit_set_probe) */
+	float	*probe_w;
 };
 
 /* The gradient of parameter view p: the arena holds grad nparam floats
@@ -508,6 +511,7 @@ vit_destroy(struct vit *m)
 	struct vit_state *s = m->st;
 	if (s != NULL) {
 		free(s->block);
+		free(s->probe_w);
 		free(s->L);
 		free(s->A);
 		posenc_free(&s->pos);
@@ -778,11 +782,11 @@ attn_shape(const struct vit *m)
 }
 
 /* 1 when block l computes only the CLS rows after attention: the last
- * block under CLS pooling, whose other rows nothing reads. */
+ * block under CLS pooling, whose other rows nothing reads but a probe. */
 static int
 cls_rows(const struct vit *m, int l)
 {
-	return m->c.pool == VIT_POOL_CLS && l == m->c.depth - 1;
+	return m->c.pool == VIT_POOL_CLS && l == m->c.depth - 1 && m->probe == NULL;
 }
 
 /* The gradient through a dropout: dy itself when nothing was dropped. */
@@ -793,6 +797,45 @@ drop_grad(float *buf, const float *dy, const float *mask, float p, size_t n)
 		return dy;
 	dropout_backward(buf, dy, mask, p, n);
 	return buf;
+}
+
+int
+vit_set_probe(struct vit *m, void (*fn)(void *arg, const struct vit_probe *p),
+    void *arg, struct err *e)
+{
+	struct vit_state *s = m->st;
+	size_t T1 = (size_t)m->maxT + 1;
+
+	free(s->probe_w);
+	s->probe_w = NULL;
+	m->probe = fn;
+	m->probe_arg = arg;
+	if (fn == NULL || (!m->infer && !m->c.locality))
+		return 0;	/* the block's own P are the weights */
+	s->probe_w = malloc(sizeof(float) * m->maxB * m->c.heads * T1 * T1);
+	if (s->probe_w != NULL)
+		return 0;
+	m->probe = NULL;
+	return err_set(e, "out of memory for the attention weights of %d records",
+	    m->maxB);
+}
+
+/* Show m's probe block l's attention: P its softmax (attention_forward's),
+ * q and k the rows it took. */
+static void
+show_probe(struct vit *m, const struct attn *at, int l, const float *P,
+    const float *q, const float *logsig)
+{
+	struct vit_state *s = m->st;
+	const float *w = P;
+
+	if (logsig != NULL) {
+		attention_weights(at, s->probe_w, P, logsig);
+		w = s->probe_w;
+	}
+	m->probe(m->probe_arg, &(struct vit_probe){ .layer = l, .B = at->B,
+	    .T1 = at->T, .H = at->H, .hd = at->hd, .q = q, .k = q + m->c.dim,
+	    .ld = at->ldqk, .w = w });
 }
 
 void
@@ -896,8 +939,12 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			posenc_rotate(&s->pos, l, Tq < T1, a->qkr, a->qkv);
 			q = a->qkr;
 		}
-		attention_forward(&at, a->att, a->P, q, q + D, a->qkv + 2 * D,
+		/* a probe's weights: the block's P, else its own room */
+		float *P = a->P != NULL || m->probe == NULL ? a->P : s->probe_w;
+		attention_forward(&at, a->att, P, q, q + D, a->qkv + 2 * D,
 		    L->logsig);
+		if (m->probe != NULL)
+			show_probe(m, &at, l, P, q, L->logsig);
 		/* h1 = hin + drop(proj(att)); ln2 = LN(h1) */
 		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
 		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,

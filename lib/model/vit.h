@@ -21,8 +21,8 @@
  *
  * LayerNorm eps is 1e-6 (timm/DeiT).  The locality sigma is learned as
  * log sigma.  Under CLS pooling the last block computes attention, MLP and
- * residual for the CLS rows only (nothing reads the others): same result,
- * about 1/8 fewer operations at depth 6.
+ * residual for the CLS rows only (nothing reads the others but a probe,
+ * vit_set_probe): same result, about 1/8 fewer operations at depth 6.
  *
  * All parameters, gradients and AdamW moments live in one arena; the tensor
  * table names every parameter tensor so optimizers and checkpoints iterate
@@ -99,6 +99,23 @@ struct vit_tensor {
 
 struct vit_state;			/* activations and scratch (vit.c) */
 
+/* What a probe (vit_set_probe) is shown of block layer's attention in a
+ * forward: B records of T1 tokens (CLS first), H heads of hd. */
+struct vit_probe {
+	int	 layer;
+	int	 B, T1, H, hd;
+	/* The rows whose dot products, over sqrt(hd), are the scores: q and
+	 * k as attention takes them, turned by the rotary encodings (a basis
+	 * encoding's B(x) P^T q, whose products are q^T R(x)^T R(y) k's);
+	 * head h of token t of record b at q + (b * T1 + t) * ld + h * hd,
+	 * k alike. */
+	const float *q, *k;
+	int	 ld;
+	/* [B][H][T1][T1], a query's row of keys: the weights that multiply v,
+	 * the softmax times the locality factor under c.locality. */
+	const float *w;
+};
+
 struct vit {
 	struct vit_config c;
 	size_t	 nparam;
@@ -126,6 +143,10 @@ struct vit {
 	 * while the blocks below run. */
 	void	(*grad_ready)(void *arg, int l);
 	void	*grad_arg;
+	/* NULL, or called by vit_forward after each block's attention
+	 * (vit_set_probe). */
+	void	(*probe)(void *arg, const struct vit_probe *p);
+	void	*probe_arg;
 	struct err err;			/* why the last vit_forward returned NaN */
 	struct vit_state *st;
 };
@@ -223,6 +244,14 @@ void	 vit_exact_rotations(struct vit *m, int exact);
 float	 vit_forward(struct vit *m, const float *x, const float *pos, int B,
 	    int T, const float *target, float *logits, int training,
 	    uint64_t seed);
+/* Show fn(arg, p) every block's attention in the forwards that follow
+ * (fn NULL: none, the default), all rows of every block computed: with
+ * CLS pooling the last block then computes the patch rows too, which the
+ * logits do not read (the same logits, but for the products' rounding).
+ * A model that keeps no weights (vit_create_infer's, or under locality)
+ * gets room for one block's here.  0, or -1 with e. */
+int	 vit_set_probe(struct vit *m, void (*fn)(void *arg, const struct vit_probe *p),
+	    void *arg, struct err *e);
 /* The CLS positions cls[B][A] of the records of the forwards that follow
  * (a stream's 'clspos': posgen --offset moves a positioned CLS with its
  * record's patches), or NULL (the default): c.cls_pos for all.  Read only

@@ -21,6 +21,10 @@ vit_reserve(struct vit **m, int B, int T, int varied, struct err *e)
 	    vit_create(&c, B, T, 0, e);
 	if (new == NULL)
 		return -1;
+	if (old->probe != NULL && vit_set_probe(new, old->probe, old->probe_arg, e) < 0) {
+		vit_destroy(new);
+		return -1;
+	}
 	size_t bytes = old->nparam * sizeof(float);
 	vit_grad_complete(old);		/* a deferred share is in old alone */
 	memcpy(new->param, old->param, bytes);

@@ -92,6 +92,20 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 }
 
 void
+attention_weights(const struct attn *a, float *W, const float *P,
+    const float *logsig)
+{
+	size_t TT = (size_t)a->Tq * a->T;
+
+	#pragma omp parallel for num_threads(a->nthr)
+	for (int bh = 0; bh < a->B * a->H; bh++) {
+		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * a->T * a->T;
+		locality(a, bh / a->H, expf(logsig[bh % a->H]), P + bh * TT, om,
+		    W + bh * TT, (int)TT);
+	}
+}
+
+void
 attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
     float *dlogsig /* [H] += */, float *partial /* [B][H] */,
     const float *dout /* [B][T][H*hd] */, const float *P /* [B][H][T][T] */,

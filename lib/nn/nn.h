@@ -217,6 +217,10 @@ struct attn {
 /* P[B][H][Tq][T] kept for backward (NULL: not kept); out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,
 	    const float *q, const float *k, const float *v, const float *logsig);
+/* W[B][H][Tq][T] = P o Omega, the weights by which attention_forward
+ * multiplied v under locality (logsig): P its softmax; W may be P. */
+void	 attention_weights(const struct attn *a, float *W, const float *P,
+	    const float *logsig);
 /* dq (Tq rows), dk, dv (T rows) written from dout[B][Tq][H*hd]; dlogsig[H]
  * += (when logsig is not NULL; partial[B][H] is scratch). */
 void	 attention_backward(const struct attn *a, float *dq, float *dk,

@@ -264,6 +264,17 @@ void	 pe_rotations_backward(const struct pe *pe, struct pe_work *w,
  * (no scale); none, zeros, abs, sincos, ape: zeros. */
 void	 pe_generators(const struct pe *pe,
 	    const float *params /* [set_params] */, double *G);
+/* Rotation frequencies a set turns a token by per axis: nblock * (b / 2),
+ * pe_nfreq. */
+int	 pe_nfreq(const struct pe *pe);
+/* The rotation frequencies of one set, freq[axes][pe_nfreq], each axis's
+ * ascending: the omega >= 0 of the eigenvalues +-i omega of every block of
+ * A_i (pe_generators'; an odd block's 0 left out), by which R(p) turns the
+ * planes of that block as p_i grows, in radians per unit of p_i.  All 0
+ * for an encoding without rotation (pe->identity).  0, or -1 with pe->err
+ * (no memory, or a generator that is not finite). */
+int	 pe_frequencies(struct pe *pe, const float *params /* [set_params] */,
+	    double *freq);
 /*
  * An encoding with a basis (pe->basis) rotates by R(p) = P B(p) P^T: B(p)
  * is what pe_rotations makes (its blocks, rsize floats a token) and P an

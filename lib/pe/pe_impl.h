@@ -84,6 +84,11 @@ int64_t	 basis_doubles(const struct pe *pe);
 int	 scaled_closed(const struct pe *pe);
 /* Doubles of one thread's scratch that the two calls below need. */
 int64_t	 scaled_scratch(int b);
+/* The eigendecomposition i U = V diag(mu) V^H of a skew U[b][b], in
+ * double, by LAPACK: mu[b] ascending, V in ws (scaled_scratch(b) doubles)
+ * as its real and imaginary parts [r][k] and their transposes.  LAPACK's
+ * info: 0, or not (-100: U not finite). */
+int	 scaled_eig(int b, const double *U, double *ws, double *mu);
 /* pe_rotations for scaled_closed(pe), in double. */
 void	 scaled_rotations(const struct pe *pe, struct pe_work *w,
 	    const float *params, int T, const float *pos, float *R);

@@ -74,10 +74,8 @@ mslot(int b, double *ws, int k)
 	return ws + 8 * round8(b) + k * round8((int64_t)b * b);
 }
 
-/* The eigendecomposition i U = V diag(mu) V^H, V as its real and
- * imaginary parts [r][k] and their transposes; LAPACK's info. */
-static int
-eig(int b, const double *U, double *ws, double *mu)
+int
+scaled_eig(int b, const double *U, double *ws, double *mu)
 {
 	int64_t bb = (int64_t)b * b;
 	double complex *A = (double complex *)mslot(b, ws, M_A);
@@ -183,7 +181,7 @@ forward_block(const struct pe *pe, const float *par, int j, int T,
 	double *U = mslot(b, ws, M_U), *R = mslot(b, ws, M_R), mu[PE_MAXDIM];
 
 	skew_from_upper(b, par + j * k, 1, U);
-	int bad = eig(b, U, ws, mu) != 0;
+	int bad = scaled_eig(b, U, ws, mu) != 0;
 	for (int t = 0; t < T; t++) {
 		float *out = Rs + (int64_t)t * pe->rsize + j * bb;
 		if (t + AHEAD < T)
@@ -230,7 +228,7 @@ backward_block(const struct pe *pe, const float *par, int j, int T,
 	double *E = mslot(b, ws, M_AX), *C = mslot(b, ws, M_C), mu[PE_MAXDIM];
 
 	skew_from_upper(b, par + j * k, 1, U);
-	if (eig(b, U, ws, mu) != 0) {
+	if (scaled_eig(b, U, ws, mu) != 0) {
 		for (int64_t q = 0; q < k; q++)
 			dpar[j * k + q] = NAN;
 		return;

@@ -1,4 +1,4 @@
-# probe.sh - vit-probe: the numbers of each --show in their shapes (a line
+# vit-probe.sh - vit-probe: the numbers of each --show in their shapes (a line
 # per layer and head, per offset, per set, axis and plane), rope-axial's
 # spectrum its RoPE frequencies per grid cell, distances within the grid;
 # pictures as text and SVG; -n; bad input (no model, a stream of another

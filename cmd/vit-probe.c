@@ -300,6 +300,18 @@ shade(double v, double lo, double hi)
 	return shades[k >= 0 ? (int)fmin(k, sizeof shades - 2) : 0];
 }
 
+/* The step between tics of a side of g cells, whose offsets run from
+ * 1 - g to g - 1: a power of 2, at most n intervals (legible labels). */
+static int
+tic_step(int g, int n)
+{
+	int s = 1;
+
+	while (2 * (g - 1) / s > n)
+		s *= 2;
+	return s;
+}
+
 /* One panel per layer and head of the mean score against the offset, on
  * one colour scale: a heat map (dt = 0 in 3D), a curve in 1D. */
 static void
@@ -352,10 +364,10 @@ draw_similarity(FILE *fp, const struct opts *o, const struct probe *p)
 		if (o->fmt == GP_DUMB)
 			fprintf(fp, "unset xlabel\nunset ylabel\nset tics scale 0\n"
 			    "set xtics (0)\nset ytics (0)\n");
-		else	/* a tic per cell where they fit */
+		else
 			fprintf(fp, "set cbrange [%.9g:%.9g]\nset palette rgb 33,13,10\n"
-			    "set xtics %d\nset ytics %d\n", lo, hi, p->grid[A - 1] > 5 ? 2 : 1,
-			    p->grid[A - 2] > 5 ? 2 : 1);
+			    "set xtics %d\nset ytics %d\n", lo, hi, tic_step(p->grid[A - 1], 4),
+			    tic_step(p->grid[A - 2], 8));
 	}
 	for (int l = 0; l < L; l++)
 		for (int k = 0; k < H; k++) {

@@ -30,7 +30,7 @@ export LC_ALL
 own_cls() { case $1 in comrope*|ape) echo cls=centre ;; esac; }
 
 # Every experiment, in the order of EXPERIMENTS.md.
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks analysis"
 
 usage() {
 	cat <<EOF

@@ -5,6 +5,10 @@
 #   sh experiments/run1.sh WORD...              the run
 #   sh experiments/run1.sh --key WORD...        its result's key
 #   sh experiments/run1.sh --train-key WORD...  its model's key
+#   sh experiments/run1.sh --files WORD...      "NAME PATH" lines: its model
+#                                               (model), test stream (test),
+#                                               and each canvas_C or frames_T
+#                                               stream of its evals
 #
 # Words (k=v; the experiment scripts write them):
 #   task=fm2d|mv3d   Fashion-MNIST images, or Moving Fashion-MNIST clips;
@@ -64,7 +68,7 @@ export LC_ALL OMP_WAIT_POLICY GOMP_SPINCOUNT OPENBLAS_NUM_THREADS
 mkdir -p "$CACHE"
 
 mode=run
-case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; esac
+case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; --files) mode=files; shift ;; esac
 task=fm2d pe=none seed=1 arm=paper model=main frac=1 res=28 pos= cls= vt= evals=top1 lr= val=test conv= init=
 for w in "$@"; do
 	case $w in
@@ -313,9 +317,22 @@ a=; [ "$arm" = common ] && a=$COMMON
 VTARGS="$M --pe $pe $vt $a --lr $LR --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"
 TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val ${VAL##*/}${GEN:+ --generators ${GEN##*/}}" | hash)
 KEY=$(printf '%s %s %s\n' "$TK" "$evals" "${TEST##*/}" | hash)
+# extra E V: the test stream of evaluation E (canvas, frames) at V
+extra() {
+	cached test "$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2 --$1 $2)")") | $POSGEN"
+}
 case $mode in
 key) echo "$KEY"; exit 0 ;;
 tkey) echo "$TK"; exit 0 ;;
+files)
+	echo "model $CACHE/models/$TK.vt"
+	echo "test $TEST"
+	for e in $(echo "$evals" | tr ',' ' '); do
+		case $e in canvas:*|frames:*)
+			for v in $(echo "${e#*:}" | tr ':' ' '); do echo "${e%%:*}_$v $(extra ${e%%:*} $v)"; done ;;
+		esac
+	done
+	exit 0 ;;
 esac
 
 out="$RES/runs/$KEY.json"
@@ -403,7 +420,7 @@ for e in $(echo "$evals" | tr ',' ' '); do
 		done ;;
 	canvas:*|frames:*)
 		for v in $(echo "${e#*:}" | tr ':' ' '); do
-			t=$(cached test "$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2 --${e%%:*} $v)")") | $POSGEN")
+			t=$(extra ${e%%:*} $v)
 			r=$(vit-eval --json --threads 1 "$ckpt" "$t" | num top1)
 			fields="$fields,\"${e%%:*}_$v\":${r:-null}"
 		done ;;

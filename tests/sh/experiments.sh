@@ -4,7 +4,7 @@
 # campaign go on where it stopped, and Moving Fashion-MNIST's clips.
 . tests/sh/lib.sh
 R=$T/results C=$T/cache
-ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks"
+ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolution data_efficiency compute_efficiency riemann fairness precision pilot tasks analysis"
 
 # The statistics (experiments/stats.awk) against known answers: t
 # quantiles of the tables, the closed forms of df 1 (Cauchy: P(|T| > 1) =
@@ -99,7 +99,7 @@ for p in t1_encodings-curves-2d t1_encodings-curves-3d block_size resolution dat
 done
 head -c 8 "$R/quick/resolution.png" | od -An -c | grep -q 'P   N   G' && ok "the PNG is a PNG" || nok "resolution.png is no PNG"
 check_grep "EXPERIMENTS.md has every section" "^## RiemannFormer Table 1" "$R/quick/EXPERIMENTS.md"
-[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 16 ] && ok "... 14 experiments, the claims and how they were run" ||
+[ "$(grep -c '^## ' "$R/quick/EXPERIMENTS.md")" -eq 17 ] && ok "... 15 experiments, the claims and how they were run" ||
 	nok "EXPERIMENTS.md has $(grep -c '^## ' "$R/quick/EXPERIMENTS.md") sections"
 # the claims' table: a row per step of every claim line of the sections,
 # with its verdict in one of the four words
@@ -235,4 +235,12 @@ n=$(awk -F '\t' '$1 == "rel-paper/abs" { n = $2 } END { print n + 0 }' "$R/quick
 	check_grep "sequential seeding: an undecided key claim gets seeds, up to its cap, and the section says how many" \
 	    "^rel-paper/abs to $n seeds, rel-paper/liere:8 to $n seeds\.$" "$R/quick/tasks.md" ||
 	nok "sequential seeding: rel-paper/abs has $n seeds: $(cat "$R/quick/tasks.seeds" 2>&1)"
+# What the encodings learned (analysis.sh): vit-probe's numbers of every
+# model, and its pictures, spectra for the rotary encodings alone.
+check_grep "analysis: a row per encoding, distances at 56 and 112, and the similarity range" \
+    '^\| liere:8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$R/quick/analysis.md"
+for p in distance-abs similarity-liere8 similarity112-liere8 spectrum-liere8; do
+	head -c 8 "$R/quick/analysis-$p.png" 2>/dev/null | od -An -c | grep -q 'P   N   G' && ok "analysis: picture $p" || nok "analysis: no $p.png"
+done
+[ ! -e "$R/quick/analysis-spectrum-abs.png" ] && ok "... and no spectrum for abs, which rotates nothing" || nok "analysis: a spectrum of abs"
 exit $FAILED

@@ -237,10 +237,10 @@ n=$(awk -F '\t' '$1 == "rel-paper/abs" { n = $2 } END { print n + 0 }' "$R/quick
 	nok "sequential seeding: rel-paper/abs has $n seeds: $(cat "$R/quick/tasks.seeds" 2>&1)"
 # What the encodings learned (analysis.sh): vit-probe's numbers of every
 # model, and its pictures, spectra for the rotary encodings alone.
-check_grep "analysis: a row per encoding, distances at 56 and 112, and the similarity range" \
+check_grep "analysis: a row per encoding and task, distances at both sizes, and the similarity range" \
     '^\| liere:8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$R/quick/analysis.md"
-for p in distance-abs similarity-liere8 similarity112-liere8 spectrum-liere8; do
+for p in distance-rel-abs similarity-rel-liere8 similarity-big-rel-liere8 spectrum-rel-liere8 similarity-mot-liere8; do
 	head -c 8 "$R/quick/analysis-$p.png" 2>/dev/null | od -An -c | grep -q 'P   N   G' && ok "analysis: picture $p" || nok "analysis: no $p.png"
 done
-[ ! -e "$R/quick/analysis-spectrum-abs.png" ] && ok "... and no spectrum for abs, which rotates nothing" || nok "analysis: a spectrum of abs"
+[ ! -e "$R/quick/analysis-spectrum-rel-abs.png" ] && ok "... and no spectrum for abs, which rotates nothing" || nok "analysis: a spectrum of abs"
 exit $FAILED

@@ -148,7 +148,7 @@ else
 	fi
 fi
 
-hash() { sha256sum | cut -c1-16; }
+hash() { set -- $(sha256sum); printf '%.16s\n' "$1"; }
 
 # binhash PROG...: a hash of the programs' code as found on $PATH, debug
 # sections and build id left out (they name the checkout's directory), so
@@ -240,7 +240,7 @@ fm2d)
 	;;
 mv3d)
 	# The clips, made once by movingfm.sh (its own text in the key).
-	gen=$(sha256sum < "$EXPDIR/movingfm.sh" | cut -c1-16)
+	gen=$(hash < "$EXPDIR/movingfm.sh")
 	D="$CACHE/mv-$MVTRAIN-$MVTEST-$gen"
 	if [ "$mode" = run ] && [ ! -s "$D/test.list" ]; then
 		flock "$CACHE/mv.lock" sh -c '[ -s "$1/test.list" ] ||

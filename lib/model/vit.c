@@ -1095,10 +1095,8 @@ ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
 	struct lnrows e = { .bias = { dy, s->bpart, No }, .dx = s->dh, .dy = dln,
 	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
 	    .D = D };
-	linear_backward_dx(m->prec, dln, dy, w, N, D, No, GEMM_CHUNK,
-	    ln_back_rows, &e);
-	linear_backward(m->prec, NULL, GRAD(m, w), NULL, dy, lnout, w, N, D,
-	    No);
+	linear_backward_ep(m->prec, dln, GRAD(m, w), NULL, dy, lnout, w, N, D,
+	    No, GEMM_CHUNK, ln_back_rows, &e);
 	add_parts(GRAD(m, b), s->bpart, nc, No, No);
 	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
 	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
@@ -1149,20 +1147,16 @@ vit_backward(struct vit *m)
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
 		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
-		linear_backward_dx(m->prec, s->dM, d, L->fc2w, Nq, M, D,
-		    GEMM_CHUNK, gelu_back_rows, &e);
-		linear_backward(m->prec, NULL, GRAD(m, L->fc2w), NULL, d,
-		    a->gel, L->fc2w, Nq, M, D);
+		linear_backward_ep(m->prec, s->dM, GRAD(m, L->fc2w), NULL, d,
+		    a->gel, L->fc2w, Nq, M, D, GEMM_CHUNK, gelu_back_rows, &e);
 		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq), D, D);
 		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
 		struct bias_rows pb = { d, s->bpart, D };
-		linear_backward_dx(m->prec, s->tmp, d, L->projw, Nq, D, D,
-		    GEMM_CHUNK, bias_rows, &pb);
-		linear_backward(m->prec, NULL, GRAD(m, L->projw), NULL, d,
-		    a->att, L->projw, Nq, D, D);
+		linear_backward_ep(m->prec, s->tmp, GRAD(m, L->projw), NULL, d,
+		    a->att, L->projw, Nq, D, D, GEMM_CHUNK, bias_rows, &pb);
 		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq), D, D);
 		float *dq = s->pos.rotary ? s->dqkr : s->dqkv;
 		const float *q = s->pos.rotary ? a->qkr : a->qkv;

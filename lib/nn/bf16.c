@@ -142,7 +142,7 @@ gemm_bf16_round(float f)
 
 /* A primitive for one shape, and the memory objects it runs on. */
 struct mm {
-	int	 ta, tb, M, N, K, ldc;
+	int	 ta, tb, M, N, K, lda, ldb, ldc;
 	float	 alpha, beta;
 	dnnl_primitive_t prim;
 	dnnl_memory_t a, b, c, pad;
@@ -201,6 +201,26 @@ buffer(struct thr *t, int i, size_t n)
 	return t->buf[i];
 }
 
+/* Row r of A[][ld] rounded into row r of dst[][cols], as bf16 (nat) or
+ * as bf16's value in an fp32 (emulated). */
+static inline void
+round_row(void *dst, int nat, const float *A, int r, int cols, int ld)
+{
+	const float *s = A + (size_t)r * ld;
+
+	if (nat) {
+		uint16_t *d = (uint16_t *)dst + (size_t)r * cols;
+		#pragma omp simd
+		for (int c = 0; c < cols; c++)
+			d[c] = (uint16_t)(rounded(s[c]) >> 16);
+	} else {
+		uint32_t *d = (uint32_t *)dst + (size_t)r * cols;
+		#pragma omp simd
+		for (int c = 0; c < cols; c++)
+			d[c] = rounded(s[c]) & 0xffff0000u;
+	}
+}
+
 const void *
 bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 {
@@ -219,21 +239,40 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 	    (dst = buffer(t, slot, n * (nat ? 2 : 4))) == NULL)
 		return NULL;
 
-	for (int r = 0; r < rows; r++) {
-		const float *s = A + (size_t)r * ld;
-		if (nat) {
-			uint16_t *d = (uint16_t *)dst + (size_t)r * cols;
-			#pragma omp simd
-			for (int c = 0; c < cols; c++)
-				d[c] = (uint16_t)(rounded(s[c]) >> 16);
-		} else {
-			uint32_t *d = (uint32_t *)dst + (size_t)r * cols;
-			#pragma omp simd
-			for (int c = 0; c < cols; c++)
-				d[c] = rounded(s[c]) & 0xffff0000u;
-		}
-	}
+	for (int r = 0; r < rows; r++)
+		round_row(dst, nat, A, r, cols, ld);
 	return dst;
+}
+
+/* The process's shared operand: one matrix packed for many products. */
+static void *shared;
+static size_t shared_cap;
+
+const void *
+bf16_pack_all(const float *A, int rows, int cols, int ld)
+{
+	enum gemm_bf16 how = gemm_bf16_mode();
+	int nat = how == GEMM_BF16_NATIVE;
+	size_t n = (size_t)rows * cols * (nat ? 2 : 4);
+
+	if (how == GEMM_BF16_NONE) {
+		note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+		    "VITPIPE_BF16=emulate emulates it");
+		return NULL;
+	}
+	if (n > shared_cap) {
+		free(shared);
+		shared_cap = 0;
+		if ((shared = aligned_alloc(64, (n + 63) / 64 * 64)) == NULL) {
+			note_failure("out of memory");
+			return NULL;
+		}
+		shared_cap = n;
+	}
+	#pragma omp parallel for schedule(static)
+	for (int r = 0; r < rows; r++)
+		round_row(shared, nat, A, r, cols, ld);
+	return shared;
 }
 
 /* A primitive for this shape: C = alpha A B (oneDNN's output scale) + beta C
@@ -245,8 +284,8 @@ make(struct mm *m, dnnl_data_type_t dt)
 	dnnl_memory_desc_t ma, mb, mc;
 	dnnl_dims_t da = { m->M, m->K }, db = { m->K, m->N };
 	dnnl_dims_t dc = { m->M, m->N };
-	dnnl_dims_t sa = { m->ta ? 1 : m->K, m->ta ? m->M : 1 };
-	dnnl_dims_t sb = { m->tb ? 1 : m->N, m->tb ? m->K : 1 };
+	dnnl_dims_t sa = { m->ta ? 1 : m->lda, m->ta ? m->lda : 1 };
+	dnnl_dims_t sb = { m->tb ? 1 : m->ldb, m->tb ? m->ldb : 1 };
 	dnnl_dims_t sc = { m->ldc, 1 };
 	dnnl_matmul_desc_t md;
 	dnnl_primitive_attr_t attr;
@@ -313,14 +352,14 @@ unmake(struct mm *m)
 /* The thread's primitive for this shape, made if it has none; NULL (fail
  * said why). */
 static struct mm *
-primitive(struct thr *t, int ta, int tb, int M, int N, int K, int ldc,
-    float alpha, float beta)
+primitive(struct thr *t, int ta, int tb, int M, int N, int K, int lda,
+    int ldb, int ldc, float alpha, float beta)
 {
 	for (int i = 0; i < t->n; i++) {
 		struct mm *m = &t->mm[i];
 		if (m->ta == ta && m->tb == tb && m->M == M && m->N == N &&
-		    m->K == K && m->ldc == ldc && m->alpha == alpha &&
-		    m->beta == beta)
+		    m->K == K && m->lda == lda && m->ldb == ldb &&
+		    m->ldc == ldc && m->alpha == alpha && m->beta == beta)
 			return m;
 	}
 	struct mm *m = &t->mm[t->next];
@@ -329,8 +368,8 @@ primitive(struct thr *t, int ta, int tb, int M, int N, int K, int ldc,
 	else
 		t->n++;
 	t->next = (t->next + 1) % MM_KEEP;
-	*m = (struct mm){ ta, tb, M, N, K, ldc, alpha, beta, NULL, NULL,
-	    NULL, NULL, NULL, 0 };
+	*m = (struct mm){ ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, NULL,
+	    NULL, NULL, NULL, NULL, 0 };
 	if (make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32) < 0) {
 		unmake(m);	/* what was made of it (oneDNN takes NULLs) */
 		*m = (struct mm){ .M = -1 };	/* matches no shape */
@@ -351,11 +390,12 @@ nan_fill(float *C, int M, int N, int ldc)
 
 void
 bf16_product(int transa, int transb, int M, int N, int K, float alpha,
-    const void *A, const void *B, float beta, float *C, int ldc)
+    const void *A, int lda, const void *B, int ldb, float beta, float *C,
+    int ldc)
 {
 	struct thr *t = A && B ? thread_state() : NULL;
-	struct mm *m = t ? primitive(t, transa, transb, M, N, K, ldc, alpha,
-	    beta) : NULL;
+	struct mm *m = t ? primitive(t, transa, transb, M, N, K, lda, ldb, ldc,
+	    alpha, beta) : NULL;
 	void *pad = m ? buffer(t, 2, m->padsz) : NULL;
 
 	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* note_failure said why */

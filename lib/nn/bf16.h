@@ -13,11 +13,19 @@
  * of that slot); returns it, rows x cols, contiguous. */
 const void *bf16_pack(int slot, const float *A, int rows, int cols, int ld);
 
+/* A[rows][cols] (leading dimension ld) rounded to bf16 into the process's
+ * shared operand buffer (grown, never shrunk; one matrix at a time), the
+ * rows split over the OpenMP threads: call it from serial code.  Returns
+ * it, rows x cols, contiguous, valid until the next call; NULL when it
+ * could not (gemm_failed says why). */
+const void *bf16_pack_all(const float *A, int rows, int cols, int ld);
+
 /* C[M][N] = alpha op(A) op(B) + beta C (C row-major, leading dimension
- * ldc) for A and B from bf16_pack (A stored K x M when transa, B N x K
- * when transb), computed by the calling thread alone. */
+ * ldc) for A and B rounded by bf16_pack or bf16_pack_all (A stored K x M
+ * when transa, B N x K when transb, rows lda and ldb elements apart),
+ * computed by the calling thread alone. */
 void	 bf16_product(int transa, int transb, int M, int N, int K,
-	    float alpha, const void *A, const void *B, float beta, float *C,
-	    int ldc);
+	    float alpha, const void *A, int lda, const void *B, int ldb,
+	    float beta, float *C, int ldc);
 
 #endif

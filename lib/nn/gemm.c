@@ -10,6 +10,7 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "bf16.h"
@@ -131,18 +132,74 @@ product(enum gemm_kind k, int transa, int transb, int M, int N, int K,
 	    beta, C, ldc);
 }
 
-/* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 in slot 0. */
-static const void *
-pack_rows(int transa, const float *A, int lda, int r0, int m, int K)
+/* The matrix gemm_bf16_pin rounded once for the products that follow,
+ * or none (A NULL). */
+static struct {
+	const float *A;
+	int	 ld;		/* its columns, and rows ld elements apart */
+	size_t	 n;		/* its elements */
+	const char *p;		/* its rounded copy, the same layout */
+	size_t	 size;		/* bytes an element of the copy */
+} pin;
+
+void
+gemm_bf16_pin(const float *A, int rows, int cols)
 {
-	return transa ? bf16_pack(0, A + r0, K, m, lda) :
-	    bf16_pack(0, A + (size_t)r0 * lda, m, K, lda);
+	pin.A = NULL;
+	if ((pin.p = bf16_pack_all(A, rows, cols, cols)) == NULL)
+		return;		/* its products round their own (gemm_failed
+				   says why this could not) */
+	pin.A = A;
+	pin.ld = cols;
+	pin.n = (size_t)rows * cols;
+	pin.size = gemm_bf16_mode() == GEMM_BF16_NATIVE ? 2 : 4;
 }
 
-/* op(B) (K x N) rounded to bf16 in slot 1. */
-static const void *
-pack_b(int transb, const float *B, int ldb, int K, int N)
+void
+gemm_bf16_unpin(void)
 {
+	pin.A = NULL;
+}
+
+/* X[.][ld] at element off of the pinned matrix, when X is in it with
+ * its rows ld apart: its rounded copy (leading dimension *out), else
+ * NULL. */
+static const void *
+pinned(const float *X, int ld, int *out)
+{
+	uintptr_t x = (uintptr_t)X, a = (uintptr_t)pin.A;
+
+	/* addresses, not pointers: X may be of another array */
+	if (pin.A == NULL || ld != pin.ld || x < a || x >= a + pin.n * sizeof *X)
+		return NULL;
+	*out = pin.ld;
+	return pin.p + (x - a) / sizeof *X * pin.size;
+}
+
+/* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 (in slot 0,
+ * or the pinned copy's), *ld its leading dimension. */
+static const void *
+pack_rows(int transa, const float *A, int lda, int r0, int m, int K, int *ld)
+{
+	const float *a = transa ? A + r0 : A + (size_t)r0 * lda;
+	const void *p = pinned(a, lda, ld);
+
+	if (p != NULL)
+		return p;
+	*ld = transa ? m : K;
+	return transa ? bf16_pack(0, a, K, m, lda) : bf16_pack(0, a, m, K, lda);
+}
+
+/* op(B) (K x N) rounded to bf16 (in slot 1, or the pinned copy's), *ld
+ * its leading dimension. */
+static const void *
+pack_b(int transb, const float *B, int ldb, int K, int N, int *ld)
+{
+	const void *p = pinned(B, ldb, ld);
+
+	if (p != NULL)
+		return p;
+	*ld = transb ? K : N;
 	return transb ? bf16_pack(1, B, N, K, ldb) : bf16_pack(1, B, K, N, ldb);
 }
 
@@ -152,9 +209,11 @@ gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float *C, int ldc)
 {
 	if (p == GEMM_BF16) {
-		const void *b = pack_b(transb, B, ldb, K, N);
-		bf16_product(transa, transb, M, N, K, alpha,
-		    pack_rows(transa, A, lda, 0, M, K), b, beta, C, ldc);
+		int la, lb;
+		const void *b = pack_b(transb, B, ldb, K, N, &lb);
+		const void *a = pack_rows(transa, A, lda, 0, M, K, &la);
+		bf16_product(transa, transb, M, N, K, alpha, a, la, b, lb, beta,
+		    C, ldc);
 		return;
 	}
 	product(GEMM_ONE, transa, transb, M, N, K, alpha, A, lda, B, ldb, beta,
@@ -181,18 +240,21 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float alpha, const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc)
 {
-	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS;
-	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
+	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS, lb;
+	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
+	    NULL;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(nblk < nthr ? nblk : nthr) \
 	    schedule(dynamic, 1)
 	for (int i = 0; i < nblk; i++) {
 		int r0 = i * ROWS, m = M - r0 < ROWS ? M - r0 : ROWS;
 		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
-		if (b16 != NULL)
-			bf16_product(transa, transb, m, N, K, alpha,
-			    pack_rows(transa, A, lda, r0, m, K), b16, beta,
-			    C + (size_t)r0 * ldc, ldc);
+		if (b16 != NULL) {
+			int la;
+			const void *a16 = pack_rows(transa, A, lda, r0, m, K, &la);
+			bf16_product(transa, transb, m, N, K, alpha, a16, la,
+			    b16, lb, beta, C + (size_t)r0 * ldc, ldc);
+		}
 		else
 			product(GEMM_ROWS, transa, transb, m, N, K, alpha, a,
 			    lda, B, ldb, beta, C + (size_t)r0 * ldc, ldc);
@@ -205,7 +267,9 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
     const float *A, int lda, const float *B, int ldb, const float *bias,
     float *C, int ldc, int chunk, rows_fn *ep, void *arg)
 {
-	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N) : NULL;
+	int lb;
+	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
+	    NULL;
 	int nchunk = (M + chunk - 1) / chunk;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for schedule(dynamic, 1)
@@ -216,9 +280,12 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 			for (int r = 0; r < m; r++)
 				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
 		float beta = bias != NULL ? 1.0f : 0.0f;
-		if (b16 != NULL)
-			bf16_product(0, transb, m, N, K, 1.0f,
-			    pack_rows(0, A, lda, r0, m, K), b16, beta, c, ldc);
+		if (b16 != NULL) {
+			int la;
+			const void *a16 = pack_rows(0, A, lda, r0, m, K, &la);
+			bf16_product(0, transb, m, N, K, 1.0f, a16, la, b16, lb,
+			    beta, c, ldc);
+		}
 		else
 			product(GEMM_CHUNKS, 0, transb, m, N, K, 1.0f,
 			    A + (size_t)r0 * lda, lda, B, ldb, beta, c, ldc);

@@ -55,14 +55,30 @@ linear_backward_dx(enum gemm_prec p, float *dx /* [N][Ni] */,
 }
 
 void
+linear_backward_ep(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
+    float *dw /* [No][Ni] */, float *db /* [No] or NULL */,
+    const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
+    const float *w /* [No][Ni] */, int N, int Ni, int No, int chunk,
+    rows_fn *ep, void *arg)
+{
+	/* in bf16 dy is an operand of both products: rounded once */
+	if (p == GEMM_BF16 && dx != NULL)
+		gemm_bf16_pin(dy, N, No);
+	if (dx != NULL)
+		linear_backward_dx(p, dx, dy, w, N, Ni, No, chunk, ep, arg);
+	gemm_rows(p, 1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
+	if (p == GEMM_BF16 && dx != NULL)
+		gemm_bf16_unpin();
+	if (db != NULL)
+		colsum_add(db, dy, N, No);
+}
+
+void
 linear_backward(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
     float *dw /* [No][Ni] */, float *db /* [No] or NULL */,
     const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
     const float *w /* [No][Ni] */, int N, int Ni, int No)
 {
-	if (dx != NULL)
-		linear_backward_dx(p, dx, dy, w, N, Ni, No, GEMM_CHUNK, NULL, NULL);
-	gemm_rows(p, 1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
-	if (db != NULL)
-		colsum_add(db, dy, N, No);
+	linear_backward_ep(p, dx, dw, db, dy, x, w, N, Ni, No, GEMM_CHUNK,
+	    NULL, NULL);
 }

@@ -85,6 +85,14 @@ float	 gemm_bf16_round(float f);
  * restores). */
 int	 gemm_solo_begin(void);
 void	 gemm_solo_end(int saved);
+/* A[rows][cols] (contiguous) rounded to bf16 once, from serial code, for
+ * the bf16 products that follow and read it (or a block of it), until
+ * gemm_bf16_unpin: an operand that two products share is not rounded
+ * twice.  A must not change while pinned.  Where it cannot be kept the
+ * products round their own. */
+void	 gemm_bf16_pin(const float *A, int rows, int cols);
+void	 gemm_bf16_unpin(void);
+
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
  * precision p, computed by the calling thread alone: inside a parallel
  * region, between gemm_solo_begin and gemm_solo_end. */
@@ -147,6 +155,12 @@ void	 linear_forward_ep(enum gemm_prec p, float *y, const float *x,
 void	 linear_backward(enum gemm_prec p, float *dx, float *dw, float *db,
 	    const float *dy, const float *x, const float *w, int N, int Ni,
 	    int No);
+/* linear_backward with dx in chunks of chunk rows and the row epilogue ep
+ * on them (which must not write dy or x); in bf16 dy is rounded once for
+ * both products. */
+void	 linear_backward_ep(enum gemm_prec p, float *dx, float *dw, float *db,
+	    const float *dy, const float *x, const float *w, int N, int Ni,
+	    int No, int chunk, rows_fn *ep, void *arg);
 /* dx[N][Ni] = dy w in chunks of chunk rows with the row epilogue ep. */
 void	 linear_backward_dx(enum gemm_prec p, float *dx, const float *dy,
 	    const float *w, int N, int Ni, int No, int chunk, rows_fn *ep,

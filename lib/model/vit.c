@@ -47,6 +47,11 @@ struct lact {			/* activations of one block */
 	float	*gel;		/* [N][M] after GELU and dropout (infer:
 				 * fc1's buffer) */
 	float	*mproj, *mgel, *mfc2;	/* dropout masks [N][D], [N][M], [N][D] */
+	/* bf16 training: the rounded copies of ln1, att, ln2 and gel that
+	 * their producers write while the rows are in cache, read by the
+	 * forward's products and again by the weight gradients' (twins,
+	 * gemm_bf16_twin); else NULL */
+	void	*ln1c, *attc, *ln2c, *gelc;
 };
 
 struct vit_state {
@@ -97,6 +102,13 @@ struct vit_state {
 	/* [B][H][T1][T1] the weights a probe is shown, where the block keeps
 	 * none (vit_set_probe) */
 	float	*probe_w;
+	char	*twins;		/* the block of lact's rounded copies, and
+				   of scr */
+	float	*scr;		/* [nscr][scrlen]: each thread's rows of an
+				   epilogue's output that only its rounded
+				   copy keeps (rows_out) */
+	int	 nscr;
+	size_t	 scrlen;
 };
 
 /* The gradient of parameter view p: the arena holds grad nparam floats
@@ -503,6 +515,74 @@ vit_create_infer(const struct vit_config *c, int maxB, int maxT, struct err *e)
 	return create(c, maxB, maxT, 0, 1, e);
 }
 
+/* Whole records of Tq rows each, about GEMM_CHUNK rows: the chunks of
+ * products whose epilogues draw dropout masks (per record). */
+static int
+rec_chunk(int Tq)
+{
+	return (GEMM_CHUNK + Tq - 1) / Tq * Tq;
+}
+
+/* The rounded copies' registration ended and their block freed. */
+static void
+twins_free(struct vit *m)
+{
+	struct vit_state *s = m->st;
+
+	if (s->twins == NULL)
+		return;
+	for (int l = 0; l < m->c.depth; l++) {
+		struct lact *a = &s->A[l];
+		gemm_bf16_untwin(a->ln1);
+		gemm_bf16_untwin(a->att);
+		gemm_bf16_untwin(a->ln2);
+		gemm_bf16_untwin(a->gel);
+		a->ln1c = a->attc = a->ln2c = a->gelc = NULL;
+	}
+	free(s->twins);
+	s->twins = NULL;
+	s->nscr = 0;
+}
+
+/* In bf16 training, rounded copies of the activations that products read
+ * twice (forward, weight gradient), made at the first such forward
+ * (prec is set after vit_create).  Without them (no room, the table of
+ * twins full) the products round their operands themselves. */
+static void
+twins_make(struct vit *m)
+{
+	struct vit_state *s = m->st;
+	size_t N = (size_t)m->maxB * (m->maxT + 1), D = m->c.dim,
+	    M = m->c.mlp, z = (size_t)gemm_bf16_size();
+	int ok = 1;
+
+	size_t tw = (m->c.depth * N * (3 * D + M) * z + 63) / 64 * 64;
+	int nscr = omp_get_max_threads();
+	/* rows of an epilogue: rec_chunk(Tq) for any Tq up to maxT + 1 */
+	size_t scrlen = (size_t)(GEMM_CHUNK + m->maxT + 1) * (M > D ? M : D);
+
+	if (s->twins != NULL || m->infer || m->prec != GEMM_BF16 || z == 0 ||
+	    (s->twins = huge_alloc(tw + nscr * scrlen * sizeof(float))) == NULL)
+		return;
+	s->scr = (float *)(s->twins + tw);
+	s->nscr = nscr;
+	s->scrlen = scrlen;
+	char *cur = s->twins;
+	for (int l = 0; l < m->c.depth; l++) {
+		struct lact *a = &s->A[l];
+		a->ln1c = cur, cur += N * D * z;
+		a->attc = cur, cur += N * D * z;
+		a->ln2c = cur, cur += N * D * z;
+		a->gelc = cur, cur += N * M * z;
+		ok = ok && gemm_bf16_twin(a->ln1, a->ln1c, N, D) == 0 &&
+		    gemm_bf16_twin(a->att, a->attc, N, D) == 0 &&
+		    gemm_bf16_twin(a->ln2, a->ln2c, N, D) == 0 &&
+		    gemm_bf16_twin(a->gel, a->gelc, N, M) == 0;
+	}
+	if (!ok)
+		twins_free(m);
+}
+
 void
 vit_destroy(struct vit *m)
 {
@@ -510,6 +590,7 @@ vit_destroy(struct vit *m)
 		return;
 	struct vit_state *s = m->st;
 	if (s != NULL) {
+		twins_free(m);
 		free(s->block);
 		free(s->probe_w);
 		free(s->L);
@@ -678,14 +759,6 @@ vit_shared_positions(const float *pos, int B, int T, int A)
 	return 1;
 }
 
-/* Whole records of Tq rows each, about GEMM_CHUNK rows: the chunks of
- * products whose epilogues draw dropout masks (per record). */
-static int
-rec_chunk(int Tq)
-{
-	return (GEMM_CHUNK + Tq - 1) / Tq * Tq;
-}
-
 /* The dropout of a row epilogue: rows [r0, r0 + n) of y[.][Tq * len /
  * Tq], whole records. */
 struct drop {
@@ -696,13 +769,27 @@ struct drop {
 };
 
 static void
-drop_rows(const struct drop *d, float *y, int r0, int n, int Tq, int width)
+drop_rows(const struct drop *d, float *y /* row r0 */, int r0, int n, int Tq,
+    int width)
 {
 	if (d->p <= 0)
 		return;
-	size_t o = (size_t)r0 * width;
-	dropout_forward(y + o, d->mask + o, y + o, d->p, n / Tq,
+	dropout_forward(y, d->mask + (size_t)r0 * width, y, d->p, n / Tq,
 	    (size_t)Tq * width, d->seed, d->site, d->first + r0 / Tq);
+}
+
+/* Where an epilogue writes rows r0 .. r0 + n of x[.][w] that only bf16
+ * products read, through its rounded copy xc: the calling thread's
+ * scratch (x itself is then never touched: no memory), or x's rows where
+ * the thread has none.  Without xc, x's rows. */
+static float *
+rows_out(const struct vit_state *s, float *x, const void *xc, int r0, int w)
+{
+	int t = omp_get_thread_num();
+
+	if (xc != NULL && t < s->nscr)
+		return s->scr + (size_t)t * s->scrlen;
+	return x + (size_t)r0 * w;
 }
 
 /* Epilogue of the attention projection and of fc2: out = in + drop(y),
@@ -715,7 +802,9 @@ struct resid {
 	float	*out;		/* [Nq][D] */
 	int	 Tq, D;
 	float	*ln, *lnm, *lnr;	/* [Nq][D], [Nq], [Nq] or NULL */
+	void	*lnc;		/* ln's rounded copy, or NULL */
 	const float *g, *b;	/* [D] */
+	const struct vit_state *s;	/* its scratch (rows_out) */
 };
 
 static void
@@ -723,7 +812,7 @@ resid_rows(void *arg, int r0, int n)
 {
 	const struct resid *e = arg;
 	int D = e->D;
-	drop_rows(&e->drop, e->y, r0, n, e->Tq, D);
+	drop_rows(&e->drop, e->y + (size_t)r0 * D, r0, n, e->Tq, D);
 	for (int r = r0; r < r0 + n; r++) {
 		const float *a = e->in + ((size_t)(r / e->Tq) * e->Tin + r % e->Tq) * D;
 		const float *y = e->y + (size_t)r * D;
@@ -732,9 +821,13 @@ resid_rows(void *arg, int r0, int n)
 		for (int i = 0; i < D; i++)
 			o[i] = a[i] + y[i];
 	}
-	if (e->ln != NULL)
-		layernorm_forward(e->ln + (size_t)r0 * D, e->lnm + r0, e->lnr + r0,
-		    e->out + (size_t)r0 * D, e->g, e->b, n, D);
+	if (e->ln == NULL)
+		return;
+	float *ln = rows_out(e->s, e->ln, e->lnc, r0, D);
+	layernorm_forward(ln, e->lnm + r0, e->lnr + r0, e->out + (size_t)r0 * D,
+	    e->g, e->b, n, D);
+	if (e->lnc != NULL)
+		gemm_bf16_fill(e->lnc, (size_t)r0 * D, D, ln, D, n, D);
 }
 
 /* Epilogue of fc1: gel = drop(GELU(fc1)); with deriv, fc1 = GELU'(fc1)
@@ -742,6 +835,8 @@ resid_rows(void *arg, int r0, int n)
 struct act {
 	float	*pre;		/* [Nq][M] */
 	float	*gel;		/* [Nq][M] */
+	void	*gelc;		/* gel's rounded copy, or NULL */
+	const struct vit_state *s;	/* its scratch (rows_out) */
 	int	 deriv;		/* the forward has targets, so vit_backward
 				 * will run: leave GELU' in pre */
 	struct drop drop;
@@ -753,9 +848,23 @@ gelu_rows(void *arg, int r0, int n)
 {
 	const struct act *e = arg;
 	size_t o = (size_t)r0 * e->M;
-	gelu_forward(e->gel + o, e->deriv ? e->pre + o : NULL, e->pre + o,
+	float *gel = rows_out(e->s, e->gel, e->gelc, r0, e->M);
+	gelu_forward(gel, e->deriv ? e->pre + o : NULL, e->pre + o,
 	    (size_t)n * e->M);
-	drop_rows(&e->drop, e->gel, r0, n, e->Tq, e->M);
+	drop_rows(&e->drop, gel, r0, n, e->Tq, e->M);
+	if (e->gelc != NULL)
+		gemm_bf16_fill(e->gelc, o, e->M, gel, e->M, n, e->M);
+}
+
+/* A[N][D]'s rounded copy Ac (gemm_bf16_fill), the rows shared by the
+ * threads. */
+static void
+fill_rows(void *Ac, const float *A, int N, int D)
+{
+	#pragma omp parallel for schedule(static)
+	for (int r0 = 0; r0 < N; r0 += GEMM_CHUNK)
+		gemm_bf16_fill(Ac, (size_t)r0 * D, D, A + (size_t)r0 * D, D,
+		    N - r0 < GEMM_CHUNK ? N - r0 : GEMM_CHUNK, D);
 }
 
 /* The residual stream [N][D] after block l (the embedding's for l -1),
@@ -879,6 +988,8 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    "different positions: the model needs pos_per_record");
 		return NAN;
 	}
+	twins_make(m);
+	int tw = s->twins != NULL && m->prec == GEMM_BF16;
 	s->B = B;
 	s->T = T;
 	s->training = training;
@@ -929,9 +1040,13 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		 * after k and v of every token, its rows are the CLS rows */
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
-		if (l == 0)	/* later layers': in the residual epilogue */
+		at.outc = tw ? a->attc : NULL;
+		if (l == 0) {	/* later layers': in the residual epilogue */
 			layernorm_forward(a->ln1, a->ln1m, a->ln1r, hin, L->ln1g,
 			    L->ln1b, N, D);
+			if (tw)
+				fill_rows(a->ln1c, a->ln1, N, D);
+		}
 		linear_forward(m->prec, a->qkv, a->ln1, L->qkvw, L->qkvb, N, D,
 		    3 * D);
 		const float *q = a->qkv;
@@ -949,10 +1064,12 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
 		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,
 		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
-		    .lnr = a->ln2r, .g = L->ln2g, .b = L->ln2b };
+		    .lnr = a->ln2r, .lnc = tw ? a->ln2c : NULL, .g = L->ln2g,
+		    .b = L->ln2b, .s = s };
 		linear_forward_ep(m->prec, s->tmp, a->att, L->projw, L->projb,
 		    Nq, D, D, rec_chunk(Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
+		    .gelc = tw ? a->gelc : NULL, .s = s,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
 		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
 		linear_forward_ep(m->prec, a->fc1, a->ln2, L->fc1w, L->fc1b,
@@ -961,11 +1078,12 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		 * block's first, or the final one */
 		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
 		    3 + 3 * l, m->first_record }, .in = a->h1, .Tin = Tq,
-		    .out = hout, .Tq = Tq, .D = D };
+		    .out = hout, .Tq = Tq, .D = D, .s = s };
 		if (l + 1 < c->depth) {
 			const struct layer *L1 = &s->L[l + 1];
 			struct lact *a1 = &s->A[l + 1];
 			r.ln = a1->ln1, r.lnm = a1->ln1m, r.lnr = a1->ln1r;
+			r.lnc = tw ? a1->ln1c : NULL;
 			r.g = L1->ln1g, r.b = L1->ln1b;
 		} else {
 			r.ln = s->lnf, r.lnm = s->lnfm, r.lnr = s->lnfr;

@@ -87,6 +87,9 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		}
 		gemm_one(a->prec, 0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv,
 		    0.0f, ob, D);
+		if (a->outc != NULL)
+			gemm_bf16_fill(a->outc, (size_t)(ob - out), D, ob, D,
+			    Tq, hd);
 	}
 	gemm_solo_end(blas);
 }

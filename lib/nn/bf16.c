@@ -201,24 +201,45 @@ buffer(struct thr *t, int i, size_t n)
 	return t->buf[i];
 }
 
-/* Row r of A[][ld] rounded into row r of dst[][cols], as bf16 (nat) or
- * as bf16's value in an fp32 (emulated). */
+/* s[cols] rounded into d[cols], as bf16 (nat) or as bf16's value in an
+ * fp32 (emulated). */
 static inline void
-round_row(void *dst, int nat, const float *A, int r, int cols, int ld)
+round_row(void *d, int nat, const float *s, int cols)
 {
-	const float *s = A + (size_t)r * ld;
-
 	if (nat) {
-		uint16_t *d = (uint16_t *)dst + (size_t)r * cols;
+		uint16_t *o = d;
 		#pragma omp simd
 		for (int c = 0; c < cols; c++)
-			d[c] = (uint16_t)(rounded(s[c]) >> 16);
+			o[c] = (uint16_t)(rounded(s[c]) >> 16);
 	} else {
-		uint32_t *d = (uint32_t *)dst + (size_t)r * cols;
+		uint32_t *o = d;
 		#pragma omp simd
 		for (int c = 0; c < cols; c++)
-			d[c] = rounded(s[c]) & 0xffff0000u;
+			o[c] = rounded(s[c]) & 0xffff0000u;
 	}
+}
+
+/* Row r of dst[][ldd] (elements of size 2 when nat, else 4). */
+static inline void *
+row(void *dst, int nat, int r, int ldd)
+{
+	return (char *)dst + (size_t)r * ldd * (nat ? 2 : 4);
+}
+
+int
+gemm_bf16_size(void)
+{
+	enum gemm_bf16 how = gemm_bf16_mode();
+	return how == GEMM_BF16_NATIVE ? 2 : how == GEMM_BF16_EMULATED ? 4 : 0;
+}
+
+void
+bf16_round(void *dst, int ldd, const float *A, int lda, int rows, int cols)
+{
+	int nat = gemm_bf16_mode() == GEMM_BF16_NATIVE;
+
+	for (int r = 0; r < rows; r++)
+		round_row(row(dst, nat, r, ldd), nat, A + (size_t)r * lda, cols);
 }
 
 const void *
@@ -239,8 +260,7 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 	    (dst = buffer(t, slot, n * (nat ? 2 : 4))) == NULL)
 		return NULL;
 
-	for (int r = 0; r < rows; r++)
-		round_row(dst, nat, A, r, cols, ld);
+	bf16_round(dst, cols, A, ld, rows, cols);
 	return dst;
 }
 
@@ -271,7 +291,8 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 	}
 	#pragma omp parallel for schedule(static)
 	for (int r = 0; r < rows; r++)
-		round_row(shared, nat, A, r, cols, ld);
+		round_row(row(shared, nat, r, cols), nat, A + (size_t)r * ld,
+		    cols);
 	return shared;
 }
 

@@ -20,6 +20,11 @@ const void *bf16_pack(int slot, const float *A, int rows, int cols, int ld);
  * could not (gemm_failed says why). */
 const void *bf16_pack_all(const float *A, int rows, int cols, int ld);
 
+/* A[rows][cols] (leading dimension lda) rounded into dst[rows][ldd], in
+ * bf16_size's elements, by the calling thread. */
+void	 bf16_round(void *dst, int ldd, const float *A, int lda, int rows,
+	    int cols);
+
 /* C[M][N] = alpha op(A) op(B) + beta C (C row-major, leading dimension
  * ldc) for A and B rounded by bf16_pack or bf16_pack_all (A stored K x M
  * when transa, B N x K when transb, rows lda and ldb elements apart),

@@ -132,15 +132,17 @@ product(enum gemm_kind k, int transa, int transb, int M, int N, int K,
 	    beta, C, ldc);
 }
 
-/* The matrix gemm_bf16_pin rounded once for the products that follow,
- * or none (A NULL). */
-static struct {
+/* A matrix whose rounded copy products read instead of rounding it: the
+ * one gemm_bf16_pin rounded, and those whose producers keep one
+ * (gemm_bf16_twin).  A NULL: none. */
+struct copy {
 	const float *A;
 	int	 ld;		/* its columns, and rows ld elements apart */
 	size_t	 n;		/* its elements */
 	const char *p;		/* its rounded copy, the same layout */
-	size_t	 size;		/* bytes an element of the copy */
-} pin;
+};
+#define TWINS	64	/* a model registers 4 a block */
+static struct copy pin, twin[TWINS];
 
 void
 gemm_bf16_pin(const float *A, int rows, int cols)
@@ -149,10 +151,7 @@ gemm_bf16_pin(const float *A, int rows, int cols)
 	if ((pin.p = bf16_pack_all(A, rows, cols, cols)) == NULL)
 		return;		/* its products round their own (gemm_failed
 				   says why this could not) */
-	pin.A = A;
-	pin.ld = cols;
-	pin.n = (size_t)rows * cols;
-	pin.size = gemm_bf16_mode() == GEMM_BF16_NATIVE ? 2 : 4;
+	pin = (struct copy){ A, cols, (size_t)rows * cols, pin.p };
 }
 
 void
@@ -161,19 +160,58 @@ gemm_bf16_unpin(void)
 	pin.A = NULL;
 }
 
-/* X[.][ld] at element off of the pinned matrix, when X is in it with
- * its rows ld apart: its rounded copy (leading dimension *out), else
- * NULL. */
+int
+gemm_bf16_twin(const float *A, const void *A16, int rows, int cols)
+{
+	for (int i = 0; i < TWINS; i++)
+		if (twin[i].A == NULL) {
+			twin[i] = (struct copy){ A, cols, (size_t)rows * cols,
+			    A16 };
+			return 0;
+		}
+	return -1;
+}
+
+void
+gemm_bf16_untwin(const float *A)
+{
+	for (int i = 0; i < TWINS; i++)
+		if (twin[i].A == A)
+			twin[i].A = NULL;
+}
+
+void
+gemm_bf16_fill(void *A16, size_t off, int ld, const float *X, int ldx,
+    int rows, int cols)
+{
+	bf16_round((char *)A16 + off * gemm_bf16_size(), ld, X, ldx, rows,
+	    cols);
+}
+
+/* X's rounded copy in c, when X is in c's matrix with its rows ld
+ * apart, else NULL. */
+static const void *
+copy_of(const struct copy *c, const float *X, int ld)
+{
+	uintptr_t x = (uintptr_t)X, a = (uintptr_t)c->A;
+
+	/* addresses, not pointers: X may be of another array */
+	if (c->A == NULL || ld != c->ld || x < a || x >= a + c->n * sizeof *X)
+		return NULL;
+	return c->p + (x - a) / sizeof *X * gemm_bf16_size();
+}
+
+/* X[.][ld]'s rounded copy (leading dimension *out), when X is in the
+ * pinned matrix or a twinned one with its rows ld apart, else NULL. */
 static const void *
 pinned(const float *X, int ld, int *out)
 {
-	uintptr_t x = (uintptr_t)X, a = (uintptr_t)pin.A;
+	const void *p = copy_of(&pin, X, ld);
 
-	/* addresses, not pointers: X may be of another array */
-	if (pin.A == NULL || ld != pin.ld || x < a || x >= a + pin.n * sizeof *X)
-		return NULL;
-	*out = pin.ld;
-	return pin.p + (x - a) / sizeof *X * pin.size;
+	for (int i = 0; p == NULL && i < TWINS; i++)
+		p = copy_of(&twin[i], X, ld);
+	*out = ld;
+	return p;
 }
 
 /* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 (in slot 0,

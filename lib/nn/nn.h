@@ -92,6 +92,21 @@ void	 gemm_solo_end(int saved);
  * products round their own. */
 void	 gemm_bf16_pin(const float *A, int rows, int cols);
 void	 gemm_bf16_unpin(void);
+/* A16 is A[rows][cols]'s (contiguous) rounded copy, in A's layout with
+ * elements of bf16's size here (2 native, 4 emulated), that A's producer
+ * keeps up to date (gemm_bf16_fill): bf16 products read it where they
+ * would round A or a block of it, until gemm_bf16_untwin(A).  From serial
+ * code; 0, or -1 when the table of twins is full. */
+int	 gemm_bf16_twin(const float *A, const void *A16, int rows, int cols);
+void	 gemm_bf16_untwin(const float *A);
+/* X[rows][cols] (rows ldx apart) rounded into the block at element off
+ * of a rounded copy A16 whose rows are ld apart (gemm_bf16_twin's
+ * layout), by the calling thread. */
+void	 gemm_bf16_fill(void *A16, size_t off, int ld, const float *X,
+	    int ldx, int rows, int cols);
+/* Bytes of an element of a rounded copy: 2 (native bf16), 4 (emulated),
+ * 0 (no bf16 products here). */
+int	 gemm_bf16_size(void);
 
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
  * precision p, computed by the calling thread alone: inside a parallel
@@ -227,6 +242,8 @@ struct attn {
 	int	 nthr;		/* OpenMP threads, each with its scratch */
 	float	*scratch;	/* [nthr][3][T][T] */
 	enum gemm_prec prec;	/* of its products (scores, weighted sums) */
+	void	*outc;		/* out's rounded copy (gemm_bf16_twin),
+				   kept by attention_forward, or NULL */
 };
 /* P[B][H][Tq][T] kept for backward (NULL: not kept); out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,

@@ -6,8 +6,11 @@
  * product of the rounded operands within fp32 rounding, is not the fp32
  * product of the unrounded ones, and gives the same bits on 1 and 2
  * threads; for every encoding a model's logits and gradient in bf16 are
- * its fp32 ones within bf16's tolerance.  Where the CPU has no bf16 the
- * products run emulated (the same numbers, fp32 kernels).
+ * its fp32 ones within bf16's tolerance.  A twin (gemm_bf16_twin) is what
+ * products read in place of rounding its matrix, until it is untwinned;
+ * a bf16 model twins its activations (4 a block) and computes the same
+ * bits as without them.  Where the CPU has no bf16 the products run
+ * emulated (the same numbers, fp32 kernels).
  */
 #include <math.h>
 #include <omp.h>
@@ -184,6 +187,98 @@ test_products(void)
 	omp_set_num_threads(2);
 }
 
+/* Free places in the table of twins, found by filling it with twins of
+ * dummy's elements (left there when keep, else untwinned again). */
+static float dummy[65];
+static int
+twin_room(int keep)
+{
+	static uint32_t copy[1];
+	int n = 0;
+	while (n < 65 && gemm_bf16_twin(dummy + n, copy, 1, 1) == 0)
+		n++;
+	if (!keep)
+		for (int i = 0; i < n; i++)
+			gemm_bf16_untwin(dummy + i);
+	return n;
+}
+
+/* The value of element i of a rounded copy, as a float. */
+static float
+copy_value(const void *c, size_t i)
+{
+	if (gemm_bf16_size() == 4)
+		return ((const float *)c)[i];
+	return of_bits((uint32_t)((const uint16_t *)c)[i] << 16);
+}
+
+/* A twin is read by every kind of product in place of its matrix, a block
+ * of it included; untwinned, the matrix is rounded again.  gemm_bf16_fill
+ * rounds a block from rows of another stride. */
+static void
+test_twins(void)
+{
+	enum { M = 150, K = 40, N = 24 };
+	struct rng r;
+	rng_seed(&r, 31, 0);
+	float *a = randn(&r, (size_t)M * K), *a2 = malloc(sizeof(float) * M * K);
+	float *dy = randn(&r, (size_t)40 * K), *w = randn(&r, (size_t)N * K);
+	void *c16 = malloc((size_t)M * K * 4);
+	float c0[M * N], c1[M * N], c2[M * N], g1[K * K], g2[K * K];
+	for (size_t i = 0; i < (size_t)M * K; i++)
+		a2[i] = 2 * a[i];
+	/* the copy holds 2a, filled in two blocks of rows */
+	gemm_bf16_fill(c16, 0, K, a2, K, 100, K);
+	gemm_bf16_fill(c16, (size_t)100 * K, K, a2 + 100 * K, K, M - 100, K);
+	int room = twin_room(0);
+	CHECK(gemm_bf16_twin(a, c16, M, K) == 0, "a twin is registered (%d "
+	    "places were free)", room);
+	CHECK(twin_room(0) == room - 1, "... and takes one place");
+	for (int kind = 0; kind < 3; kind++) {
+		memset(c0, 0, sizeof c0);
+		memset(c1, 0, sizeof c1);
+		memset(c2, 0, sizeof c2);
+		/* a w^T */
+		if (kind < 2) {
+			run(kind, GEMM_BF16, 0, 1, M, N, K, a, K, w, K, NULL, c1, N);
+			run(kind, GEMM_BF16, 0, 1, M, N, K, a2, K, w, K, NULL, c2, N);
+		} else {
+			gemm_chunks(GEMM_BF16, 1, M, N, K, a, K, w, K, NULL, c1, N,
+			    64, NULL, NULL);
+			gemm_chunks(GEMM_BF16, 1, M, N, K, a2, K, w, K, NULL, c2, N,
+			    64, NULL, NULL);
+		}
+		CHECK(memcmp(c1, c2, sizeof c1) == 0, "%s reads the twin, not "
+		    "the matrix", kind == 0 ? "gemm_one" : kind == 1 ? "gemm_rows" :
+		    "gemm_chunks");
+	}
+	memset(g1, 0, sizeof g1);
+	memset(g2, 0, sizeof g2);
+	/* dy^T a[40 .. 80] */
+	gemm_rows(GEMM_BF16, 1, 0, K, K, 40, 1.0f, dy, K, a + 40 * K, K, 0.0f,
+	    g1, K);
+	gemm_rows(GEMM_BF16, 1, 0, K, K, 40, 1.0f, dy, K, a2 + 40 * K, K, 0.0f,
+	    g2, K);
+	CHECK(memcmp(g1, g2, sizeof g1) == 0, "a block of the matrix as a "
+	    "weight gradient's B: the twin's block");
+	size_t bad = 0;
+	for (size_t i = 0; i < (size_t)M * K; i++)
+		bad += copy_value(c16, i) != gemm_bf16_round(a2[i]);
+	CHECK(bad == 0, "gemm_bf16_fill: every element rounded, in place "
+	    "(%zu not)", bad);
+	gemm_bf16_untwin(a);
+	CHECK(twin_room(0) == room, "untwinned: its place is free again");
+	memset(c1, 0, sizeof c1);
+	run(1, GEMM_BF16, 0, 1, M, N, K, a, K, w, K, NULL, c1, N);
+	CHECK(memcmp(c1, c2, sizeof c1) != 0, "... and the products round the "
+	    "matrix again");
+	free(a);
+	free(a2);
+	free(dy);
+	free(w);
+	free(c16);
+}
+
 /* A model of every encoding: its logits and gradient in bf16 against fp32
  * from the same parameters, relative to the largest (logits) and to the
  * norm (gradient).  bf16 keeps 8 bits: products of depth 2 land within a
@@ -245,7 +340,26 @@ model(const char *pe, int axes)
 	CHECK(el < 0.02 && eg < 0.02 && el > 0 && eg > 0, "%s %dD: bf16 logits "
 	    "within %.4f of fp32's largest, the gradient within %.4f of its "
 	    "norm (bf16 took effect; tolerance 0.02)", pe, axes, el, eg);
+	/* the same model without twins (the table full): the same bits */
+	int room = twin_room(1);
+	CHECK(room == 64 - 4 * c.depth, "%s %dD: the model twins 4 "
+	    "activations a block (%d places left)", pe, axes, room);
+	struct vit *m2 = vit_create(&c, B, T, 5, &e);
+	float l2[B * C];
+	m2->prec = GEMM_BF16;
+	vit_zero_grad(m2);
+	vit_forward(m2, x, pos, B, T, target, l2, 1, 1);
+	vit_backward(m2);
+	vit_grad_complete(m2);
+	CHECK(memcmp(l2, lb, sizeof lb) == 0 && memcmp(m2->grad, m->grad,
+	    sizeof(float) * m->nparam) == 0, "%s %dD: without twins the same "
+	    "logits and gradient, bit for bit", pe, axes);
+	vit_destroy(m2);
+	for (int i = 0; i < room; i++)
+		gemm_bf16_untwin(dummy + i);
 	vit_destroy(m);
+	CHECK(twin_room(0) == 64, "%s %dD: destroyed, the model's twins are "
+	    "gone", pe, axes);
 	free(x);
 	free(pos);
 	free(g);
@@ -269,6 +383,7 @@ main(void)
 	test_round();
 	test_mode();
 	test_products();
+	test_twins();
 	test_models();
 	return test_done();
 }

@@ -28,7 +28,7 @@
 static const char *const kinds[] = { "relation", "pathfinder", "motion" };
 
 enum { O_LABELS = CLI_OPT_LONG, O_LAYOUT, O_IDX, O_ITEM_LABELS, O_CANVAS, O_ITEM,
-	O_MARGIN, O_FRAMES, O_HOLD, O_PATHS, O_DASHES, O_DASH, O_GAP, O_TURN, O_THREADS };
+	O_MARGIN, O_FRAMES, O_HOLD, O_PATHS, O_DASHES, O_DASH, O_GAP, O_TURN, O_CELL, O_THREADS };
 
 static const struct cli_opt options[] = {
 	CLI_OPT_SECTION("Output:"),
@@ -52,6 +52,7 @@ static const struct cli_opt options[] = {
 	{ "dash", O_DASH, "N", "a dash's length, pixels (default 3)" },
 	{ "gap", O_GAP, "N", "the gap after a dash, pixels (default 3; 0: solid paths)" },
 	{ "turn", O_TURN, "DEG", "most a path turns between dashes (default 30)" },
+	{ "cell", O_CELL, "C", "dots fill the C x C cell of a C-pixel grid holding each end, 1-4 (default 0: 3 x 3 dots on the ends)" },
 	{ NULL, 0, NULL, NULL }
 };
 
@@ -97,6 +98,7 @@ parse(int argc, char *argv[], struct opts *o)
 		case O_DASH: o->t.dash = (int)cli_int("--dash", optarg, 1, 4096); break;
 		case O_GAP: o->t.gap = (int)cli_int("--gap", optarg, 0, 4096); break;
 		case O_TURN: o->t.turn = cli_num("--turn", optarg, 0, 180) * M_PI / 180; break;
+		case O_CELL: o->t.cell = (int)cli_int("--cell", optarg, 0, 4); break;
 		}
 	}
 	if (optind != argc - 1)

@@ -10,7 +10,7 @@
 #   rel    relation on 56 x 56, patches of 7 (an 8 x 8 grid); tested also
 #          on canvases of 84 and 112, the items at the same size (12 x 12
 #          and 16 x 16 grids: positions past the training range)
-#   path   pathfinder on 32 x 32, patches of 4 (8 x 8)
+#   path   pathfinder on 32 x 32, patches of 4 (8 x 8), dots a patch each
 #   mot    motion clips of 8 frames, tubelets 2 x 8 x 8 (4 x 4 x 4), each
 #          position held 2 frames (taskgen --hold 2);
 #          tested also on clips of 16 frames
@@ -78,7 +78,10 @@ rel 112: the same models on larger canvases, the items at the same size
 (positions past the training range; posgen keeps the training grid's
 spacing). *path*: Pathfinder (Linsley et al. 2018) as the Long Range
 Arena uses it, from the papers' description, on 32 x 32: are the two dots
-the ends of one dashed path? (2 classes; our images, not theirs). *mot*:
+the ends of one dashed path? (2 classes; our images, not theirs), here
+three paths of three dashes, each dot a whole patch (`taskgen --cell 4`),
+trained 12 epochs (3 x 3 dots cut by the patch grid: no model left
+chance; pilot NOTES.md). *mot*:
 clips of a garment and a shoe or bag, each moving right, left, down or up
 at 1 or 2 pixels a frame, the label the garment's motion (8 classes);
 each position is held for a tubelet's 2 frames, so that a token shows no

@@ -92,6 +92,9 @@ if [ "$SCALE" = full ]; then
 	# 12 whether a rotary encoding left chance in time depended on the
 	# seed (rope-axial seed 2: 45%; at 24, 94%; pilot NOTES.md)
 	MOTEPOCHS=24
+	# pathfinder: at 8 epochs rope-axial left chance after 1600 of 2500
+	# steps, at 12 abs and liere:8 had not (seed 1; pilot NOTES.md)
+	PATHEPOCHS=12
 	case $model in
 	main)	M="--dim 64 --depth 4 --heads 4 --mlp 128" ;;
 	block)	M="--dim 64 --depth 4 --heads 1 --mlp 128" ;;
@@ -105,7 +108,7 @@ if [ "$SCALE" = full ]; then
 else
 	FMFRAC=0.4 FMTEST=300 FMVAL=100 EPOCHS=1 BATCH=32 LR=2e-3 WARMUP=5 VALSTEPS=10
 	MVTRAIN=160 MVTEST=60 MVVAL=30 MVEPOCHS=1 MVVALSTEPS=2 TRIALS=1
-	TKTRAIN=200 TKTEST=100 TKVAL=50 TKEPOCHS=1 TKVALSTEPS=2 MOTEPOCHS=1
+	TKTRAIN=200 TKTEST=100 TKVAL=50 TKEPOCHS=1 TKVALSTEPS=2 MOTEPOCHS=1 PATHEPOCHS=1
 	case $model in
 	main|riemann) M="--dim 16 --depth 1 --heads 2 --mlp 32" ;;
 	block)	M="--dim 64 --depth 1 --heads 1 --mlp 16" ;;
@@ -269,7 +272,9 @@ rel|path|mot)
 	# other over 2 seeds: results/full/pilot.md as of commit 58a6c8e.)
 	case $task in
 	rel) TG=relation P=7 G0=8 ;;
-	path) TG=pathfinder P=4 G0=8 ;;
+	# dots as whole patches (3 x 3 dots cut by the patch grid: no model
+	# left chance), three paths of three dashes, gaps of 2
+	path) TG="pathfinder --cell 4 --paths 3 --dashes 3 --gap 2" P=4 G0=8 TKEPOCHS=$PATHEPOCHS ;;
 	mot) TG="motion --hold 2" P=2x8x8 G0=4 TKEPOCHS=$MOTEPOCHS ;;
 	esac
 	tg() {	# tg SET N SEED [taskgen options]: the command of a set

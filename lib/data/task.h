@@ -55,6 +55,9 @@ struct task {
 	int	 dashes;	/* dashes per path */
 	int	 dash, gap;	/* a dash's length and the gap after it, pixels */
 	double	 turn;		/* most a path turns between dashes, radians */
+	int	 cell;		/* dots: 0, 3 x 3 centred on the ends; else
+				 * the cell x cell square of a grid of that
+				 * step that holds each end (1 .. 4) */
 };
 
 /* What a record shows, for checking labels (taskgen --layout): n objects,

@@ -15,6 +15,14 @@
  * pixels of a path already drawn, so paths never touch or cross and the
  * dots (3 x 3) never touch another path; the whole record is drawn again
  * when a path finds no room.
+ *
+ * With --cell C a dot is instead the whole C x C cell of a grid of step C
+ * (the patches' grid) that holds the path's end: a patch then holds all
+ * of a dot or none.  3 x 3 dots straddle up to four patches, pieces as
+ * thin as a dash, and at the pilot's budget no model found them (a model
+ * learnt the cell dots in a few hundred steps: pilot NOTES.md).  A record
+ * whose two dot cells coincide or touch, or where a dot cell would touch
+ * another path, is drawn again.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -81,24 +89,71 @@ take(int S, const uint8_t *mine, uint8_t *occ)
 		}
 }
 
-/* A 3 x 3 dot centred on (y, x), which lies off the border. */
+/* The dot at end yx: its top-left corner and side. */
 static void
-dot(int S, const int *yx, uint8_t *px)
+dot_box(const struct task *t, const int *yx, int *y0, int *x0, int *side)
 {
-	for (int v = yx[0] - 1; v <= yx[0] + 1; v++)
-		memset(px + v * S + yx[1] - 1, DOT, 3);
+	int c = t->cell;
+
+	if (c == 0)
+		*y0 = yx[0] - 1, *x0 = yx[1] - 1, *side = 3;
+	else
+		*y0 = yx[0] / c * c, *x0 = yx[1] / c * c, *side = c;
+}
+
+/* Whether the dot at end yx, grown by a pixel, meets a pixel of a path
+ * other than path k (own: each pixel's path + 1, or 0). */
+static int
+dot_touches(const struct task *t, const int *yx, const uint16_t *own, int k)
+{
+	int S = t->canvas, y0, x0, side;
+
+	dot_box(t, yx, &y0, &x0, &side);
+	for (int v = y0 - 1; v <= y0 + side; v++)
+		for (int u = x0 - 1; u <= x0 + side; u++)
+			if (v >= 0 && u >= 0 && v < S && u < S && own[v * S + u] &&
+			    own[v * S + u] != k + 1)
+				return 1;
+	return 0;
+}
+
+/* Whether the cells of ends a and b coincide or touch. */
+static int
+cells_touch(const struct task *t, const int *a, const int *b)
+{
+	int c = t->cell;
+
+	return abs(a[0] / c - b[0] / c) < 2 && abs(a[1] / c - b[1] / c) < 2;
+}
+
+/* The dot at end yx (which lies off the border). */
+static void
+dot(const struct task *t, const int *yx, uint8_t *px)
+{
+	int S = t->canvas, y0, x0, side;
+
+	dot_box(t, yx, &y0, &x0, &side);
+	for (int v = y0; v < y0 + side; v++)
+		memset(px + v * S + x0, DOT, side);
 }
 
 int
 task_pathfinder(const struct task *t, struct rng *r, uint8_t *px, int32_t *label,
     struct task_layout *lay)
 {
-	int S = t->canvas, rc = -1;
+	int S = t->canvas, rc = -1, draws = 0;
 	uint8_t *occ = calloc(2, (size_t)S * S), *mine = occ + (size_t)S * S;
+	uint16_t *own = calloc((size_t)S * S, sizeof *own);
 	struct path *p = malloc(sizeof *p * (size_t)t->paths);
 
-	if (!occ || !p)
+	if (!occ || !own || !p)
 		goto out;
+again:
+	if (++draws > TASK_TRIES)
+		goto out;
+	memset(occ, 0, (size_t)S * S);
+	memset(own, 0, sizeof *own * (size_t)S * S);
+	memset(px, 0, (size_t)S * S);
 	/* A path that finds no room in PATH_TRIES draws starts the record
 	 * again: the paths before it may be what leaves none. */
 	for (int tries = 0, k = 0; k < t->paths; tries++) {
@@ -106,6 +161,7 @@ task_pathfinder(const struct task *t, struct rng *r, uint8_t *px, int32_t *label
 			goto out;
 		if (tries % PATH_TRIES == 0 && k > 0) {
 			memset(occ, 0, (size_t)S * S);
+			memset(own, 0, sizeof *own * (size_t)S * S);
 			memset(px, 0, (size_t)S * S);
 			k = 0;
 		}
@@ -120,7 +176,10 @@ task_pathfinder(const struct task *t, struct rng *r, uint8_t *px, int32_t *label
 		walk(t, &p[k], NULL, mine);
 		take(S, mine, occ);
 		for (size_t c = 0; c < (size_t)S * S; c++)
-			px[c] |= mine[c];
+			if (mine[c]) {
+				px[c] = mine[c];
+				own[c] = (uint16_t)(k + 1);
+			}
 		k++;
 	}
 	/* Positive: both ends of path 0.  Negative: an end of path 0 and an
@@ -130,8 +189,11 @@ task_pathfinder(const struct task *t, struct rng *r, uint8_t *px, int32_t *label
 	int e0 = (int)rng_below(r, 2), e1 = (int)rng_below(r, 2);
 	int other = *label ? 0 : 1;
 	int *a = p[0].end[e0], *b = p[other].end[*label ? !e0 : e1];
-	dot(S, a, px);
-	dot(S, b, px);
+	if (t->cell > 0 && (cells_touch(t, a, b) || dot_touches(t, a, own, 0) ||
+	    dot_touches(t, b, own, other)))
+		goto again;
+	dot(t, a, px);
+	dot(t, b, px);
 	lay->n = 2;
 	lay->obj[0].y = a[0], lay->obj[0].x = a[1], lay->obj[0].a = 0, lay->obj[0].b = e0;
 	lay->obj[1].y = b[0], lay->obj[1].x = b[1], lay->obj[1].a = other;
@@ -139,6 +201,7 @@ task_pathfinder(const struct task *t, struct rng *r, uint8_t *px, int32_t *label
 	rc = 0;
 out:
 	free(occ);
+	free(own);
 	free(p);
 	return rc;
 }

@@ -111,6 +111,32 @@ n = [len(components(im)) for im in img]
 assert min(n) == max(n) == 3 * 5, (min(n), max(n))
 "
 
+# pathfinder --cell C: each dot is the whole C x C cell of the C-pixel
+# grid that holds its path's end (the layout's point), white, so that a
+# patch of C holds all of a dot or none; with solid paths the label is
+# still whether the dots are connected, and a dot cell touches only its
+# own path
+check "pathfinder --cell 4 --gap 0" $G pathfinder -n 300 --cell 4 --gap 0 --paths 3 --dashes 3 --seed 7 \
+    --labels "$T/cl.npy" --layout "$T/c.txt" -o "$T/c.npy"
+check "... two whole white cells, where the layout's ends lie; label 1 exactly when connected" vtpy "
+img, lab = np.load('c.npy'), np.load('cl.npy')
+lay = np.loadtxt('c.txt', dtype=np.int64, ndmin=2)
+from comp import component, components
+for i in range(len(lab)):
+    w = (img[i] == 255).reshape(8, 4, 8, 4).transpose(0, 2, 1, 3).reshape(8, 8, 16)
+    full = {(a, b) for a in range(8) for b in range(8) if w[a, b].all()}
+    assert not (w.any(2) & ~w.all(2)).any(), i  # no part of a cell
+    (y0, x0), (y1, x1) = lay[i, 2:4], lay[i, 6:8]
+    assert full == {(y0 // 4, x0 // 4), (y1 // 4, x1 // 4)}, (i, full)
+    assert lab[i] == (lay[i, 4] == lay[i, 8]) == ((y1, x1) in component(img[i], y0, x0)), (i, lab[i])
+    # a component per path, each dot in its path's: a dot cell never
+    # joins another path
+    assert len(components(img[i])) == 3, i
+assert 100 < lab.sum() < 200, lab.sum()
+"
+check_exit 2 "pathfinder --cell 5: refused (cells past 4 could reach another path)" \
+    $G pathfinder -n 5 --cell 5 --labels "$T/x.npy"
+
 # motion, with items at full size (copied): every frame rebuilt from the
 # source images, the corners and the motions, the label the garment's;
 # with --hold H each position held H frames, the motion made up at once.

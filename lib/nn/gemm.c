@@ -143,6 +143,7 @@ struct copy {
 };
 #define TWINS	64	/* a model registers 4 a block */
 static struct copy pin, twin[TWINS];
+static int ntwin;	/* twin[ntwin ..] are free: lookups stop there */
 
 void
 gemm_bf16_pin(const float *A, int rows, int cols)
@@ -167,6 +168,8 @@ gemm_bf16_twin(const float *A, const void *A16, int rows, int cols)
 		if (twin[i].A == NULL) {
 			twin[i] = (struct copy){ A, cols, (size_t)rows * cols,
 			    A16 };
+			if (i >= ntwin)
+				ntwin = i + 1;
 			return 0;
 		}
 	return -1;
@@ -175,9 +178,11 @@ gemm_bf16_twin(const float *A, const void *A16, int rows, int cols)
 void
 gemm_bf16_untwin(const float *A)
 {
-	for (int i = 0; i < TWINS; i++)
+	for (int i = 0; i < ntwin; i++)
 		if (twin[i].A == A)
 			twin[i].A = NULL;
+	while (ntwin > 0 && twin[ntwin - 1].A == NULL)
+		ntwin--;
 }
 
 void
@@ -208,7 +213,7 @@ pinned(const float *X, int ld, int *out)
 {
 	const void *p = copy_of(&pin, X, ld);
 
-	for (int i = 0; p == NULL && i < TWINS; i++)
+	for (int i = 0; p == NULL && i < ntwin; i++)
 		p = copy_of(&twin[i], X, ld);
 	*out = ld;
 	return p;

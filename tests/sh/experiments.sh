@@ -221,6 +221,9 @@ check_grep "... motion on 16 frames" '"task":"mot".*"frames_16":0\.' "$R/quick/p
 check_grep "tasks: a row per encoding, own, integer and linspace conventions, on 56, 84 and 112" \
     '^\| liere:8 \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \| [0-9.]+ \(1 run\) \|( [0-9.]+ \(1 run\) \|){5}$' "$R/quick/tasks.md"
 check_grep "... the integer convention for every encoding" '"task":"rel","pe":"liere:8","arm":"common".*"conv":"integer"' "$R/quick/tasks.jsonl"
+check_grep "... motion on 8 and 16 frames and pathfinder, a column each" \
+    '^\| liere:8 \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \| [0-9.]+ \([^)]*\) \|$' "$R/quick/tasks.md"
+check_grep "... and the papers' claims on pathfinder" '^- path: `abs < ' "$R/quick/tasks.md"
 [ "$(grep -c '"task":"rel"' "$R/quick/tasks.jsonl")" -eq "$(grep '"task":"rel"' "$R/quick/tasks.jsonl" | grep -c '"val":"held".*"val_top1":0\.')" ] &&
 	ok "... validation held out from the training images, its top-1 recorded" || nok "tasks: runs validated on the test set"
 check_grep "... a rate chosen on validation, beside the default" '^\| rel \| liere:8 \| [0-9e-]+ \| [0-9.]+ \(.*\) \| [0-9.]+ \(.*\) \|$' "$R/quick/tasks.md"

@@ -176,8 +176,8 @@ binhash() {
 # and models made by other code are made again (a result says which code
 # made it; the tables say when theirs mix).
 if [ "$mode" = run ]; then
-	DBINS=$(binhash patchify posgen taskgen vtool)
-	BINS=$(binhash patchify posgen taskgen vtool vit-train vit-eval shuffle-eval)
+	DBINS=$(binhash patchify posgen taskgen vtool skewgen)
+	BINS=$(binhash patchify posgen taskgen vtool skewgen vit-train vit-eval shuffle-eval)
 fi
 
 # fresh FILE: whether FILE was made by today's data programs ($FILE.bins
@@ -306,8 +306,10 @@ esac
 	echo "run1.sh: val=$val conv=$conv: only for taskgen's tasks" >&2; exit 2 ;; esac
 VAL=$(cached val "$VALCMD")
 TEST=$(cached test "$TESTCMD")
-# The initial generators of init=: a file named by its command and by
-# skewgen's code (a comment to the shell), so that either changes the key.
+# The initial generators of init=: a file named by its command, made
+# again, like the data, when skewgen's code changes (DBINS).  Its name is
+# in the key; skewgen's code is not, so that a rebuilt library does not
+# orphan the runs already made (their JSON records the code).
 GEN=
 if [ -n "$init" ]; then
 	set -- $M
@@ -316,7 +318,7 @@ if [ -n "$init" ]; then
 		shift 2
 	done
 	ax=2; case $task in mv3d|mot) ax=3 ;; esac
-	GEN=$(cached gen "skewgen --pe $pe --head-dim $((dim / heads)) --axes $ax --heads $heads --layers $depth --seed $seed $init # $(binhash skewgen)")
+	GEN=$(cached gen "skewgen --pe $pe --head-dim $((dim / heads)) --axes $ax --heads $heads --layers $depth --seed $seed $init")
 fi
 a=; [ "$arm" = common ] && a=$COMMON
 VTARGS="$M --pe $pe $vt $a --lr $LR --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"

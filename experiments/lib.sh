@@ -238,11 +238,14 @@ claim() {
 # (Holm over these claims); while one is undecided, has run every seed
 # planned for it and has fewer than CAP, both its labels get one seed
 # more ($RES/$EXP.seeds) and the script runs again (its arguments in
-# $ARGS).  Not with --seeds or --only: a part of a campaign does not know
-# the rest.  Prints, per claim, the seeds it has.
+# $ARGS).  Not with --seeds: a part of a campaign does not know the rest.
+# With --only, the claims are judged as without it, on every run that
+# has a result, but only a claim whose two labels match the pattern gets
+# seeds: one part of a campaign can seed the cheap claims while another
+# runs the rest.
 sequential() {
 	cap=$1; shift
-	[ -z "$RUNSEEDS$ONLY" ] || return 0
+	[ -z "$RUNSEEDS" ] || return 0
 	printf '%s\n' "$@" > "$PLAN.keyc"
 	: > "$PLAN.seq"
 	while read -r p f a b; do
@@ -264,7 +267,12 @@ sequential() {
 		decided = n[j] >= 2 && (adj[j] < 0.05 || (lo90[j] > -margin && hi90[j] < margin))
 		have = want; if (planned[a[j]] > have) have = planned[a[j]]; if (planned[b[j]] > have) have = planned[b[j]]
 		if (!decided && n[j] >= have && n[j] < cap) { print a[j] "\t" n[j] + 1; print b[j] "\t" n[j] + 1 } } }' \
-	    "$PLAN.seq" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc")
+	    "$PLAN.seq" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc" |
+	    while IFS= read -r la && IFS= read -r lb; do
+		if [ "$(printf '%s\n%s\n' "${la%%	*}" "${lb%%	*}" | grep -c -e "${ONLY:-.}")" -eq 2 ]; then
+			printf '%s\n%s\n' "$la" "$lb"
+		fi
+	    done)
 	[ -n "$more" ] || return 0
 	echo "$EXP: sequential seeding: $(echo "$more" | awk -F '\t' '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 }')" >&2
 	echo "$more" >> "$RES/$EXP.seeds"

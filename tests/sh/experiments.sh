@@ -238,6 +238,17 @@ n=$(awk -F '\t' '$1 == "rel-paper/abs" { n = $2 } END { print n + 0 }' "$R/quick
 	check_grep "sequential seeding: an undecided key claim gets seeds, up to its cap, and the section says how many" \
 	    "^rel-paper/abs to $n seeds, rel-paper/liere:8 to $n seeds\.$" "$R/quick/tasks.md" ||
 	nok "sequential seeding: rel-paper/abs has $n seeds: $(cat "$R/quick/tasks.seeds" 2>&1)"
+# A part of a campaign (--only) seeds only the claims its pattern names,
+# judged on every run that has a result: these have all run, so the
+# seeds come back without training.
+mv "$R/quick/tasks.seeds" "$T/tasks.seeds"
+sh experiments/tasks.sh --scale quick --only xyzzy --results "$R" --cache "$C" 2> "$T/only.err" &&
+	[ ! -e "$R/quick/tasks.seeds" ] && ok "sequential seeding under --only: a claim outside the pattern gets no seeds" ||
+	nok "tasks.sh --only xyzzy: $(cat "$R/quick/tasks.seeds" "$T/only.err" 2>&1 | tail -3)"
+sh experiments/tasks.sh --scale quick --only 'rel-paper/' --results "$R" --cache "$C" 2> "$T/only.err" &&
+	cmp -s "$R/quick/tasks.seeds" "$T/tasks.seeds" && ! grep -q 'run1.sh: training' "$T/only.err" &&
+	ok "... and one inside it the seeds it had, from the runs already made" ||
+	nok "tasks.sh --only rel-paper/: $(cat "$R/quick/tasks.seeds" "$T/only.err" 2>&1 | tail -3)"
 # What the encodings learned (analysis.sh): vit-probe's numbers of every
 # model, and its pictures, spectra for the rotary encodings alone.
 check_grep "analysis: a row per encoding and task, distances at both sizes, and the similarity range" \

@@ -1,12 +1,12 @@
 #!/bin/sh
 # analysis.sh - what the encodings learned, drawn by vit-probe(1) from the
-# models of tasks.sh's relation and motion tasks (rel-paper, mot-paper:
-# own convention, the default rate, seed 1): per layer and head the mean
-# attention distance (the ViT paper's Figure 7) and the position-
-# similarity map q(x)^T R(x)^T R(y) k(y) by offset, on the training size
-# and on the largest test size (relation: the 112-pixel canvas; motion:
-# 16 frames), and the rotation frequencies of each rotary encoding's
-# generators.  The models are tasks.sh's (pilot.sh's): this reads them
+# models of tasks.sh's relation, motion and pathfinder tasks (rel-paper,
+# mot-paper, path-paper: own convention, the default rate, seed 1): per
+# layer and head the mean attention distance (the ViT paper's Figure 7)
+# and the position-similarity map q(x)^T R(x)^T R(y) k(y) by offset, on
+# the training size and on the largest test size (relation: the 112-pixel
+# canvas; motion: 16 frames; pathfinder has only its own), and the
+# rotation frequencies of each rotary encoding's generators.  The models are tasks.sh's (pilot.sh's): this reads them
 # from the cache and trains none; one not there is left out.
 . "$(dirname "$0")/lib.sh"
 parse_options "$@"
@@ -16,9 +16,11 @@ N=1000		# test records a probe reads
 # task: its run1.sh words, its larger test set's field and its name
 REL="task=rel val=held evals=top1,canvas:84:112"
 MOT="task=mot val=held evals=top1,frames:16"
-words() { case $1 in rel) echo "$REL" ;; mot) echo "$MOT" ;; esac; }
+PATHT="task=path val=held evals=top1"
+TASKS="rel mot path"
+words() { case $1 in rel) echo "$REL" ;; mot) echo "$MOT" ;; path) echo "$PATHT" ;; esac; }
 big() { case $1 in rel) echo canvas_112 ;; mot) echo frames_16 ;; esac; }
-for t in rel mot; do
+for t in $TASKS; do
 	for pe in $PES; do
 		plan "$t/$pe" $(words $t) pe=$pe $(own_cls $pe) seed=1
 	done
@@ -40,40 +42,47 @@ lay() {
 	awk '!/^#/ { s[$1] += $3; n[$1]++ } END { for (l = 0; l in s; l++) printf "%s%.2f", (l ? " / " : ""), s[l] / n[l] }' "$1"
 }
 # A model's pictures and numbers, its files named without the ':'
-# (liere8): "PE TOP1 BIG D D_BIG RATIO RANGE SPECTRUM" in $PLAN.rows.TASK.
-for t in rel mot; do
+# (liere8): "PE TOP1 BIG D D_BIG RATIO RANGE SPECTRUM" in $PLAN.rows.TASK,
+# BIG, D_BIG and RATIO "-" for a task with one size.
+for t in $TASKS; do
 	: > "$PLAN.rows.$t"
 	for pe in $PES; do
 		n=$t-$(echo "$pe" | tr -d ':')
 		eval "sh \"\$EXPDIR/run1.sh\" --files $(words $t) pe=$pe $(own_cls $pe) seed=1" > "$PLAN.files"
 		f() { awk -v k="$1" '$1 == k { print $2 }' "$PLAN.files"; }
-		m=$(f model) ts=$(f test) tb=$(f "$(big $t)")
+		m=$(f model) ts=$(f test) tb=$ts
+		[ -z "$(big $t)" ] || tb=$(f "$(big $t)")
 		if [ ! -s "$m" ] || [ ! -s "$ts" ] || [ ! -s "$tb" ]; then
 			echo "analysis.sh: $t $pe: its model or test streams are not in the cache" >&2
 			continue
 		fi
 		echo "$(uniform "$ts")|$(uniform "$tb")" > "$PLAN.uniform.$t"
 		vit-probe --show distance --data -n $N "$m" "$ts" > "$PLAN.$n.d"
-		vit-probe --show distance --data -n $N "$m" "$tb" > "$PLAN.$n.db"
 		vit-probe --show similarity --data -n $N "$m" "$ts" > "$PLAN.$n.s"
 		vit-probe --show distance -s 480x360 -n $N -o "$RES/$EXP-distance-$n.png" "$m" "$ts"
 		vit-probe --show similarity -n $N -o "$RES/$EXP-similarity-$n.png" "$m" "$ts"
-		vit-probe --show similarity -n $N -o "$RES/$EXP-similarity-big-$n.png" "$m" "$tb"
+		db=- ratio=-
+		if [ -n "$(big $t)" ]; then
+			vit-probe --show distance --data -n $N "$m" "$tb" > "$PLAN.$n.db"
+			vit-probe --show similarity -n $N -o "$RES/$EXP-similarity-big-$n.png" "$m" "$tb"
+			db=$(lay "$PLAN.$n.db")
+			ratio=$(awk '!/^#/ { if (FILENAME == ARGV[1]) a += $3; else b += $3 } END { printf "%.2f", b / a }' "$PLAN.$n.d" "$PLAN.$n.db")
+		fi
 		sp=-
 		if vit-probe --show spectrum -s 640x560 -o "$RES/$EXP-spectrum-$n.png" "$m" 2>/dev/null; then
 			sp="![](results/$SCALE/$EXP-spectrum-$n.png)"
 		else
 			rm -f "$RES/$EXP-spectrum-$n.png"
 		fi
-		ratio=$(awk '!/^#/ { if (FILENAME == ARGV[1]) a += $3; else b += $3 } END { printf "%.2f", b / a }' "$PLAN.$n.d" "$PLAN.$n.db")
 		# the similarity map's range (max - min over offsets), per
 		# layer the mean over heads
 		range=$(awk '!/^#/ { k = $1 " " $2; if (!(k in hi) || $NF > hi[k]) hi[k] = $NF; if (!(k in lo) || $NF < lo[k]) lo[k] = $NF }
 		    END { for (k in hi) { split(k, a, " "); s[a[1]] += hi[k] - lo[k]; c[a[1]]++ }
 			for (l = 0; l in s; l++) printf "%s%.2f", (l ? " / " : ""), s[l] / c[l] }' "$PLAN.$n.s")
-		acc() { planfield "$1" | awk -F '\t' -v l="$t/$pe" '$1 == l { printf "%.2f", 100 * $3; exit }'; }
+		acc() { [ -n "$1" ] || { echo -; return; }
+			planfield "$1" | awk -F '\t' -v l="$t/$pe" '$1 == l { printf "%.2f", 100 * $3; exit }'; }
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$pe" "$(acc top1)" "$(acc "$(big $t)")" "$(lay "$PLAN.$n.d")" \
-		    "$(lay "$PLAN.$n.db")" "$ratio" "$range" "$sp" >> "$PLAN.rows.$t"
+		    "$db" "$ratio" "$range" "$sp" >> "$PLAN.rows.$t"
 	done
 done
 
@@ -81,12 +90,12 @@ section "What the encodings learned: attention distance, position similarity, fr
 {
 	cat <<EOF2
 vit-probe(1) on the models of the position-sensitive tasks (tasks.sh's
-rel-paper and mot-paper runs: each encoding in its own convention, the
-default rate, seed 1), over the first $N test records at the training
-size and at the largest test size: *rel* on the 56 x 56 canvas and on
-the 112 x 112 one (the items at the same size, a 16 x 16 grid where
-training saw 8 x 8), *mot* on clips of 8 frames and of 16 (twice the
-time positions). *Mean attention distance*: for each patch query, the
+rel-paper, mot-paper and path-paper runs: each encoding in its own
+convention, the default rate, seed 1), over the first $N test records at
+the training size and at the largest test size: *rel* on the 56 x 56
+canvas and on the 112 x 112 one (the items at the same size, a 16 x 16
+grid where training saw 8 x 8), *mot* on clips of 8 frames and of 16
+(twice the time positions), *path* on its 32 x 32 images alone. *Mean attention distance*: for each patch query, the
 grid distance to each patch key weighted by its attention (the CLS left
 out), averaged over queries, records and heads, in grid cells. *Similarity
 range*: the position-similarity map, the mean score q(x)^T R(x)^T R(y)
@@ -95,10 +104,26 @@ its lowest, averaged over heads: how much the scores depend on where a
 key lies from its query. Layers from the input up.
 
 EOF2
-	for t in rel mot; do
+	for t in $TASKS; do
 		[ -s "$PLAN.rows.$t" ] || { echo "*$t*: no model in the cache yet."; echo; continue; }
 		u=$(cat "$PLAN.uniform.$t")
-		case $t in rel) s=56 b=112 ;; mot) s="8 frames" b="16 frames" ;; esac
+		case $t in rel) s=56 b=112 ;; mot) s="8 frames" b="16 frames" ;; path) s=32 b= ;; esac
+		if [ -z "$b" ]; then
+			echo "*$t* (uniform attention's mean distance: ${u%%|*}):"
+			echo
+			echo "| encoding | top-1 | mean distance (by layer) | similarity range (by layer) |"
+			echo "|---|---|---|---|"
+			awk -F '\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $4, $7 }' "$PLAN.rows.$t"
+			echo
+			echo "| encoding | attention distance | similarity | frequencies |"
+			echo "|---|---|---|---|"
+			while IFS='	' read -r pe _ _ _ _ _ _ sp; do
+				n=$t-$(echo "$pe" | tr -d ':')
+				echo "| $pe | ![](results/$SCALE/$EXP-distance-$n.png) | ![](results/$SCALE/$EXP-similarity-$n.png) | $sp |"
+			done < "$PLAN.rows.$t"
+			echo
+			continue
+		fi
 		echo "*$t* (uniform attention's mean distance: ${u%%|*} at $s, ${u#*|} at $b):"
 		echo
 		echo "| encoding | top-1, $s | top-1, $b | mean distance, $s (by layer) | $b | $b / $s | similarity range, $s (by layer) |"

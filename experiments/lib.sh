@@ -272,7 +272,7 @@ sequential() {
 		if [ "$(printf '%s\n%s\n' "${la%%	*}" "${lb%%	*}" | grep -c -e "${ONLY:-.}")" -eq 2 ]; then
 			printf '%s\n%s\n' "$la" "$lb"
 		fi
-	    done)
+	    done | awk -F '\t' '!seen[$1]++')
 	[ -n "$more" ] || return 0
 	echo "$EXP: sequential seeding: $(echo "$more" | awk -F '\t' '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 }')" >&2
 	echo "$more" >> "$RES/$EXP.seeds"

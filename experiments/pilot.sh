@@ -48,8 +48,12 @@ verdict() {
 		ss += ($2 - 1) * sd * sd; df += $2 - 1 } }
 	END { if (NR == 0) { print "- | - | - | - | not run"; exit }
 	  if (df == 0) { printf "%.2f | - | - | - | one seed: no verdict\n", hi - lo; exit }
-	  sd = sqrt(ss / df); r = sd > 0 ? (hi - lo) / sd : 1e9; rr = sd > 0 ? (rhi - rlo) / sd : 1e9
-	  printf "%.2f | %.2f | %.1f | %.1f | %s\n", hi - lo, sd, r, rr, (r >= 5 ? "**discriminates**" : "does not discriminate") }' "$1"
+	  sd = sqrt(ss / df)
+	  printf "%.2f | %.2f | %s | %s | %s\n", hi - lo, sd, ratio(hi - lo, sd), ratio(rhi - rlo, sd),
+	      (hi - lo > 0 && (sd == 0 || (hi - lo) / sd >= 5) ? "**discriminates**" : "does not discriminate") }
+	# ratio(SPREAD, SD): SPREAD / SD, "inf" when no seed varied and "-"
+	# when nothing did
+	function ratio(x, sd) { return sd > 0 ? sprintf("%.1f", x / sd) : x > 0 ? "inf" : "-" }' "$1"
 }
 # The columns: a task's top-1 and its extra evaluations' fields.
 cols=

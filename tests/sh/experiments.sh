@@ -253,7 +253,8 @@ sh experiments/tasks.sh --scale quick --only 'rel-paper/' --results "$R" --cache
 # model, and its pictures, spectra for the rotary encodings alone.
 check_grep "analysis: a row per encoding and task, distances at both sizes, and the similarity range" \
     '^\| liere:8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$R/quick/analysis.md"
-for p in distance-rel-abs similarity-rel-liere8 similarity-big-rel-liere8 spectrum-rel-liere8 similarity-mot-liere8; do
+check_grep "... and pathfinder's, at its one size" '^\| liere:8 \| [0-9.]+ \| [0-9.]+ \| [0-9.]+ \|$' "$R/quick/analysis.md"
+for p in distance-rel-abs similarity-rel-liere8 similarity-big-rel-liere8 spectrum-rel-liere8 similarity-mot-liere8 similarity-path-liere8; do
 	head -c 8 "$R/quick/analysis-$p.png" 2>/dev/null | od -An -c | grep -q 'P   N   G' && ok "analysis: picture $p" || nok "analysis: no $p.png"
 done
 [ ! -e "$R/quick/analysis-spectrum-rel-abs.png" ] && ok "... and no spectrum for abs, which rotates nothing" || nok "analysis: a spectrum of abs"

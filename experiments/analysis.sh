@@ -41,6 +41,15 @@ uniform() {
 lay() {
 	awk '!/^#/ { s[$1] += $3; n[$1]++ } END { for (l = 0; l in s; l++) printf "%s%.2f", (l ? " / " : ""), s[l] / n[l] }' "$1"
 }
+# blind TASK: the sentence naming the encodings whose similarity range
+# is under 1 in every layer (their scores move by less than 1 across
+# offsets, so their attention weights by less than a factor e: position
+# barely enters), or nothing.
+blind() {
+	awk -F '\t' '{ n = split($7, r, " / "); b = n > 0; for (i = 1; i <= n; i++) if (r[i] + 0 >= 1) b = 0
+	    if (b) l = l (l == "" ? "" : ", ") $1 " (" $2 "%)" }
+	    END { if (l != "") printf "Position barely enters: the similarity range is under 1 in every layer of %s, so its attention weights move by less than a factor e with where a key lies.\n\n", l }' "$PLAN.rows.$1"
+}
 # A model's pictures and numbers, its files named without the ':'
 # (liere8): "PE TOP1 BIG D D_BIG RATIO RANGE SPECTRUM" in $PLAN.rows.TASK,
 # BIG, D_BIG and RATIO "-" for a task with one size.
@@ -115,6 +124,7 @@ EOF2
 			echo "|---|---|---|---|"
 			awk -F '\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $4, $7 }' "$PLAN.rows.$t"
 			echo
+			blind $t
 			echo "| encoding | attention distance | similarity | frequencies |"
 			echo "|---|---|---|---|"
 			while IFS='	' read -r pe _ _ _ _ _ _ sp; do
@@ -136,6 +146,13 @@ EOF2
 		echo "the larger grid):"
 		sort -t '	' -k3,3gr "$PLAN.rows.$t" | awk -F '\t' '{ printf "%s%s %s%% (x%s)", (NR > 1 ? ", " : ""), $1, $3, $6 } END { print "." }'
 		echo
+		# Spearman's rank correlation of top-1 at the larger size with
+		# the growth
+		awk -F '\t' -v b="$b" "$STATS"'{ n++; a[n] = $3 + 0; g[n] = $6 + 0 }
+		END { if (n < 3 || (rho = spearman(a, g, n)) == "") exit
+			printf "Rank correlation of top-1 at %s with that growth (Spearman, %d encodings, seed 1): %.2f%s\n\n", b, n, rho,
+			    (rho <= -0.9 ? ": the encodings whose attention keeps its reach extrapolate best." : ".") }' "$PLAN.rows.$t"
+		blind $t
 		echo "| encoding | attention distance, $s | similarity, $s | similarity, $b | frequencies |"
 		echo "|---|---|---|---|---|"
 		while IFS='	' read -r pe _ _ _ _ _ _ sp; do

@@ -220,7 +220,7 @@ claim() {
 	echo "@@claim $id@@"
 	echo "$2" | tr '<' '\n' | sed 's/^ *//; s/ *$//' > "$PLAN.claim"
 	awk -F '\t' -v id="$id" -v claim="$2" -v where="${3:-}" -v want="$(echo ${SEEDS:-} | wc -w)" \
-	    -v OUT="$PLAN.steps" "$STATS"'
+	    -v OUT="$PLAN.steps" -v src="${1#"$PLAN".}" "$STATS"'
 	FILENAME == ARGV[1] { m = split($6, kv, ","); for (i = 1; i <= m; i++) { split(kv[i], p, "="); v[$1, p[1]] = p[2] }
 		seen[$1]; next }
 	{ c[++k] = $0 }
@@ -229,45 +229,39 @@ claim() {
 		for (key in v) { split(key, q, SUBSEP); if (q[1] == a) A[q[2]] = v[key]; if (q[1] == b) B[q[2]] = v[key] }
 		paired(A, B, R)
 		printf "%s\t%s\t%s\t%s\t%s\t%d\t%d", id, where, claim, a, b, R["n"], want >> OUT
-		if (R["n"] >= 2) printf "\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.6g\n", R["mean"], R["lo"], R["hi"], R["lo90"], R["hi90"], R["p"] >> OUT
-		else printf "\n" >> OUT } }' "$1" "$PLAN.claim"
+		if (R["n"] >= 2) printf "\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.6g", R["mean"], R["lo"], R["hi"], R["lo90"], R["hi90"], R["p"] >> OUT
+		else printf "\t\t\t\t\t\t" >> OUT
+		printf "\t%s\n", src >> OUT } }' "$1" "$PLAN.claim"
 }
 
-# sequential CAP "PREFIX FIELD A B"...: sequential seeding of key claims.
-# Each claim A < B is judged on column PREFIX's FIELD as claim judges it
-# (Holm over these claims); while one is undecided, has run every seed
-# planned for it and has fewer than CAP, both its labels get one seed
-# more ($RES/$EXP.seeds) and the script runs again (its arguments in
-# $ARGS).  Not with --seeds: a part of a campaign does not know the rest.
-# With --only, the claims are judged as without it, on every run that
-# has a result, but only a claim whose two labels match the pattern gets
-# seeds: one part of a campaign can seed the cheap claims while another
-# runs the rest.
+# sequential CAP "PREFIX FIELD A B"...: sequential seeding of key claims,
+# after the section's claims (claim: their steps in $PLAN.steps, FILE
+# the stats file $PLAN.PREFIX.FIELD).  A key claim A < B is the step of
+# that column judged as settle judges it, Holm over all the section's
+# steps; while one is undecided, has run every seed planned for it and
+# has fewer than CAP, both its labels get one seed more ($RES/$EXP.seeds)
+# and the script runs again (its arguments in $ARGS).  Not with --seeds:
+# a part of a campaign does not know the rest.  With --only, the claims
+# are judged as without it, on every run that has a result, but only a
+# claim whose two labels match the pattern gets seeds: one part of a
+# campaign can seed the cheap claims while another runs the rest.
 sequential() {
 	cap=$1; shift
-	[ -z "$RUNSEEDS" ] || return 0
+	[ -z "$RUNSEEDS" ] && [ -s "$PLAN.steps" ] || return 0
 	printf '%s\n' "$@" > "$PLAN.keyc"
-	: > "$PLAN.seq"
-	while read -r p f a b; do
-		FIELD=$f colstats "$p" | awk -F '\t' -v p="$p" -v a="$a" -v b="$b" -v OFS='\t' \
-		    '$1 == a || $1 == b { $1 = p "/" $1; print }' >> "$PLAN.seq"
-	done < "$PLAN.keyc"
-	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" \
-	    -v seeds="$RES/$EXP.seeds" -v want="$(echo $SEEDS | wc -w)" "$STATS"'
-	FILENAME == ARGV[1] { m = split($6, kv, ","); for (i = 1; i <= m; i++) { split(kv[i], q, "="); v[$1, q[1]] = q[2] }
-		runs[$1] = $2; next }
+	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" "$STATS"'
+	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; lo90[k] = $11; hi90[k] = $12; src[k] = $14
+		a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
 	FILENAME == ARGV[2] { planned[$1] = $2; next }
-	{ split($0, w, " "); k++; a[k] = w[1] "/" w[3]; b[k] = w[1] "/" w[4]
-	  split("", A); split("", B)
-	  for (key in v) { split(key, q, SUBSEP); if (q[1] == a[k]) A[q[2]] = v[key]; if (q[1] == b[k]) B[q[2]] = v[key] }
-	  paired(A, B, R); n[k] = R["n"]; mean[k] = R["mean"]; lo90[k] = R["lo90"]; hi90[k] = R["hi90"]
-	  if (n[k] >= 2) { P[++np] = R["p"]; pk[np] = k } }
+	{ split($0, w, " "); key[w[1] "." w[2], w[3], w[4]] }
 	END { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
 	  for (j = 1; j <= k; j++) {
+		if (!((src[j], a[j], b[j]) in key)) continue
+		p = src[j]; sub(/[.][^.]*$/, "", p); la = p "/" a[j]; lb = p "/" b[j]
 		decided = n[j] >= 2 && (adj[j] < 0.05 || (lo90[j] > -margin && hi90[j] < margin))
-		have = want; if (planned[a[j]] > have) have = planned[a[j]]; if (planned[b[j]] > have) have = planned[b[j]]
-		if (!decided && n[j] >= have && n[j] < cap) { print a[j] "\t" n[j] + 1; print b[j] "\t" n[j] + 1 } } }' \
-	    "$PLAN.seq" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc" |
+		have = want[j]; if (planned[la] > have) have = planned[la]; if (planned[lb] > have) have = planned[lb]
+		if (!decided && n[j] >= have && n[j] < cap) { print la "\t" n[j] + 1; print lb "\t" n[j] + 1 } } }' \
+	    "$PLAN.steps" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc" |
 	    while IFS= read -r la && IFS= read -r lb; do
 		if [ "$(printf '%s\n%s\n' "${la%%	*}" "${lb%%	*}" | grep -c -e "${ONLY:-.}")" -eq 2 ]; then
 			printf '%s\n%s\n' "$la" "$lb"

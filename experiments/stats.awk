@@ -92,3 +92,21 @@ function holm(P, ADJ, n,  i, j, o, t, run, a) {
 		ADJ[o[i]] = run
 	}
 }
+
+# spearman(X, Y, n): Spearman's rank correlation of X[1..n] and Y[1..n],
+# ties sharing their mean rank; "" when either has no spread.
+function spearman(X, Y, n,  i, j, c, k, rx, ry, mx, my, sxy, sxx, syy) {
+	for (i = 1; i <= n; i++) {
+		c = 0; k = 0
+		for (j = 1; j <= n; j++) { c += X[j] < X[i]; k += X[j] == X[i] }
+		rx[i] = c + (k + 1) / 2
+		c = 0; k = 0
+		for (j = 1; j <= n; j++) { c += Y[j] < Y[i]; k += Y[j] == Y[i] }
+		ry[i] = c + (k + 1) / 2
+		mx += rx[i] / n; my += ry[i] / n
+	}
+	for (i = 1; i <= n; i++) {
+		sxy += (rx[i] - mx) * (ry[i] - my); sxx += (rx[i] - mx) ^ 2; syy += (ry[i] - my) ^ 2
+	}
+	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : ""
+}

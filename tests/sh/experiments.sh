@@ -9,19 +9,24 @@ ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolutio
 # The statistics (experiments/stats.awk) against known answers: t
 # quantiles of the tables, the closed forms of df 1 (Cauchy: P(|T| > 1) =
 # 1/2) and df 2 (two-sided p = 1 - t / sqrt(2 + t^2)), log Gamma of 1/2
-# and 10, Holm's adjustment of 0.01, 0.04, 0.03 (0.03, 0.06, 0.06).
+# and 10, Holm's adjustment of 0.01, 0.04, 0.03 (0.03, 0.06, 0.06),
+# Spearman's rho with ties (-9.5 / sqrt(95)), of a variable with itself,
+# and of one with no spread (none).
 got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
 	printf "%.6f %.6f %.6f %.6f %.6f\n", tq(0.975, 1), tq(0.975, 2), tq(0.975, 9), tq(0.95, 4), tq(0.975, 30)
 	printf "%.6f %.6f %.6f %.6f\n", tp2(1, 1), tp2(3.4641016151377544, 2), tp2(2.776445105, 4), tp2(2.228138852, 10)
 	printf "%.10f %.10f\n", lgam(0.5), lgam(10)
 	P[1] = 0.01; P[2] = 0.04; P[3] = 0.03; holm(P, H, 3); printf "%.4f %.4f %.4f\n", H[1], H[2], H[3]
 	A[1] = 10; A[2] = 11; A[3] = 12; B[1] = 11; B[2] = 13; B[3] = 15; B[4] = 99; paired(A, B, R)
-	printf "%d %.6f %.6f %.6f %.6f %.6f %.6f\n", R["n"], R["mean"], R["sd"], R["p"], R["lo"], R["hi"], R["hi90"] }')
+	printf "%d %.6f %.6f %.6f %.6f %.6f %.6f\n", R["n"], R["mean"], R["sd"], R["p"], R["lo"], R["hi"], R["hi90"]
+	split("41.74 40.38 76.60 54.82 40.26", X, " "); split("1.40 1.42 1.37 1.39 1.42", Y, " "); split("1 1 1", Z, " ")
+	printf "%.6f %.6f %s\n", spearman(X, Y, 5), spearman(Y, Y, 5), spearman(X, Z, 3) }')
 want="12.706205 4.302653 2.262157 2.131847 2.042272
 0.500000 0.074180 0.050000 0.050000
 0.5723649429 12.8018274801
 0.0300 0.0600 0.0600
-3 2.000000 1.000000 0.074180 -0.484138 4.484138 3.685854"
+3 2.000000 1.000000 0.074180 -0.484138 4.484138 3.685854
+-0.974679 1.000000 "
 [ "$got" = "$want" ] && ok "stats.awk: t quantiles and p-values, log Gamma, Holm, a paired test, as known" ||
 	nok "stats.awk: got
 $got

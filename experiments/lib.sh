@@ -43,7 +43,8 @@ usage: sh $0 [--scale quick|full] [--seeds LIST] [--only PATTERN]
                 that has run
   --only PAT    run only the runs whose label (as the table's column/row,
                 e.g. fm2d-paper/liere:8) matches the grep pattern PAT;
-                the tables show what has run
+                the tables show what has run; sequential seeding adds
+                seeds to the claims whose two labels match it
   --jobs N      runs side by side, each on one thread (default 2)
   --results DIR results root (default experiments/results)
   --cache DIR   data and models (default experiments/cache)

@@ -18,16 +18,29 @@ summary() {
 	echo "otherwise): **holds** or **reversed** where a paired t test, Holm-corrected"
 	echo "over the section's steps, rejects equality at 0.05 that way; **equivalent**"
 	echo "where the difference's 90% interval lies within +-$MARGIN points (two"
-	echo "one-sided tests); **undecided** otherwise (Statistics, below)."
+	echo "one-sided tests); **undecided** otherwise (Statistics, below). For an"
+	echo "undecided step, *to decide* is about how many seeds would decide it"
+	echo "(power 0.8) were its mean difference and per-seed spread the true ones:"
+	echo "to separate it at Holm's strictest level over the section's steps, or to"
+	echo "show it equivalent, whichever takes fewer; a guide from few seeds, not a"
+	echo "promise (stats.awk's seeds())."
 	echo
-	echo "| section | where | ordering | step | verdict | B - A (95% interval) | p (Holm) | seeds |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| section | where | ordering | step | verdict | B - A (95% interval) | p (Holm) | seeds | to decide |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	for e in $ALL; do
 		[ -f "$RES/$e.claims" ] || continue
 		t=$(sed -n '1s/^## \([^:]*\).*/\1/p' "$RES/$e.md")
-		awk -F '\t' -v t="$t" '{ d = $6 >= 2 ? sprintf("%+.2f (%.2f to %.2f)", $7, $8, $9) : ($6 ? "one seed" : "not run")
+		awk -F '\t' -v t="$t" -v margin="$MARGIN" "$STATS"'
+		FNR == NR { m += $6 >= 2; next }
+		{ d = $6 >= 2 ? sprintf("%+.2f (%.2f to %.2f)", $7, $8, $9) : ($6 ? "one seed" : "not run")
 		    p = $6 >= 2 ? sprintf("%.2g (%.2g)", $10, $11) : "-"
-		    printf "| %s | %s | `%s` | %s < %s | **%s** | %s | %s | %d |\n", t, ($1 == "" ? "-" : $1), $2, $3, $4, $5, d, p, $6 }' "$RES/$e.claims"
+		    need = "-"
+		    if ($5 == "undecided" && $6 >= 2) {
+			need = seeds($7, ($9 - $7) / tq(0.975, $6 - 1) * sqrt($6), m, margin)
+			need = need == "" ? "over 1000" : need
+		    }
+		    printf "| %s | %s | `%s` | %s < %s | **%s** | %s | %s | %d | %s |\n", t, ($1 == "" ? "-" : $1), $2, $3, $4, $5, d, p, $6, need }' \
+		    "$RES/$e.claims" "$RES/$e.claims"
 	done
 	echo
 }

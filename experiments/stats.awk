@@ -110,3 +110,31 @@ function spearman(X, Y, n,  i, j, c, k, rx, ry, mx, my, sxy, sxx, syy) {
 	}
 	return sxx > 0 && syy > 0 ? sxy / sqrt(sxx * syy) : ""
 }
+
+# seeds(d, sd, m, margin): about how many paired seeds would decide a step
+# whose difference has mean d and per-seed sd, were they its true values
+# (so a guide, not a promise): the fewest N with power 0.8 either to
+# reject equality at the Bonferroni level 0.05 / m (Holm's strictest over
+# m steps, so an upper bound), t(1 - 0.025 / m) + t(0.8) <= |d| sqrt(N) /
+# sd, or, where |d| < margin, to show equivalence (TOST at 0.05),
+# t(0.95) + t(q) <= (margin - |d|) sqrt(N) / sd, q 0.9 at d = 0 and 0.8
+# otherwise; t with N - 1 degrees of freedom.  "" past 1000 seeds.
+function seeds(d, sd, m, margin,  lo, hi, mid) {
+	if (d < 0) d = -d
+	if (sd <= 0) return 2
+	lo = 1; hi = 2
+	while (!seeds_enough(hi, d, sd, m, margin)) {
+		lo = hi; hi *= 2
+		if (hi > 1024) return ""
+	}
+	while (hi - lo > 1) {	# lo too few, hi enough
+		mid = int((lo + hi) / 2)
+		if (seeds_enough(mid, d, sd, m, margin)) hi = mid; else lo = mid
+	}
+	return hi > 1000 ? "" : hi
+}
+function seeds_enough(N, d, sd, m, margin) {
+	if (d > 0 && tq(1 - 0.025 / m, N - 1) + tq(0.8, N - 1) <= d * sqrt(N) / sd)
+		return 1
+	return d < margin && tq(0.95, N - 1) + tq(d == 0 ? 0.9 : 0.8, N - 1) <= (margin - d) * sqrt(N) / sd
+}

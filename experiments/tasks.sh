@@ -21,10 +21,16 @@ PES="abs rope-axial rope-mixed liere:8 comrope-ld:8"
 LRS="5e-4 1e-3 2e-3 4e-3"	# the default, run1.sh's, is 2e-3
 CAP=10
 # The key claims (task-arm field A B: a step of a claim below), seeded
-# sequentially.
+# sequentially: the issue's LieRE against RoPE-Mixed, ComRoPE against
+# LieRE and rotary against abs on each task, and RoPE-Mixed's own claim
+# against axial RoPE past the training size (rel 112 in both conventions,
+# mot 16).
 KEYC="rel-paper top1 abs rope-axial|rel-paper top1 rope-mixed liere:8|rel-paper top1 liere:8 comrope-ld:8|\
-rel-paper canvas_112 rope-mixed liere:8|rel-paper canvas_112 liere:8 comrope-ld:8|mot-paper top1 abs rope-axial|\
-mot-paper top1 rope-mixed liere:8|mot-paper top1 liere:8 comrope-ld:8|mot-paper frames_16 rope-mixed liere:8|\
+rel-paper canvas_112 rope-mixed liere:8|rel-paper canvas_112 liere:8 comrope-ld:8|\
+rel-integer canvas_112 rope-axial rope-mixed|rel-integer canvas_112 rope-mixed liere:8|\
+rel-linspace canvas_112 rope-axial rope-mixed|rel-linspace canvas_112 rope-mixed liere:8|\
+mot-paper top1 abs rope-axial|mot-paper top1 rope-mixed liere:8|mot-paper top1 liere:8 comrope-ld:8|\
+mot-paper frames_16 rope-axial rope-mixed|mot-paper frames_16 rope-mixed liere:8|mot-paper frames_16 liere:8 comrope-ld:8|\
 path-paper top1 abs rope-axial|path-paper top1 rope-mixed liere:8|path-paper top1 liere:8 comrope-ld:8"
 # The quick scale proves the pipelines: two encodings, two rates, one
 # key claim seeded up to 3.

@@ -11,7 +11,11 @@ ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolutio
 # 1/2) and df 2 (two-sided p = 1 - t / sqrt(2 + t^2)), log Gamma of 1/2
 # and 10, Holm's adjustment of 0.01, 0.04, 0.03 (0.03, 0.06, 0.06),
 # Spearman's rho with ties (-9.5 / sqrt(95)), of a variable with itself,
-# and of one with no spread (none).
+# and of one with no spread (none); the seeds that would decide a step:
+# d 1, sd 1 separates at N 10 (t(.975, 9) + t(.8, 9) = 3.146 <= sqrt(10),
+# and 3.195 > 3 at N 9), d 0 is shown within +-0.5 at N 36 (1.690 +
+# 1.306 <= 3.0, 2.998 > 2.958 at 35), no spread at 2, a tiny difference
+# in a wide spread not within 1000 (none).
 got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
 	printf "%.6f %.6f %.6f %.6f %.6f\n", tq(0.975, 1), tq(0.975, 2), tq(0.975, 9), tq(0.95, 4), tq(0.975, 30)
 	printf "%.6f %.6f %.6f %.6f\n", tp2(1, 1), tp2(3.4641016151377544, 2), tp2(2.776445105, 4), tp2(2.228138852, 10)
@@ -20,13 +24,15 @@ got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
 	A[1] = 10; A[2] = 11; A[3] = 12; B[1] = 11; B[2] = 13; B[3] = 15; B[4] = 99; paired(A, B, R)
 	printf "%d %.6f %.6f %.6f %.6f %.6f %.6f\n", R["n"], R["mean"], R["sd"], R["p"], R["lo"], R["hi"], R["hi90"]
 	split("41.74 40.38 76.60 54.82 40.26", X, " "); split("1.40 1.42 1.37 1.39 1.42", Y, " "); split("1 1 1", Z, " ")
-	printf "%.6f %.6f %s\n", spearman(X, Y, 5), spearman(Y, Y, 5), spearman(X, Z, 3) }')
+	printf "%.6f %.6f %s\n", spearman(X, Y, 5), spearman(Y, Y, 5), spearman(X, Z, 3)
+	printf "%s %s %s %s\n", seeds(1, 1, 1, 0.5), seeds(0, 1, 1, 0.5), seeds(-2, 0, 3, 0.5), seeds(0.01, 10, 28, 0.5) }')
 want="12.706205 4.302653 2.262157 2.131847 2.042272
 0.500000 0.074180 0.050000 0.050000
 0.5723649429 12.8018274801
 0.0300 0.0600 0.0600
 3 2.000000 1.000000 0.074180 -0.484138 4.484138 3.685854
--0.974679 1.000000 "
+-0.974679 1.000000 
+10 36 2 "
 [ "$got" = "$want" ] && ok "stats.awk: t quantiles and p-values, log Gamma, Holm, a paired test, as known" ||
 	nok "stats.awk: got
 $got
@@ -113,6 +119,8 @@ nl=$(ls "$R"/quick/*.md | grep -v '/EXPERIMENTS\.md$' | xargs cat | grep -c '^- 
 nr=$(grep -Ec '^\| [^|]* \| [^|]* \| `[^`]*` \| [^|]* \| \*\*(holds|reversed|equivalent|undecided)\*\* \|' "$R/quick/EXPERIMENTS.md")
 [ "$nl" -gt 10 ] && [ "$nc" -ge "$nl" ] && [ "$nr" -eq "$nc" ] && ok "the claims' table has a row for each of the $nc steps of the $nl claims" ||
 	nok "the claims' table has $nr rows for $nc steps of $nl claims"
+nd=$(grep -Ec '^\| [^|]* \| [^|]* \| `[^`]*` \| [^|]* \| \*\*[a-z]+\*\* \|.* \| [0-9]+ \| (-|[0-9]+|over 1000) \|$' "$R/quick/EXPERIMENTS.md")
+[ "$nd" -eq "$nr" ] && ok "... each with the seeds that would decide it where it is undecided" || nok "$nd of $nr rows say what would decide them"
 ! grep -q 'does not hold\|not separated' "$R"/quick/*.md && ok "no verdict reads \"does not hold\"" || nok "old verdict words remain"
 check_grep "... with its where, ordering and step" '^\| LieRE Table 1 \| 3D \| `abs < rope-axial < rope-mixed < liere:8` \| rope-mixed < liere:8 \| \*\*' "$R/quick/EXPERIMENTS.md"
 check_grep "ComRoPE's paper arm rotates the CLS at the centre (posgen --cls centre)" '"pe":"comrope-ld:8","arm":"paper".*"cls":"centre"' "$R/quick/t1_encodings.jsonl"

@@ -50,6 +50,24 @@ blind() {
 	    if (b) l = l (l == "" ? "" : ", ") $1 " (" $2 "%)" }
 	    END { if (l != "") printf "Position barely enters: the similarity range is under 1 in every layer of %s, so its attention weights move by less than a factor e with where a key lies.\n\n", l }' "$PLAN.rows.$1"
 }
+# pictures TASK [SIZE BIG]: the table of TASK's pictures, a row per
+# encoding, with the larger size's similarity map where BIG is given.
+pictures() {
+	if [ -n "${3:-}" ]; then
+		echo "| encoding | attention distance, $2 | similarity, $2 | similarity, $3 | frequencies |"
+		echo "|---|---|---|---|---|"
+	else
+		echo "| encoding | attention distance | similarity | frequencies |"
+		echo "|---|---|---|---|"
+	fi
+	while IFS='	' read -r pe _ _ _ _ _ _ sp; do
+		n=$1-$(echo "$pe" | tr -d ':')
+		big=
+		[ -z "${3:-}" ] || big=" ![](results/$SCALE/$EXP-similarity-big-$n.png) |"
+		echo "| $pe | ![](results/$SCALE/$EXP-distance-$n.png) | ![](results/$SCALE/$EXP-similarity-$n.png) |$big $sp |"
+	done < "$PLAN.rows.$1"
+	echo
+}
 # A model's pictures and numbers, its files named without the ':'
 # (liere8): "PE TOP1 BIG D D_BIG RATIO RANGE SPECTRUM" in $PLAN.rows.TASK,
 # BIG, D_BIG and RATIO "-" for a task with one size.
@@ -125,13 +143,7 @@ EOF2
 			awk -F '\t' '{ printf "| %s | %s | %s | %s |\n", $1, $2, $4, $7 }' "$PLAN.rows.$t"
 			echo
 			blind $t
-			echo "| encoding | attention distance | similarity | frequencies |"
-			echo "|---|---|---|---|"
-			while IFS='	' read -r pe _ _ _ _ _ _ sp; do
-				n=$t-$(echo "$pe" | tr -d ':')
-				echo "| $pe | ![](results/$SCALE/$EXP-distance-$n.png) | ![](results/$SCALE/$EXP-similarity-$n.png) | $sp |"
-			done < "$PLAN.rows.$t"
-			echo
+			pictures $t
 			continue
 		fi
 		echo "*$t* (uniform attention's mean distance: ${u%%|*} at $s, ${u#*|} at $b):"
@@ -153,13 +165,7 @@ EOF2
 			printf "Rank correlation of top-1 at %s with that growth (Spearman, %d encodings, seed 1): %.2f%s\n\n", b, n, rho,
 			    (rho <= -0.9 ? ": the encodings whose attention keeps its reach extrapolate best." : ".") }' "$PLAN.rows.$t"
 		blind $t
-		echo "| encoding | attention distance, $s | similarity, $s | similarity, $b | frequencies |"
-		echo "|---|---|---|---|---|"
-		while IFS='	' read -r pe _ _ _ _ _ _ sp; do
-			n=$t-$(echo "$pe" | tr -d ':')
-			echo "| $pe | ![](results/$SCALE/$EXP-distance-$n.png) | ![](results/$SCALE/$EXP-similarity-$n.png) | ![](results/$SCALE/$EXP-similarity-big-$n.png) | $sp |"
-		done < "$PLAN.rows.$t"
-		echo
+		pictures $t "$s" "$b"
 	done
 	echo "The pictures: the mean attention distance of each head by layer; the"
 	echo "similarity maps of every layer (rows) and head (columns) by offset (dx"

@@ -250,12 +250,14 @@ sequential() {
 	cap=$1; shift
 	[ -z "$RUNSEEDS" ] && [ -s "$PLAN.steps" ] || return 0
 	printf '%s\n' "$@" > "$PLAN.keyc"
-	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" "$STATS"'
+	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" -v ename="$EXP" "$STATS"'
 	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; lo90[k] = $11; hi90[k] = $12; src[k] = $14
 		a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
 	FILENAME == ARGV[2] { planned[$1] = $2; next }
-	{ split($0, w, " "); key[w[1] "." w[2], w[3], w[4]] }
+	{ split($0, w, " "); key[w[1] "." w[2], w[3], w[4]] = $0 }
 	END { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
+	  for (j = 1; j <= k; j++) if ((src[j], a[j], b[j]) in key) found[src[j], a[j], b[j]]
+	  for (x in key) if (!(x in found)) printf "%s: key claim \"%s\" is no step of a claim\n", ename, key[x] > "/dev/stderr"
 	  for (j = 1; j <= k; j++) {
 		if (!((src[j], a[j], b[j]) in key)) continue
 		p = src[j]; sub(/[.][^.]*$/, "", p); la = p "/" a[j]; lb = p "/" b[j]

@@ -228,6 +228,15 @@ for t in rel "rel 84" "rel 112" path mot "mot 16"; do
 done
 check_grep "pilot: relation tested on a 112-pixel canvas" '"task":"rel".*"canvas_112":0\.' "$R/quick/pilot.jsonl"
 check_grep "... motion on 16 frames" '"task":"mot".*"frames_16":0\.' "$R/quick/pilot.jsonl"
+# pilot.sh's verdict on made-up columns ("LABEL N MEAN LO HI"): no seed
+# varied (identical chance runs) reads inf, not a huge number; a spread
+# of 30 against a pooled sd of 0.40 reads 74.5.
+sed -n '/^verdict() {/,/^}/p' experiments/pilot.sh > "$T/verdict.sh"
+printf 'abs\t3\t50\t50\t50\nrope\t3\t80\t80\t80\n' > "$T/v0"
+printf 'abs\t3\t50\t49\t51\nrope\t3\t80\t79\t81\n' > "$T/v1"
+got=$(. "$T/verdict.sh"; verdict "$T/v0"; verdict "$T/v1")
+[ "$got" = "30.00 | 0.00 | inf | - | **discriminates**
+30.00 | 0.40 | 74.5 | 0.0 | **discriminates**" ] && ok "pilot: the ratio with no seed variation reads inf" || nok "pilot verdict: $got"
 # The tasks at their scale (run by run.sh above): three conventions,
 # validation held out from the training images, a learning-rate sweep
 # chosen on validation beside the default, and sequential seeding.

@@ -132,7 +132,7 @@ run_lines() {
 # the tables' many lookups: the plan's own file, or run.sh's, which every
 # experiment it starts shares (their plans share runs).
 runjson() {
-	touch "$KEYS"
+	[ -e "$KEYS" ] || : > "$KEYS"
 	k=$(awk -F '\t' -v w="$1" '$1 == w { print $2; exit }' "$KEYS")
 	if [ -z "$k" ]; then
 		k=$(eval "sh \"\$EXPDIR/run1.sh\" --key $1")
@@ -144,7 +144,7 @@ runjson() {
 # plan_runs: "LABEL<TAB>WORDS<TAB>FILE" for every run of the plan, FILE
 # the path of its JSON line, there or not (every key made once, in $KEYS).
 plan_runs() {
-	touch "$KEYS"
+	[ -e "$KEYS" ] || : > "$KEYS"
 	cut -f2 "$PLAN" | awk 'FILENAME == ARGV[1] { split($0, a, "\t"); k[a[1]]; next }
 	    !($0 in k) && !seen[$0]++' "$KEYS" - | while IFS= read -r w; do
 		runjson "$w" > /dev/null
@@ -235,7 +235,7 @@ claim() {
 		printf "\t%s\n", src >> OUT } }' "$1" "$PLAN.claim"
 }
 
-# sequential CAP "PREFIX FIELD A B"...: sequential seeding of key claims,
+# sequential CAP "PREFIX FIELD A B|...": sequential seeding of key claims,
 # after the section's claims (claim: their steps in $PLAN.steps, FILE
 # the stats file $PLAN.PREFIX.FIELD).  A key claim A < B is the step of
 # that column judged as settle judges it, Holm over all the section's
@@ -247,9 +247,9 @@ claim() {
 # claim whose two labels match the pattern gets seeds: one part of a
 # campaign can seed the cheap claims while another runs the rest.
 sequential() {
-	cap=$1; shift
-	[ -z "$RUNSEEDS" ] && [ -s "$PLAN.steps" ] || return 0
-	printf '%s\n' "$@" > "$PLAN.keyc"
+	[ -z "$RUNSEEDS" ] && [ -s "$PLAN.steps" ] && [ -n "$2" ] || return 0
+	printf '%s\n' "$2" | tr '|' '\n' > "$PLAN.keyc"
+	cap=$1
 	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" -v ename="$EXP" "$STATS"'
 	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; lo90[k] = $11; hi90[k] = $12; src[k] = $14
 		a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
@@ -275,6 +275,17 @@ sequential() {
 	echo "$more" >> "$RES/$EXP.seeds"
 	rm -f "$PLAN" "$PLAN".*
 	exec sh "$0" $ARGS
+}
+
+# seeded CAP: the section's line on what sequential seeding added
+seeded() {
+	if [ -s "$RES/$EXP.seeds" ]; then
+		echo "Sequential seeding (up to $1 seeds, while a key claim stays undecided):"
+		awk -F '\t' '{ n[$1] = $2 } END { for (l in n) printf "%s %d\n", l, n[l] }' "$RES/$EXP.seeds" | sort |
+		    awk '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 } END { print "." }'
+	else
+		echo "Sequential seeding: no seeds added (each key claim decided at $(echo $SEEDS | wc -w), or the seeding not run yet)."
+	fi
 }
 
 # settle FILE CLAIMS: claim's placeholders in FILE become verdict lines,

@@ -55,8 +55,15 @@
 # scale constant in them, and of the data's own build commands: any
 # change makes a new run, and the same words the same run.
 set -eu
-EXPDIR=$(cd "$(dirname "$0")" && pwd)
-TOP=$(cd "$EXPDIR/.." && pwd)
+# (A campaign runs this script thousands of times, and a fork costs
+# milliseconds in some sandboxes: what needs no other process gets none.)
+unset CDPATH
+here=$PWD
+case $0 in */*) cd "${0%/*}" ;; esac
+EXPDIR=$PWD
+cd ..
+TOP=$PWD
+cd "$here"
 [ -x "$TOP/bin/vit-train" ] && PATH="$TOP/bin:$PATH"
 FM=${FASHION_MNIST:-/usr/share/datasets/fashion-mnist}
 # What every command sets by running itself again (vitpipe(7)), set here
@@ -65,7 +72,7 @@ LC_ALL=C OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} GOMP_SPINCOUNT=${GOMP_SPINC
 OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 export LC_ALL OMP_WAIT_POLICY GOMP_SPINCOUNT OPENBLAS_NUM_THREADS
 : "${SCALE:=quick}" "${RES:=$EXPDIR/results/$SCALE}" "${CACHE:=$EXPDIR/cache}"
-mkdir -p "$CACHE"
+[ -d "$CACHE" ] || mkdir -p "$CACHE"
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; --files) mode=files; shift ;; esac
@@ -151,7 +158,16 @@ else
 	fi
 fi
 
-hash() { set -- $(sha256sum); printf '%.16s\n' "$1"; }
+# hashof STRING: H, the first 16 hex digits of the sha256 of STRING and a
+# newline; hashfile FILE: H, the same of FILE
+hashof() {
+	H=$(sha256sum <<EOF
+$1
+EOF
+)
+	H=${H%"${H#????????????????}"}
+}
+hashfile() { H=$(sha256sum < "$1"); H=${H%"${H#????????????????}"}; }
 
 # binhash PROG...: a hash of the programs' code as found on $PATH, debug
 # sections and build id left out (they name the checkout's directory), so
@@ -160,15 +176,17 @@ hash() { set -- $(sha256sum); printf '%.16s\n' "$1"; }
 # so that a campaign's runs hash each build once.
 binhash() {
 	set -- $(for p in "$@"; do command -v "$p"; done)
-	b="$CACHE/bins/$(stat -L -c '%n %s %.9Y %i' "$@" | hash)"
+	hashof "$(stat -L -c '%n %s %.9Y %i' "$@")"
+	b="$CACHE/bins/$H"
 	[ -s "$b" ] && { cat "$b"; return; }
 	t=$(mktemp)
 	for p in "$@"; do
 		objcopy --strip-debug --remove-section=.note.gnu.build-id "$p" "$t" && sha256sum < "$t" ||
 		    echo "run1.sh: cannot hash $p" >&2
 	done > "$t.s"
-	hash < "$t.s"
-	[ "$(grep -c . "$t.s")" -eq $# ] && mkdir -p "$CACHE/bins" && hash < "$t.s" > "$b.$$" && mv "$b.$$" "$b"
+	hashfile "$t.s"
+	echo "$H"
+	[ "$(grep -c . "$t.s")" -eq $# ] && mkdir -p "$CACHE/bins" && echo "$H" > "$b.$$" && mv "$b.$$" "$b"
 	rm -f "$t" "$t.s"
 }
 
@@ -188,10 +206,10 @@ fresh() {
 
 # cached NAME CMD: a file built once by CMD (a shell command, its output
 # the file, $CACHE and $TOP unexpanded in it) and named by CMD's hash;
-# prints its path.  Parallel runs build it once, under a lock.
+# F, its path.  Parallel runs build it once, under a lock.
 cached() {
-	h=$(printf '%s\n' "$2" | hash)
-	f="$CACHE/data/$1-$h.vt"
+	hashof "$2"
+	f="$CACHE/data/$1-$H.vt"
 	if [ "$mode" = run ] && ! fresh "$f"; then
 		mkdir -p "$CACHE/data"
 		flock "$f.lock" sh -c '[ -s "$1" ] && [ "$(cat "$1.bins" 2>/dev/null)" = "$6" ] && exit 0
@@ -200,15 +218,16 @@ cached() {
 		    sh "$f" "$CACHE" "$TOP" "$FM" "$2" "$DBINS" ||
 		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
 	fi
-	echo "$f"
+	F=$f
 }
 
 # taskset NAME CMD: a taskgen(1) set made once by CMD (its output options
 # added here) into $CACHE/data/NAME-HASH.npy and NAME-HASH-labels.npy,
-# the labels written last: their file says the set is whole.  Prints
+# the labels written last: their file says the set is whole.  S,
 # patchify's source operands for it.
 taskset() {
-	f="$CACHE/data/$1-$(printf '%s\n' "$2" | hash)"
+	hashof "$2"
+	f="$CACHE/data/$1-$H"
 	if [ "$mode" = run ] && ! fresh "$f-labels.npy"; then
 		mkdir -p "$CACHE/data"
 		flock "$f.lock" sh -c '[ -s "$1-labels.npy" ] && [ "$(cat "$1-labels.npy.bins" 2>/dev/null)" = "$4" ] && exit 0
@@ -219,7 +238,7 @@ taskset() {
 		    sh "$f" "$2" "$FM" "$DBINS" ||
 		    { echo "run1.sh: cannot build $f: $2" >&2; exit 1; }
 	fi
-	echo "--labels \"\$CACHE/data/${f##*/}-labels.npy\" \"\$CACHE/data/${f##*/}.npy\""
+	S="--labels \"\$CACHE/data/${f##*/}-labels.npy\" \"\$CACHE/data/${f##*/}.npy\""
 }
 
 # The data.  Positions: posgen's default (linspace) with the training grid
@@ -228,37 +247,42 @@ taskset() {
 case $task in
 fm2d)
 	G0=$((res / 4))
-	fm() {	# fm SET [patchify options]: the command of a patch stream
+	fm() {	# fm SET [patchify options]: C, the command of a patch stream
 		set=$1; shift
-		r=; [ "$res" != 28 ] && r="--resize $res"
-		echo "patchify --idx \"$FMD/$set-images-idx3-ubyte$GZ\" --classes \"\$TOP/data/fashion-mnist.classes\" --patch 4 --norm fashion-mnist --threads 1 $r $*"
+		rz=; [ "$res" != 28 ] && rz="--resize $res"
+		C="patchify --idx \"$FMD/$set-images-idx3-ubyte$GZ\" --classes \"\$TOP/data/fashion-mnist.classes\" --patch 4 --norm fashion-mnist --threads 1 $rz $*"
 	}
-	sub=$(awk -v a="$FMFRAC" -v b="$frac" 'BEGIN { print a * b }')
+	case $frac in 1) sub=$FMFRAC ;; *) sub=$(awk -v a="$FMFRAC" -v b="$frac" 'BEGIN { print a * b }') ;; esac
 	[ "$sub" = 1 ] && subset= || subset="--subset $sub"
 	POSGEN="posgen --n0 $G0${cls:+ --cls $cls}"
-	TRAIN="$(fm train $subset --epochs $EPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
-	TESTCMD="$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN"
-	VALCMD="$(fm t10k) | vtool head -n $FMVAL | $POSGEN"
+	fm train $subset --epochs $EPOCHS --shuffle --seed $seed
+	TRAIN="$C | $POSGEN $pos --seed $seed"
+	fm t10k
+	TESTCMD="$C${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN"
+	VALCMD="$C | vtool head -n $FMVAL | $POSGEN"
 	VS=$VALSTEPS
 	;;
 mv3d)
 	# The clips, made once by movingfm.sh (its own text in the key).
-	gen=$(hash < "$EXPDIR/movingfm.sh")
+	hashfile "$EXPDIR/movingfm.sh"
+	gen=$H
 	D="$CACHE/mv-$MVTRAIN-$MVTEST-$gen"
 	if [ "$mode" = run ] && [ ! -s "$D/test.list" ]; then
 		flock "$CACHE/mv.lock" sh -c '[ -s "$1/test.list" ] ||
 		    sh "$2" --train "$3" --test "$4" --seed 1 "$1"' sh "$D" "$EXPDIR/movingfm.sh" "$MVTRAIN" "$MVTEST"
 	fi
 	D="\$CACHE/mv-$MVTRAIN-$MVTEST-$gen"
-	clips() {	# clips SET [patchify options]: the command of a clip stream
+	clips() {	# clips SET [patchify options]: C, the command of a clip stream
 		set=$1; shift
-		echo "patchify --format list \"$D/$set.list\" --classes \"$D/classes\" --frames 8 --patch 1x8x8 --channels 1 --norm half --threads 1 $*"
+		C="patchify --format list \"$D/$set.list\" --classes \"$D/classes\" --frames 8 --patch 1x8x8 --channels 1 --norm half --threads 1 $*"
 	}
 	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
 	POSGEN="posgen${cls:+ --cls $cls}"
-	TRAIN="$(clips train $subset --epochs $MVEPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
-	TESTCMD="$(clips test) | $POSGEN"
-	VALCMD="$(clips test) | vtool head -n $MVVAL | $POSGEN"
+	clips train $subset --epochs $MVEPOCHS --shuffle --seed $seed
+	TRAIN="$C | $POSGEN $pos --seed $seed"
+	clips test
+	TESTCMD="$C | $POSGEN"
+	VALCMD="$C | vtool head -n $MVVAL | $POSGEN"
 	VS=$MVVALSTEPS
 	;;
 rel|path|mot)
@@ -277,14 +301,16 @@ rel|path|mot)
 	path) TG="pathfinder --cell 4 --paths 3 --dashes 3 --gap 2" P=4 G0=8 TKEPOCHS=$PATHEPOCHS ;;
 	mot) TG="motion --hold 2" P=2x8x8 G0=4 TKEPOCHS=$MOTEPOCHS ;;
 	esac
-	tg() {	# tg SET N SEED [taskgen options]: the command of a set
-		i=; [ $task = path ] || i="--idx \"$FMD/$1-images-idx3-ubyte$GZ\""
-		n=$2 s=$3; shift 3
-		echo "taskgen $TG $i -n $n --seed $s --threads 1 $*"
+	# tset NAME SET N SEED [taskgen options]: S, the source operands of
+	# the set NAME drawn by taskgen from SET's images, N of them
+	tset() {
+		name=$1 i=; [ $task = path ] || i="--idx \"$FMD/$2-images-idx3-ubyte$GZ\""
+		n=$3 s=$4; shift 4
+		taskset "$name" "taskgen $TG $i -n $n --seed $s --threads 1 $*"
 	}
-	tp() {	# tp SOURCE [patchify options]: the command of its patch stream
+	tp() {	# tp SOURCE [patchify options]: C, the command of its patch stream
 		src=$1; shift
-		echo "patchify --patch $P --norm half --threads 1 $* $src"
+		C="patchify --patch $P --norm half --threads 1 $* $src"
 	}
 	[ "$frac" = 1 ] && subset= || subset="--subset $frac"
 	case $conv in
@@ -293,19 +319,29 @@ rel|path|mot)
 	linspace) POSGEN="posgen${cls:+ --cls $cls}" arm=common ;;
 	*) echo "run1.sh: conv=$conv: integer or linspace" >&2; exit 2 ;;
 	esac
-	TRAIN="$(tp "$(taskset $task-train "$(tg train $TKTRAIN 1)")" $subset --epochs $TKEPOCHS --shuffle --seed $seed) | $POSGEN $pos --seed $seed"
-	TESTCMD="$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2)")") | $POSGEN"
+	tset $task-train train $TKTRAIN 1
+	tp "$S" $subset --epochs $TKEPOCHS --shuffle --seed $seed
+	TRAIN="$C | $POSGEN $pos --seed $seed"
+	tset $task-test t10k $TKTEST 2
+	tp "$S"
+	TESTCMD="$C | $POSGEN"
 	VALCMD="$TESTCMD | vtool head -n $TKVAL"
 	# held out: a set of its own from the training images (another seed)
-	[ "$val" = held ] && VALCMD="$(tp "$(taskset $task-val "$(tg train $TKVAL 3)")") | $POSGEN"
+	if [ "$val" = held ]; then
+		tset $task-val train $TKVAL 3
+		tp "$S"
+		VALCMD="$C | $POSGEN"
+	fi
 	VS=$TKVALSTEPS
 	;;
 *) echo "run1.sh: task '$task'?" >&2; exit 2 ;;
 esac
 [ "$val$conv" = test ] || case $task in rel|path|mot) ;; *)
 	echo "run1.sh: val=$val conv=$conv: only for taskgen's tasks" >&2; exit 2 ;; esac
-VAL=$(cached val "$VALCMD")
-TEST=$(cached test "$TESTCMD")
+cached val "$VALCMD"
+VAL=$F
+cached test "$TESTCMD"
+TEST=$F
 # The initial generators of init=: a file named by its command, made
 # again, like the data, when skewgen's code changes (DBINS).  Its name is
 # in the key; skewgen's code is not, so that a rebuilt library does not
@@ -318,15 +354,20 @@ if [ -n "$init" ]; then
 		shift 2
 	done
 	ax=2; case $task in mv3d|mot) ax=3 ;; esac
-	GEN=$(cached gen "skewgen --pe $pe --head-dim $((dim / heads)) --axes $ax --heads $heads --layers $depth --seed $seed $init")
+	cached gen "skewgen --pe $pe --head-dim $((dim / heads)) --axes $ax --heads $heads --layers $depth --seed $seed $init"
+	GEN=$F
 fi
 a=; [ "$arm" = common ] && a=$COMMON
 VTARGS="$M --pe $pe $vt $a --lr $LR --warmup $WARMUP --batch $BATCH --seed $seed --threads 1 --val-steps $VS"
-TK=$(printf '%s\n' "$TRAIN | vit-train $VTARGS --val ${VAL##*/}${GEN:+ --generators ${GEN##*/}}" | hash)
-KEY=$(printf '%s %s %s\n' "$TK" "$evals" "${TEST##*/}" | hash)
-# extra E V: the test stream of evaluation E (canvas, frames) at V
+hashof "$TRAIN | vit-train $VTARGS --val ${VAL##*/}${GEN:+ --generators ${GEN##*/}}"
+TK=$H
+hashof "$TK $evals ${TEST##*/}"
+KEY=$H
+# extra E V: F, the test stream of evaluation E (canvas, frames) at V
 extra() {
-	cached test "$(tp "$(taskset $task-test "$(tg t10k $TKTEST 2 --$1 $2)")") | $POSGEN"
+	tset $task-test t10k $TKTEST 2 --$1 $2
+	tp "$S"
+	cached test "$C | $POSGEN"
 }
 case $mode in
 key) echo "$KEY"; exit 0 ;;
@@ -336,7 +377,7 @@ files)
 	echo "test $TEST"
 	for e in $(echo "$evals" | tr ',' ' '); do
 		case $e in canvas:*|frames:*)
-			for v in $(echo "${e#*:}" | tr ':' ' '); do echo "${e%%:*}_$v $(extra ${e%%:*} $v)"; done ;;
+			for v in $(echo "${e#*:}" | tr ':' ' '); do extra ${e%%:*} $v; echo "${e%%:*}_$v $F"; done ;;
 		esac
 	done
 	exit 0 ;;
@@ -381,10 +422,22 @@ train() {
 export FM CACHE TOP
 # bf16 on a CPU without its instructions: emulated, the same numbers
 # (precision.sh says so in its table).
+# The CPU's name, and its bf16 instructions ("none" where it has none).
+cpu= cpubf16=
+while IFS= read -r l; do
+	case $l in
+	'model name'*) [ -n "$cpu" ] || cpu=${l#*: } ;;
+	flags*)	for f in ${l#*:}; do
+			case $f in avx512_bf16|amx_bf16) cpubf16=${cpubf16:+$cpubf16+}$f ;; esac
+		done
+		break ;;
+	esac
+done < /proc/cpuinfo
+case $cpu in *[\"\\]*) cpu=$(printf '%s' "$cpu" | tr -d '"\\') ;; esac
 bf16=
 case " $vt " in *" --precision bf16 "*)
 	bf16=native
-	grep -qw avx512_bf16 /proc/cpuinfo || { bf16=emulated VITPIPE_BF16=emulate; export VITPIPE_BF16; } ;;
+	case $cpubf16 in *avx512_bf16*) ;; *) bf16=emulated VITPIPE_BF16=emulate; export VITPIPE_BF16 ;; esac ;;
 esac
 exec 9> "$CACHE/models/$TK.lock"
 flock 9
@@ -403,10 +456,14 @@ train_s=$(cat "$CACHE/models/$TK.time" 2>/dev/null || echo null)
 vtop1=$(gzip -dc "$L" | sed -n 's/.*"val_acc":\([0-9.]*\).*/\1/p' | tail -n 1)
 
 # Evaluations; each adds ,"key":value to the line.
-num() { sed -n "s/.*\"$1\":\([-0-9.e]*\).*/\1/p" | head -n 1; }
+# num NAME JSON: N, the number NAME has in JSON (a line), or nothing
+num() {
+	case $2 in *"\"$1\":"*) N=${2##*\"$1\":}; N=${N%%[!-0-9.e]*} ;; *) N= ;; esac
+}
 e0=$(now)
 ev=$(vit-eval --json --threads 1 "$ckpt" "$TEST")
-top1=$(echo "$ev" | num top1) loss=$(echo "$ev" | num loss)
+num top1 "$ev"; top1=$N
+num loss "$ev"; loss=$N
 ci=$(echo "$ev" | sed -n 's/.*"top1_ci":\[\([^]]*\)\].*/\1/p')
 fields="\"top1\":$top1,\"top1_lo\":${ci%,*},\"top1_hi\":${ci#*,},\"loss\":$loss"
 for e in $(echo "$evals" | tr ',' ' '); do
@@ -416,26 +473,34 @@ for e in $(echo "$evals" | tr ',' ' '); do
 		ax=all; [ "$e" = shufflet ] && ax=t
 		s=$(shuffle-eval --json --trials $TRIALS --axis $ax --threads 1 "$ckpt" "$TEST")
 		after=$(echo "$s" | sed 's/.*"after":{"mean":\([-0-9.e]*\).*/\1/')
-		fields="$fields,\"${e}_after\":$after,\"${e}_drop\":$(echo "$s" | num drop_percent)" ;;
+		num drop_percent "$s"
+		fields="$fields,\"${e}_after\":$after,\"${e}_drop\":$N" ;;
 	res:*)
 		for r in $(echo "${e#res:}" | tr ':' ' '); do
-			t=$(res=$r; cached test "$(fm t10k)${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN")
-			v=$(vit-eval --json --threads 1 "$ckpt" "$t" 2>"$CACHE/models/$TK.res.err" | num top1) ||
-				v=null
-			[ -n "$v" ] || v=null
-			fields="$fields,\"res_$r\":$v"
+			res0=$res res=$r
+			fm t10k
+			res=$res0
+			cached test "$C${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN"
+			t=$F
+			v=$(vit-eval --json --threads 1 "$ckpt" "$t" 2>"$CACHE/models/$TK.res.err") || v=
+			num top1 "$v"
+			fields="$fields,\"res_$r\":${N:-null}"
 		done ;;
 	canvas:*|frames:*)
 		for v in $(echo "${e#*:}" | tr ':' ' '); do
-			t=$(extra ${e%%:*} $v)
-			r=$(vit-eval --json --threads 1 "$ckpt" "$t" | num top1)
-			fields="$fields,\"${e%%:*}_$v\":${r:-null}"
+			extra ${e%%:*} $v
+			t=$F
+			r=$(vit-eval --json --threads 1 "$ckpt" "$t") || r=
+			num top1 "$r"
+			fields="$fields,\"${e%%:*}_$v\":${N:-null}"
 		done ;;
 	offset:*)
 		rho=${e#offset:}
-		t=$(cached test "$TESTCMD --offset $rho --seed 1")
-		v=$(vit-eval --json --threads 1 "$ckpt" "$t" | num top1)
-		fields="$fields,\"offset_$rho\":${v:-null}" ;;
+		cached test "$TESTCMD --offset $rho --seed 1"
+		t=$F
+		v=$(vit-eval --json --threads 1 "$ckpt" "$t") || v=
+		num top1 "$v"
+		fields="$fields,\"offset_$rho\":${N:-null}" ;;
 	*) echo "run1.sh: evaluation '$e'?" >&2; exit 2 ;;
 	esac
 done
@@ -443,13 +508,10 @@ done
 [ -z "$init" ] || fields="$fields,\"init\":\"$init\""
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1 | tr -d '"\\')
 # The checkout's commit when the result was written, "-dirty" when the
 # code differed from it; BINS says which code made the run in any case.
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ "$commit" = unknown ] || git -C "$TOP" diff --quiet HEAD -- lib cmd Makefile 2>/dev/null || commit=$commit-dirty
-# the CPU's bf16 instructions, "none" where it has none (bf16 emulated)
-cpubf16=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -x 'avx512_bf16\|amx_bf16' | paste -sd+)
 printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","lr":%s,"val":"%s","conv":"%s","evals":"%s",%s,"val_top1":%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","date":"%s"}\n' \
     "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$LR" "$val" "$conv" "$evals" \
     "$fields" "${vtop1:-null}" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"

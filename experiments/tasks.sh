@@ -221,22 +221,12 @@ EOF2
 	claim_of "$PLAN.mot-paper.frames_16" "abs < rope-axial < rope-mixed < liere:8 < comrope-ld:8" "mot 16"
 	claim_of "$PLAN.path-paper.top1" "abs < rope-axial < rope-mixed < liere:8 < comrope-ld:8" "path"
 	echo
-	if [ -s "$RES/$EXP.seeds" ]; then
-		echo "Sequential seeding (up to $CAP seeds, while a key claim stays undecided):"
-		awk -F '\t' '{ n[$1] = $2 } END { for (l in n) printf "%s %d\n", l, n[l] }' "$RES/$EXP.seeds" | sort |
-		    awk '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 } END { print "." }'
-	else
-		echo "Sequential seeding: every key claim was decided at $(echo $SEEDS | wc -w) seeds, or none has run."
-	fi
+	seeded $CAP
 	echo
 	echo "Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
 # The key claims' steps, judged with the section's (Holm over all of
 # them), seeded until each is decided or has CAP seeds.
-IFS='|'
-# shellcheck disable=SC2086
-set -- $KEYC
-unset IFS
-sequential $CAP "$@"
+sequential $CAP "$KEYC"
 finish

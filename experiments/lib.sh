@@ -239,20 +239,22 @@ claim() {
 # after the section's claims (claim: their steps in $PLAN.steps, FILE
 # the stats file $PLAN.PREFIX.FIELD).  A key claim A < B is the step of
 # that column judged as settle judges it, Holm over all the section's
-# steps; while one is undecided, has run every seed planned for it and
-# has fewer than CAP, both its labels get one seed more ($RES/$EXP.seeds)
-# and the script runs again (its arguments in $ARGS).  Not with --seeds:
-# a part of a campaign does not know the rest.  With --only, the claims
-# are judged as without it, on every run that has a result, but only a
-# claim whose two labels match the pattern gets seeds: one part of a
-# campaign can seed the cheap claims while another runs the rest.
+# steps; while one is undecided, has run every seed planned for it, has
+# fewer than CAP and is not futile (stats.awk: at 3 seeds or more, twice
+# CAP would by the estimate not decide it), both its labels get one seed
+# more ($RES/$EXP.seeds) and the script runs again (its arguments in
+# $ARGS).  Not with --seeds: a part of a campaign does not know the rest.
+# With --only, the claims are judged as without it, on every run that has
+# a result, but only a claim whose two labels match the pattern gets
+# seeds: one part of a campaign can seed the cheap claims while another
+# runs the rest.
 sequential() {
 	[ -z "$RUNSEEDS" ] && [ -s "$PLAN.steps" ] && [ -n "$2" ] || return 0
 	printf '%s\n' "$2" | tr '|' '\n' > "$PLAN.keyc"
 	cap=$1
 	more=$(awk -F '\t' -v cap="$cap" -v margin="$MARGIN" -v ename="$EXP" "$STATS"'
-	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; lo90[k] = $11; hi90[k] = $12; src[k] = $14
-		a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
+	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; mean[k] = $8; hi[k] = $10; lo90[k] = $11; hi90[k] = $12
+		src[k] = $14; a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
 	FILENAME == ARGV[2] { planned[$1] = $2; next }
 	{ split($0, w, " "); key[w[1] "." w[2], w[3], w[4]] = $0 }
 	END { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
@@ -263,7 +265,12 @@ sequential() {
 		p = src[j]; sub(/[.][^.]*$/, "", p); la = p "/" a[j]; lb = p "/" b[j]
 		decided = n[j] >= 2 && (adj[j] < 0.05 || (lo90[j] > -margin && hi90[j] < margin))
 		have = want[j]; if (planned[la] > have) have = planned[la]; if (planned[lb] > have) have = planned[lb]
-		if (!decided && n[j] >= have && n[j] < cap) { print la "\t" n[j] + 1; print lb "\t" n[j] + 1 } } }' \
+		if (decided || n[j] < have || n[j] >= cap) continue
+		if (futile(n[j], mean[j], hi[j], np, margin, cap)) {
+			printf "%s: %s < %s: undecided at %d seeds, and by the estimate more than %d would decide it: no more seeds\n",
+			    ename, la, lb, n[j], 2 * cap > "/dev/stderr"
+			continue }
+		print la "\t" n[j] + 1; print lb "\t" n[j] + 1 } }' \
 	    "$PLAN.steps" "$( [ -f "$RES/$EXP.seeds" ] && echo "$RES/$EXP.seeds" || echo /dev/null)" "$PLAN.keyc" |
 	    while IFS= read -r la && IFS= read -r lb; do
 		if [ "$(printf '%s\n%s\n' "${la%%	*}" "${lb%%	*}" | grep -c -e "${ONLY:-.}")" -eq 2 ]; then
@@ -280,7 +287,7 @@ sequential() {
 # seeded CAP: the section's line on what sequential seeding added
 seeded() {
 	if [ -s "$RES/$EXP.seeds" ]; then
-		echo "Sequential seeding (up to $1 seeds, while a key claim stays undecided):"
+		echo "Sequential seeding (up to $1 seeds, while a key claim stays undecided and twice that would by the estimate of *to decide* decide it):"
 		awk -F '\t' '{ n[$1] = $2 } END { for (l in n) printf "%s %d\n", l, n[l] }' "$RES/$EXP.seeds" | sort |
 		    awk '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 } END { print "." }'
 	else

@@ -133,6 +133,15 @@ function seeds(d, sd, m, margin,  lo, hi, mid) {
 	}
 	return hi > 1000 ? "" : hi
 }
+# futile(n, d, hi, m, margin, cap): whether a step of n seeds, mean
+# difference d and 95% interval up to hi would, by seeds()'s guess, need
+# more than twice cap seeds (or over 1000) to be decided: sequential
+# seeding stops there.  Never before 3 seeds, whose sd is too loose.
+function futile(n, d, hi, m, margin, cap,  need) {
+	if (n < 3) return 0
+	need = seeds(d, (hi - d) / tq(0.975, n - 1) * sqrt(n), m, margin)
+	return need == "" || need > 2 * cap
+}
 function seeds_enough(N, d, sd, m, margin) {
 	if (d > 0 && tq(1 - 0.025 / m, N - 1) + tq(0.8, N - 1) <= d * sqrt(N) / sd)
 		return 1

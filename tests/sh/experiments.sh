@@ -15,7 +15,9 @@ ALL="t1_encodings t2_sharing t3_shuffle block_size model_size t5_flops resolutio
 # d 1, sd 1 separates at N 10 (t(.975, 9) + t(.8, 9) = 3.146 <= sqrt(10),
 # and 3.195 > 3 at N 9), d 0 is shown within +-0.5 at N 36 (1.690 +
 # 1.306 <= 3.0, 2.998 > 2.958 at 35), no spread at 2, a tiny difference
-# in a wide spread not within 1000 (none).
+# in a wide spread not within 1000 (none); futility, where seeding stops:
+# that d 1, sd 1 (10 seeds) is not past twice a cap of 5 but is past 4,
+# never at 2 seeds, and always past 1000.
 got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
 	printf "%.6f %.6f %.6f %.6f %.6f\n", tq(0.975, 1), tq(0.975, 2), tq(0.975, 9), tq(0.95, 4), tq(0.975, 30)
 	printf "%.6f %.6f %.6f %.6f\n", tp2(1, 1), tp2(3.4641016151377544, 2), tp2(2.776445105, 4), tp2(2.228138852, 10)
@@ -25,14 +27,17 @@ got=$(awk "$(cat experiments/stats.awk)"'BEGIN {
 	printf "%d %.6f %.6f %.6f %.6f %.6f %.6f\n", R["n"], R["mean"], R["sd"], R["p"], R["lo"], R["hi"], R["hi90"]
 	split("41.74 40.38 76.60 54.82 40.26", X, " "); split("1.40 1.42 1.37 1.39 1.42", Y, " "); split("1 1 1", Z, " ")
 	printf "%.6f %.6f %s\n", spearman(X, Y, 5), spearman(Y, Y, 5), spearman(X, Z, 3)
-	printf "%s %s %s %s\n", seeds(1, 1, 1, 0.5), seeds(0, 1, 1, 0.5), seeds(-2, 0, 3, 0.5), seeds(0.01, 10, 28, 0.5) }')
+	printf "%s %s %s %s\n", seeds(1, 1, 1, 0.5), seeds(0, 1, 1, 0.5), seeds(-2, 0, 3, 0.5), seeds(0.01, 10, 28, 0.5)
+	h = 1 + tq(0.975, 3) / 2; printf "%d %d %d %d\n", futile(4, 1, h, 1, 0.5, 5), futile(4, 1, h, 1, 0.5, 4),
+	    futile(2, 0, 100, 1, 0.5, 10), futile(3, 0.01, 0.01 + tq(0.975, 2) * 10 / sqrt(3), 28, 0.5, 10) }')
 want="12.706205 4.302653 2.262157 2.131847 2.042272
 0.500000 0.074180 0.050000 0.050000
 0.5723649429 12.8018274801
 0.0300 0.0600 0.0600
 3 2.000000 1.000000 0.074180 -0.484138 4.484138 3.685854
 -0.974679 1.000000 
-10 36 2 "
+10 36 2 
+0 1 0 1"
 [ "$got" = "$want" ] && ok "stats.awk: t quantiles and p-values, log Gamma, Holm, a paired test, as known" ||
 	nok "stats.awk: got
 $got

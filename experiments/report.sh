@@ -9,7 +9,8 @@ out="$RES/EXPERIMENTS.md"
 
 # summary: every step of every claim of the papers that a section checks
 # (its $RES/NAME.claims, written by settle), with its verdict, paired
-# difference and interval; the section gives the numbers behind it.
+# difference and interval (the section gives the numbers behind it); then
+# each step across the sections: where it is decided, or what would.
 summary() {
 	echo "## The papers' claims at a glance"
 	echo
@@ -30,7 +31,7 @@ summary() {
 	for e in $ALL; do
 		[ -f "$RES/$e.claims" ] || continue
 		t=$(sed -n '1s/^## \([^:]*\).*/\1/p' "$RES/$e.md")
-		awk -F '\t' -v t="$t" -v margin="$MARGIN" "$STATS"'
+		awk -F '\t' -v t="$t" -v margin="$MARGIN" -v bystep="$PLAN.bystep" "$STATS"'
 		FNR == NR { m += $6 >= 2; next }
 		{ d = $6 >= 2 ? sprintf("%+.2f (%.2f to %.2f)", $7, $8, $9) : ($6 ? "one seed" : "not run")
 		    p = $6 >= 2 ? sprintf("%.2g (%.2g)", $10, $11) : "-"
@@ -39,9 +40,24 @@ summary() {
 			need = seeds($7, ($9 - $7) / tq(0.975, $6 - 1) * sqrt($6), m, margin)
 			need = need == "" ? "over 1000" : need
 		    }
-		    printf "| %s | %s | `%s` | %s < %s | **%s** | %s | %s | %d | %s |\n", t, ($1 == "" ? "-" : $1), $2, $3, $4, $5, d, p, $6, need }' \
+		    printf "| %s | %s | `%s` | %s < %s | **%s** | %s | %s | %d | %s |\n", t, ($1 == "" ? "-" : $1), $2, $3, $4, $5, d, p, $6, need
+		    printf "%s < %s\t%s%s\t%s\t%s\t%s\t%d\n", $3, $4, t, ($1 == "" ? "" : ", " $1), $5, ($6 >= 2 ? sprintf("%+.2f", $7) : ""), need, $6 >> bystep }' \
 		    "$RES/$e.claims" "$RES/$e.claims"
 	done
+	echo
+	[ -s "$PLAN.bystep" ] || return 0
+	echo "Each step across the sections that judge it: where it is decided, and"
+	echo "for the rest, where the fewest seeds would by the estimate decide it."
+	echo
+	echo "| step | decided | undecided in | fewest seeds to decide (where) |"
+	echo "|---|---|---|---|"
+	awk -F '\t' '!($1 in n) { order[++k] = $1 } { n[$1]++ }
+	    $3 != "undecided" { dec[$1] = dec[$1] (dec[$1] == "" ? "" : "; ") $2 ": " $3 " (" $4 ")"; next }
+	    { und[$1]++; if ($6 >= 2) est[$1] }
+	    $5 ~ /^[0-9]+$/ && (!($1 in best) || $5 + 0 < best[$1]) { best[$1] = $5 + 0; bw[$1] = $2 }
+	    END { for (i = 1; i <= k; i++) { s = order[i]
+		printf "| %s | %s | %d of %d | %s |\n", s, (s in dec ? dec[s] : "-"), und[s], n[s],
+		    (s in best ? best[s] " (" bw[s] ")" : s in est ? "over 1000" : und[s] ? "- (one seed)" : "-") } }' "$PLAN.bystep"
 	echo
 }
 # cpus: the CPUs every run of the scale ran on (run1.sh's "cpu"), in words.
@@ -93,6 +109,14 @@ EOF2
   ordering is reversed if one of its steps is, undecided if one is,
   equivalent if one is, and holds if all do. The functions are
   experiments/stats.awk, tested against known answers.
+- **Sequential seeding.** The key claims (rotary against abs, LieRE
+  against RoPE-Mixed, ComRoPE against LieRE in Table 1's 2D and 3D and
+  on each task, and RoPE-Mixed against axial RoPE past the training
+  size) get one seed more at a time, judged as the verdicts are, while
+  they stay undecided, up to 10 seeds; from 3 seeds on, a claim whose
+  *to decide* estimate is over 20 gets no more (futile at this design:
+  the hours go where they decide). Each section lists the seeds it
+  added.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default) with its code's CLS token (ComRoPE's rotated at

@@ -126,6 +126,11 @@ nr=$(grep -Ec '^\| [^|]* \| [^|]* \| `[^`]*` \| [^|]* \| \*\*(holds|reversed|equ
 	nok "the claims' table has $nr rows for $nc steps of $nl claims"
 nd=$(grep -Ec '^\| [^|]* \| [^|]* \| `[^`]*` \| [^|]* \| \*\*[a-z]+\*\* \|.* \| [0-9]+ \| (-|[0-9]+|over 1000) \|$' "$R/quick/EXPERIMENTS.md")
 [ "$nd" -eq "$nr" ] && ok "... each with the seeds that would decide it where it is undecided" || nok "$nd of $nr rows say what would decide them"
+# ... and a row per step across the sections: where decided, what would
+# decide it elsewhere
+ns=$(cat "$R"/quick/*.claims | awk -F '\t' '{ print $3 " < " $4 }' | sort -u | grep -c .)
+nb=$(grep -Ec '^\| [^|`]* \| [^|]* \| [0-9]+ of [0-9]+ \| [^|]* \|$' "$R/quick/EXPERIMENTS.md")
+[ "$nb" -eq "$ns" ] && ok "... and a row for each of the $ns steps across the sections" || nok "the step table has $nb rows for $ns steps"
 ! grep -q 'does not hold\|not separated' "$R"/quick/*.md && ok "no verdict reads \"does not hold\"" || nok "old verdict words remain"
 check_grep "... with its where, ordering and step" '^\| LieRE Table 1 \| 3D \| `abs < rope-axial < rope-mixed < liere:8` \| rope-mixed < liere:8 \| \*\*' "$R/quick/EXPERIMENTS.md"
 check_grep "ComRoPE's paper arm rotates the CLS at the centre (posgen --cls centre)" '"pe":"comrope-ld:8","arm":"paper".*"cls":"centre"' "$R/quick/t1_encodings.jsonl"

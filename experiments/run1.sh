@@ -462,6 +462,15 @@ num() {
 }
 e0=$(now)
 ev=$(vit-eval --json --threads 1 "$ckpt" "$TEST")
+# evaltop1 TEST [ERRFILE]: N, the model's top-1 on TEST, nothing where
+# vit-eval fails (an extra evaluation gives null, the run goes on)
+evaltop1() {
+	exec 4>&2
+	[ $# -lt 2 ] || exec 4>"$2"
+	evout=$(vit-eval --json --threads 1 "$ckpt" "$1" 2>&4) || evout=
+	exec 4>&-
+	num top1 "$evout"
+}
 num top1 "$ev"; top1=$N
 num loss "$ev"; loss=$N
 ci=$(echo "$ev" | sed -n 's/.*"top1_ci":\[\([^]]*\)\].*/\1/p')
@@ -481,25 +490,19 @@ for e in $(echo "$evals" | tr ',' ' '); do
 			fm t10k
 			res=$res0
 			cached test "$C${FMTEST:+ | vtool head -n $FMTEST} | $POSGEN"
-			t=$F
-			v=$(vit-eval --json --threads 1 "$ckpt" "$t" 2>"$CACHE/models/$TK.res.err") || v=
-			num top1 "$v"
+			evaltop1 "$F" "$CACHE/models/$TK.res.err"
 			fields="$fields,\"res_$r\":${N:-null}"
 		done ;;
 	canvas:*|frames:*)
 		for v in $(echo "${e#*:}" | tr ':' ' '); do
 			extra ${e%%:*} $v
-			t=$F
-			r=$(vit-eval --json --threads 1 "$ckpt" "$t") || r=
-			num top1 "$r"
+			evaltop1 "$F"
 			fields="$fields,\"${e%%:*}_$v\":${N:-null}"
 		done ;;
 	offset:*)
 		rho=${e#offset:}
 		cached test "$TESTCMD --offset $rho --seed 1"
-		t=$F
-		v=$(vit-eval --json --threads 1 "$ckpt" "$t") || v=
-		num top1 "$v"
+		evaltop1 "$F"
 		fields="$fields,\"offset_$rho\":${N:-null}" ;;
 	*) echo "run1.sh: evaluation '$e'?" >&2; exit 2 ;;
 	esac

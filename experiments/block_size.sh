@@ -22,11 +22,11 @@ for s in $SEEDS; do
 	done
 done
 run_plan
-colstats fm2d > "$PLAN.ours"
-colstats mv3d > "$PLAN.ours3d"
+colstats fm2d > "$PLAN.fm2d.top1"
+colstats mv3d > "$PLAN.mv3d.top1"
 # a series per encoding and task, each in its block sizes' order
 for t in 2D 3D; do
-	f=$PLAN.ours; [ $t = 3D ] && f=$PLAN.ours3d
+	f=$PLAN.fm2d.top1; [ $t = 3D ] && f=$PLAN.mv3d.top1
 	awk -F '\t' -v t=$t '{ m = $1; sub(/:.*/, "", m); b = $1; sub(/.*:/, "", b)
 	    print m " " t "\t" b "\t" $3 "\t" $4 "\t" $5 }' "$f" | sort -s -t '	' -k1,1
 done > "$RES/$EXP.dat"
@@ -46,18 +46,20 @@ ImageNet, blocks of 2 to 8) finds that larger blocks do better, for
 LieRE, ComRoPE-AP and ComRoPE-LD alike.
 
 EOF2
-	md_table "block | 2D | 3D" "$PLAN.ours" "$PLAN.ours3d"
+	md_table "block | 2D | 3D" "$PLAN.fm2d.top1" "$PLAN.mv3d.top1"
 	echo
-	claim "$PLAN.ours" "liere:2 < liere:8" "2D"
-	claim "$PLAN.ours" "liere:64 < liere:8" "2D"
-	claim "$PLAN.ours3d" "liere:2 < liere:8" "3D"
-	claim "$PLAN.ours3d" "liere:64 < liere:8" "3D"
-	claim "$PLAN.ours" "comrope-ap:2 < comrope-ap:4 < comrope-ap:8" "2D"
-	claim "$PLAN.ours" "comrope-ld:2 < comrope-ld:4 < comrope-ld:8" "2D"
+	claim "$PLAN.fm2d.top1" "liere:2 < liere:8" "2D"
+	claim "$PLAN.fm2d.top1" "liere:64 < liere:8" "2D"
+	claim "$PLAN.mv3d.top1" "liere:2 < liere:8" "3D"
+	claim "$PLAN.mv3d.top1" "liere:64 < liere:8" "3D"
+	claim "$PLAN.fm2d.top1" "comrope-ap:2 < comrope-ap:4 < comrope-ap:8" "2D"
+	claim "$PLAN.fm2d.top1" "comrope-ld:2 < comrope-ld:4 < comrope-ld:8" "2D"
 	echo
+	seeded $CAP "$ALLSTEPS"
 	echo "![](results/$SCALE/$EXP.png) Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish
 # Which version ours agrees with, in 2D and 3D: the verdict of liere:64 < liere:8.
 for t in 2D 3D; do

@@ -75,6 +75,9 @@ parse_options() {
 	case $JOBS in ''|*[!0-9]*|0) echo "$0: --jobs: a positive integer, not '$JOBS'" >&2; exit 2 ;; esac
 	RUNSEEDS=$(echo "$SEEDS" | tr ',' ' ')
 	[ "$SCALE" = quick ] && SEEDS=1 || SEEDS="1 2 3"
+	# sequential's key claims for a section that seeds every step: at the
+	# full scale only (tasks.sh's quick run proves the seeding)
+	[ "$SCALE" = quick ] && ALLSTEPS= || ALLSTEPS=all
 	for s in $RUNSEEDS; do
 		case $s in *[!0-9]*) echo "$0: --seeds: integers, not '$s'" >&2; exit 2 ;; esac
 	done
@@ -209,6 +212,8 @@ stats() {
 # step; as a whole it is reversed if a step is, undecided if a step is,
 # else equivalent if a step is, else it holds.
 MARGIN=0.5
+# Sequential seeding's cap (seeds per label), every section's.
+CAP=10
 
 # claim STATSFILE "A < B < C" [WHERE]: the ordering's steps, measured on
 # the per-seed values of STATSFILE (stats' output), into $PLAN.steps; a
@@ -237,7 +242,9 @@ claim() {
 
 # sequential CAP "PREFIX FIELD A B|...": sequential seeding of key claims,
 # after the section's claims (claim: their steps in $PLAN.steps, FILE
-# the stats file $PLAN.PREFIX.FIELD).  A key claim A < B is the step of
+# the stats file $PLAN.PREFIX.FIELD, its labels the runs' PREFIX/A);
+# "all" makes every step of the section's claims a key claim (a section
+# whose steps no other judges).  A key claim A < B is the step of
 # that column judged as settle judges it, Holm over all the section's
 # steps; while one is undecided, has run every seed planned for it, has
 # fewer than CAP and is not futile (stats.awk: at 3 seeds or more, twice
@@ -256,12 +263,13 @@ sequential() {
 	FILENAME == ARGV[1] { k++; n[k] = $6; want[k] = $7; mean[k] = $8; hi[k] = $10; lo90[k] = $11; hi90[k] = $12
 		src[k] = $14; a[k] = $4; b[k] = $5; if ($6 >= 2) { P[++np] = $13; pk[np] = k }; next }
 	FILENAME == ARGV[2] { planned[$1] = $2; next }
+	$0 == "all" { every = 1; next }
 	{ split($0, w, " "); key[w[1] "." w[2], w[3], w[4]] = $0 }
 	END { holm(P, H, np); for (i = 1; i <= np; i++) adj[pk[i]] = H[i]
 	  for (j = 1; j <= k; j++) if ((src[j], a[j], b[j]) in key) found[src[j], a[j], b[j]]
 	  for (x in key) if (!(x in found)) printf "%s: key claim \"%s\" is no step of a claim\n", ename, key[x] > "/dev/stderr"
 	  for (j = 1; j <= k; j++) {
-		if (!((src[j], a[j], b[j]) in key)) continue
+		if (!every && !((src[j], a[j], b[j]) in key)) continue
 		p = src[j]; sub(/[.][^.]*$/, "", p); la = p "/" a[j]; lb = p "/" b[j]
 		decided = n[j] >= 2 && (adj[j] < 0.05 || (lo90[j] > -margin && hi90[j] < margin))
 		have = want[j]; if (planned[la] > have) have = planned[la]; if (planned[lb] > have) have = planned[lb]
@@ -284,15 +292,19 @@ sequential() {
 	exec sh "$0" $ARGS
 }
 
-# seeded CAP: the section's line on what sequential seeding added
+# seeded CAP KEYC: the section's paragraph on what sequential seeding of
+# KEYC (sequential's) added; nothing where KEYC is empty.
 seeded() {
+	[ -n "$2" ] || return 0
+	what="key claims"; [ "$2" = all ] && what="claims' steps"
 	if [ -s "$RES/$EXP.seeds" ]; then
-		echo "Sequential seeding (up to $1 seeds, while a key claim stays undecided and twice that would by the estimate of *to decide* decide it):"
+		echo "Sequential seeding of the $what (up to $1 seeds, while a step stays undecided and twice that would by the estimate of *to decide* decide it):"
 		awk -F '\t' '{ n[$1] = $2 } END { for (l in n) printf "%s %d\n", l, n[l] }' "$RES/$EXP.seeds" | sort |
 		    awk '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 } END { print "." }'
 	else
-		echo "Sequential seeding: no seeds added (each key claim decided at $(echo $SEEDS | wc -w), or the seeding not run yet)."
+		echo "Sequential seeding of the $what: no seeds added (each step decided at $(echo $SEEDS | wc -w) seeds, past the estimate's reach, or not seeded yet)."
 	fi
+	echo
 }
 
 # settle FILE CLAIMS: claim's placeholders in FILE become verdict lines,

@@ -12,7 +12,7 @@ for s in $SEEDS; do
 	done
 done
 run_plan
-for size in small main large; do colstats $size > "$PLAN.$size"; done
+for size in small main large; do colstats $size > "$PLAN.$size.top1"; done
 cat > "$PLAN.paper" <<'EOF2'
 abs	57.2 / 63.9 / 60.5
 rope-axial	58.2 / 65.5 / 62.3
@@ -31,15 +31,17 @@ still). Paper: ViT-Tiny / Base / Large on
 CIFAR-100.
 
 EOF2
-	md_table "encoding | small | main | large | paper (T / B / L)" "$PLAN.small" "$PLAN.main" "$PLAN.large" "$PLAN.paper"
+	md_table "encoding | small | main | large | paper (T / B / L)" "$PLAN.small.top1" "$PLAN.main.top1" "$PLAN.large.top1" "$PLAN.paper"
 	echo
 	echo "The paper's ordering at each size:"
 	echo
 	for size in small main large; do
-		claim "$PLAN.$size" "abs < rope-axial < rope-mixed < liere:8" $size
+		claim "$PLAN.$size.top1" "abs < rope-axial < rope-mixed < liere:8" $size
 	done
 	echo
+	seeded $CAP "$ALLSTEPS"
 	echo "Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish

@@ -115,8 +115,10 @@ EOF2
   size) get one seed more at a time, judged as the verdicts are, while
   they stay undecided, up to 10 seeds; from 3 seeds on, a claim whose
   *to decide* estimate is over 20 gets no more (futile at this design:
-  the hours go where they decide). Each section lists the seeds it
-  added.
+  the hours go where they decide). The sections of the papers' other
+  tables (Tables 2 to 4, block size, resolution, RiemannFormer), whose
+  steps no other section judges, seed every step of their claims under
+  the same rule. Each section lists the seeds it added.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default) with its code's CLS token (ComRoPE's rotated at

@@ -100,7 +100,9 @@ EOF2
 	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ap:8" "offset 1"
 	claim "$PLAN.paper-s0.off" "liere:8 < comrope-ld:8" "offset 1"
 	echo
+	seeded $CAP "$ALLSTEPS"
 	echo "![](results/$SCALE/$EXP.png) Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish

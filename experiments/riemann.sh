@@ -19,7 +19,7 @@ for s in $SEEDS; do
 	done
 done
 run_plan
-colstats fm2d > "$PLAN.ours"
+colstats fm2d > "$PLAN.fm2d.top1"
 cat > "$PLAN.paper" <<'EOF2'
 none	79.61 / 53.37
 sincos	86.06 / 59.81
@@ -37,11 +37,13 @@ interval over seeds. lf: locality focusing (vit-train --locality). Paper:
 CIFAR-10 / CIFAR-100.
 
 EOF2
-	md_table "encoding | ours | paper (CIFAR-10 / CIFAR-100)" "$PLAN.ours" "$PLAN.paper"
+	md_table "encoding | ours | paper (CIFAR-10 / CIFAR-100)" "$PLAN.fm2d.top1" "$PLAN.paper"
 	echo
-	claim "$PLAN.ours" "none < sincos < rope-axial < riemann < riemann+lf"
+	claim "$PLAN.fm2d.top1" "none < sincos < rope-axial < riemann < riemann+lf"
 	echo
+	seeded $CAP "$ALLSTEPS"
 	echo "Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish

@@ -14,7 +14,6 @@ parse_options "$@"
 # (64 in ViT-B; 16 in this backbone).
 PLAIN="none abs sincos"
 ROTARY="rope-axial rope-mixed liere:8 liere:full comrope-ap:8 comrope-ld:8 riemann riemann+locality"
-CAP=10
 # The key claims (the issue's: rotary against abs, LieRE against
 # RoPE-Mixed, ComRoPE against LieRE; steps of the claims below), seeded
 # sequentially.  Not at the quick scale: tasks.sh's quick run proves the
@@ -88,7 +87,7 @@ EOF
 	claim "$PLAN.mv3d-paper.top1" "abs < rope-axial < rope-mixed < liere:8" 3D
 	claim "$PLAN.mv3d-paper.top1" "liere:full < liere:8" 3D
 	echo
-	[ -z "$KEYC" ] || { seeded $CAP; echo; }
+	seeded $CAP "$KEYC"
 	echo "liere's own convention (linspace) is the common one, so its two arms are one run."
 	echo
 	echo "Training: $(wall). Validation curves (seed 1, paper arm), 2D: ![](results/$SCALE/t1_encodings-curves-2d.png)"

@@ -13,7 +13,7 @@ for s in $SEEDS; do
 	done
 done
 run_plan
-colstats fm2d > "$PLAN.ours"
+colstats fm2d > "$PLAN.fm2d.top1"
 cat > "$PLAN.paper" <<'EOF2'
 none	70.3 (per head and layer)
 heads	69.8 (per layer)
@@ -29,14 +29,16 @@ heads; `layers`: one per head, shared by the layers (what the LieRE
 reference code trains); `all`: one set. Paper: ViT-B on CIFAR-100, LieRE_8.
 
 EOF2
-	md_table "--share | ours | paper (CIFAR-100)" "$PLAN.ours" "$PLAN.paper"
+	md_table "--share | ours | paper (CIFAR-100)" "$PLAN.fm2d.top1" "$PLAN.paper"
 	echo
 	echo "The paper's ordering, and the reference code's sharing against the paper's claim:"
 	echo
-	claim "$PLAN.ours" "all < layers < heads < none"
-	claim "$PLAN.ours" "layers < none"
+	claim "$PLAN.fm2d.top1" "all < layers < heads < none"
+	claim "$PLAN.fm2d.top1" "layers < none"
 	echo
+	seeded $CAP "$ALLSTEPS"
 	echo "Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish

@@ -15,9 +15,9 @@ for s in $SEEDS; do
 done
 run_plan
 FIELD=top1 colstats fm2d > "$PLAN.b2"; FIELD=shuffle_after colstats fm2d > "$PLAN.a2"
-FIELD=shuffle_drop PERCENT=0 colstats fm2d > "$PLAN.d2"
+FIELD=shuffle_drop PERCENT=0 colstats fm2d > "$PLAN.fm2d.shuffle_drop"
 FIELD=top1 colstats mv3d > "$PLAN.b3"; FIELD=shuffle_after colstats mv3d > "$PLAN.a3"
-FIELD=shuffle_drop PERCENT=0 colstats mv3d > "$PLAN.d3"
+FIELD=shuffle_drop PERCENT=0 colstats mv3d > "$PLAN.mv3d.shuffle_drop"
 FIELD=shufflet_after colstats mv3d > "$PLAN.at"
 FIELD=shufflet_drop PERCENT=0 colstats mv3d > "$PLAN.dt"
 cat > "$PLAN.paper" <<'EOF2'
@@ -36,12 +36,14 @@ mean and 95% interval over seeds; 3D also with whole frames shuffled
 
 EOF2
 	md_table "encoding | 2D before | 2D after | 2D drop | 3D before | 3D after | 3D drop | 3D frames after | 3D frames drop | paper" \
-	    "$PLAN.b2" "$PLAN.a2" "$PLAN.d2" "$PLAN.b3" "$PLAN.a3" "$PLAN.d3" "$PLAN.at" "$PLAN.dt" "$PLAN.paper"
+	    "$PLAN.b2" "$PLAN.a2" "$PLAN.fm2d.shuffle_drop" "$PLAN.b3" "$PLAN.a3" "$PLAN.mv3d.shuffle_drop" "$PLAN.at" "$PLAN.dt" "$PLAN.paper"
 	echo
 	echo "The paper's ordering of the drops (a larger drop: more use of position):"
 	echo
-	claim "$PLAN.d2" "abs < rope-mixed < liere:8" 2D
-	claim "$PLAN.d3" "abs < rope-mixed < liere:8" 3D
+	claim "$PLAN.fm2d.shuffle_drop" "abs < rope-mixed < liere:8" 2D
+	claim "$PLAN.mv3d.shuffle_drop" "abs < rope-mixed < liere:8" 3D
 	echo
+	seeded $CAP "$ALLSTEPS"
 } >> "$RES/$EXP.md"
+sequential $CAP "$ALLSTEPS"
 finish

@@ -19,7 +19,6 @@
 parse_options "$@"
 PES="abs rope-axial rope-mixed liere:8 comrope-ld:8"
 LRS="5e-4 1e-3 2e-3 4e-3"	# the default, run1.sh's, is 2e-3
-CAP=10
 # The key claims (task-arm field A B: a step of a claim below), seeded
 # sequentially: the LieRE against RoPE-Mixed, ComRoPE against
 # LieRE and rotary against abs on each task, and RoPE-Mixed's own claim
@@ -221,8 +220,7 @@ EOF2
 	claim_of "$PLAN.mot-paper.frames_16" "abs < rope-axial < rope-mixed < liere:8 < comrope-ld:8" "mot 16"
 	claim_of "$PLAN.path-paper.top1" "abs < rope-axial < rope-mixed < liere:8 < comrope-ld:8" "path"
 	echo
-	seeded $CAP
-	echo
+	seeded $CAP "$KEYC"
 	echo "Training: $(wall)."
 	echo
 } >> "$RES/$EXP.md"

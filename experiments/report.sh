@@ -47,17 +47,19 @@ summary() {
 	echo
 	[ -s "$PLAN.bystep" ] || return 0
 	echo "Each step across the sections that judge it: where it is decided, and"
-	echo "for the rest, where the fewest seeds would by the estimate decide it."
+	echo "for the rest, where the fewest seeds would by the estimate decide it;"
+	echo "past twice the cap of sequential seeding ($((2 * CAP))), no affordable number of"
+	echo "seeds decides it in these designs."
 	echo
 	echo "| step | decided | undecided in | fewest seeds to decide (where) |"
 	echo "|---|---|---|---|"
-	awk -F '\t' '!($1 in n) { order[++k] = $1 } { n[$1]++ }
+	awk -F '\t' -v far=$((2 * CAP)) '!($1 in n) { order[++k] = $1 } { n[$1]++ }
 	    $3 != "undecided" { dec[$1] = dec[$1] (dec[$1] == "" ? "" : "; ") $2 ": " $3 " (" $4 ")"; next }
 	    { und[$1]++; if ($6 >= 2) est[$1] }
 	    $5 ~ /^[0-9]+$/ && (!($1 in best) || $5 + 0 < best[$1]) { best[$1] = $5 + 0; bw[$1] = $2 }
 	    END { for (i = 1; i <= k; i++) { s = order[i]
 		printf "| %s | %s | %d of %d | %s |\n", s, (s in dec ? dec[s] : "-"), und[s], n[s],
-		    (s in best ? best[s] " (" bw[s] ")" : s in est ? "over 1000" : und[s] ? "- (one seed)" : "-") } }' "$PLAN.bystep"
+		    (s in best ? best[s] " (" bw[s] ")" (best[s] > far ? ": past the cap" : "") : s in est ? "over 1000: past the cap" : und[s] ? "- (one seed)" : "-") } }' "$PLAN.bystep"
 	echo
 }
 # cpus: the CPUs every run of the scale ran on (run1.sh's "cpu"), in words.

@@ -8,9 +8,17 @@
  * never a threaded product inside a parallel region.  Partial sums over
  * records (the sigma gradient) are kept per (b, h) and added in order, so
  * results do not depend on the thread count.
+ *
+ * In bf16 a product that small costs more to call than to compute (a
+ * oneDNN execution, and two operands rounded, a call), so there the loop
+ * runs over chunks of REC records: their q, k, v and dout are rounded
+ * once into the thread's buffers, and each product is one batched call
+ * over the chunk's REC x H pairs (gemm_bf16_batch).  The chunks do not
+ * depend on the thread count, nor do the bits.
  */
 #include <math.h>
 #include <omp.h>
+#include <string.h>
 
 #include "fastmath.h"
 #include "nn.h"
@@ -36,6 +44,24 @@ locality(const struct attn *a, int b, float sigma, const float *P, float *om,
 	}
 }
 
+/* Locality's backward for record b: dW (over dw[n]) becomes dP = dW o
+ * Omega; returns dL/dlog sigma, from dOmega = dW P and dOmega/dlog sigma =
+ * Omega dist2 / sigma^2 (om, w: locality's). */
+static float
+locality_back(const struct attn *a, int b, float sigma, float *dw,
+    const float *om, const float *w, int n)
+{
+	const float *d2 = dist_of(a, b);
+	float s = 0;
+	#pragma omp simd reduction(+:s)
+	for (int i = 0; i < n; i++)
+		s += dw[i] * w[i] * d2[i];
+	#pragma omp simd
+	for (int i = 0; i < n; i++)
+		dw[i] *= om[i];
+	return s / (sigma * sigma);
+}
+
 static void
 softmax_rows(float *s /* [Tq][T] */, int Tq, int T)
 {
@@ -56,6 +82,228 @@ softmax_rows(float *s /* [Tq][T] */, int Tq, int T)
 	}
 }
 
+/* The softmax's backward: dS = P o (dP - rowsum(dP o P)), over dw. */
+static void
+softmax_back(float *dw /* [Tq][T] */, const float *P /* [Tq][T] */, int Tq,
+    int T)
+{
+	for (int m = 0; m < Tq; m++) {
+		float *r = dw + (size_t)m * T, s = 0;
+		const float *pr = P + (size_t)m * T;
+		#pragma omp simd reduction(+:s)
+		for (int n = 0; n < T; n++)
+			s += r[n] * pr[n];
+		#pragma omp simd
+		for (int n = 0; n < T; n++)
+			r[n] = pr[n] * (r[n] - s);
+	}
+}
+
+/* ---- bf16: a chunk of records a call ---- */
+
+#define REC	4	/* records in a chunk */
+
+/* A thread's room for a chunk: rounded q, k, v rows [REC][T][D] (each
+ * record's T rows, Tq or not), weights or dS [REC][H][Tq][T], dout
+ * [REC][Tq][D]; in fp32, scores or dW [REC][H][Tq][T]. */
+struct chunk {
+	void	*q, *k, *v, *w, *d;
+	float	*s;
+};
+
+/* Bytes of n elements of e bytes, up to a multiple of 64 (each part of a
+ * chunk on cache lines of its own). */
+static size_t
+lines(size_t n, size_t e)
+{
+	return (n * e + 63) / 64 * 64;
+}
+
+/* The calling thread's chunk for a: 0, or -1 (gemm_failed says why). */
+static int
+chunk_of(const struct attn *a, struct chunk *c)
+{
+	size_t e = (size_t)gemm_bf16_size(), rows = (size_t)REC * a->T * a->H * a->hd;
+	size_t pairs = (size_t)REC * a->H * a->T * a->T;
+	size_t nr = lines(rows, e), nw = lines(pairs, e);
+	char *p = gemm_bf16_buffer(0, 4 * nr + nw);
+	float *f = gemm_bf16_buffer(1, sizeof(float) * pairs);
+
+	if (p == NULL || f == NULL)
+		return -1;
+	*c = (struct chunk){ .q = p, .k = p + nr, .v = p + 2 * nr,
+	    .d = p + 3 * nr, .w = p + 4 * nr, .s = f };
+	return 0;
+}
+
+/* The layouts of a chunk's operands: a record's T rows of D (rounded q,
+ * k, v), its Tq rows of D (dout, out), a (record, head) pair's Tq x T
+ * block (scores, weights, dS), or a record's T rows in q's and k's
+ * layout (dq, dk) or v's (dv). */
+enum layout { ROWS_T, ROWS_TQ, PAIRS, QK, VV };
+
+/* Where layout l's operand (i, j) starts (s[0] i + s[1] j) and its rows'
+ * distance. */
+static int
+strides(const struct attn *a, enum layout l, size_t s[2])
+{
+	size_t D = (size_t)a->H * a->hd, TT = (size_t)a->Tq * a->T;
+
+	int ld = l == PAIRS ? a->T : l == QK ? a->ldqk : l == VV ? a->ldv :
+	    (int)D;
+
+	s[0] = l == PAIRS ? TT * a->H : (size_t)(l == ROWS_TQ ? a->Tq : a->T) * ld;
+	s[1] = l == PAIRS ? TT : (size_t)a->hd;
+	return ld;
+}
+
+/* The batch of n x H products C = alpha op(A) op(B) of a chunk of n
+ * records, each operand of its layout. */
+static void
+batch(const struct attn *a, int n, int ta, int tb, int M, int N, int K,
+    float alpha, enum layout la, const void *A, enum layout lb,
+    const void *B, enum layout lc, float *C)
+{
+	struct gemm_batch g = { .n0 = n, .n1 = a->H, .ta = ta, .tb = tb,
+	    .M = M, .N = N, .K = K, .alpha = alpha };
+
+	g.lda = strides(a, la, g.sa);
+	g.ldb = strides(a, lb, g.sb);
+	g.ldc = strides(a, lc, g.sc);
+	gemm_bf16_batch(&g, A, B, C);
+}
+
+/* rows x cols of dst (rows ld apart) NaN: what a chunk that cannot run
+ * leaves. */
+static void
+nan_rows(float *dst, size_t ld, int rows, int cols)
+{
+	for (int r = 0; r < rows; r++)
+		for (int j = 0; j < cols; j++)
+			dst[r * ld + j] = NAN;
+}
+
+/* The thread's locality scratch (its first two T x T slots). */
+static float *
+omega(const struct attn *a)
+{
+	return a->scratch + (size_t)omp_get_thread_num() * 3 * a->T * a->T;
+}
+
+/* attention_forward in bf16 */
+static void
+forward16(const struct attn *a, float *out, float *P, const float *q,
+    const float *k, const float *v, const float *logsig)
+{
+	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
+	size_t TT = (size_t)Tq * T;
+	int blas = gemm_solo_begin();
+	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 1)
+	for (int b0 = 0; b0 < B; b0 += REC) {
+		int n = B - b0 < REC ? B - b0 : REC;
+		float *ob = out + (size_t)b0 * Tq * D;
+		struct chunk c;
+		if (chunk_of(a, &c) < 0) {
+			nan_rows(ob, D, n * Tq, D);
+			continue;
+		}
+		gemm_bf16_fill(c.q, 0, D, q + (size_t)b0 * T * a->ldqk, a->ldqk, n * T, D);
+		gemm_bf16_fill(c.k, 0, D, k + (size_t)b0 * T * a->ldqk, a->ldqk, n * T, D);
+		gemm_bf16_fill(c.v, 0, D, v + (size_t)b0 * T * a->ldv, a->ldv, n * T, D);
+		/* P = softmax(q k^T / sqrt(hd)), W = P o Omega */
+		float *pc = P ? P + (size_t)b0 * H * TT : c.s;
+		batch(a, n, 0, 1, Tq, T, hd, 1.0f / sqrtf((float)hd), ROWS_T,
+		    c.q, ROWS_T, c.k, PAIRS, pc);
+		for (int i = 0; i < n * H; i++) {
+			float *pb = pc + i * TT;
+			const float *w = pb;
+			softmax_rows(pb, Tq, T);
+			if (logsig != NULL) {
+				float *om = omega(a);
+				locality(a, b0 + i / H, expf(logsig[i % H]), pb, om,
+				    om + TT, (int)TT);
+				w = om + TT;
+			}
+			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
+		}
+		/* out = W v */
+		batch(a, n, 0, 0, Tq, hd, T, 1.0f, PAIRS, c.w, ROWS_T, c.v,
+		    ROWS_TQ, ob);
+		if (a->outc != NULL)
+			gemm_bf16_fill(a->outc, (size_t)b0 * Tq * D, D, ob, D,
+			    n * Tq, D);
+	}
+	gemm_solo_end(blas);
+}
+
+/* attention_backward in bf16 */
+static void
+backward16(const struct attn *a, float *dq, float *dk, float *dv,
+    float *partial, const float *dout, const float *P, const float *q,
+    const float *k, const float *v, const float *logsig)
+{
+	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
+	size_t TT = (size_t)Tq * T, ldqk = a->ldqk, ldv = a->ldv;
+	float scale = 1.0f / sqrtf((float)hd);
+	int blas = gemm_solo_begin();
+	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 1)
+	for (int b0 = 0; b0 < B; b0 += REC) {
+		int n = B - b0 < REC ? B - b0 : REC;
+		float *dqb = dq + b0 * T * ldqk, *dkb = dk + b0 * T * ldqk;
+		float *dvb = dv + b0 * T * ldv, *om = omega(a);
+		const float *pc = P + (size_t)b0 * H * TT;
+		struct chunk c;
+		if (chunk_of(a, &c) < 0) {
+			for (int r = 0; r < n; r++)
+				nan_rows(dqb + r * T * ldqk, ldqk, Tq, D);
+			nan_rows(dkb, ldqk, n * T, D);
+			nan_rows(dvb, ldv, n * T, D);
+			continue;
+		}
+		gemm_bf16_fill(c.q, 0, D, q + b0 * T * ldqk, ldqk, n * T, D);
+		gemm_bf16_fill(c.k, 0, D, k + b0 * T * ldqk, ldqk, n * T, D);
+		gemm_bf16_fill(c.v, 0, D, v + b0 * T * ldv, ldv, n * T, D);
+		gemm_bf16_fill(c.d, 0, D, dout + (size_t)b0 * Tq * D, D, n * Tq, D);
+		/* the weights W that multiplied v */
+		for (int i = 0; i < n * H; i++) {
+			const float *w = pc + i * TT;
+			if (logsig != NULL) {
+				locality(a, b0 + i / H, expf(logsig[i % H]), w, om,
+				    om + TT, (int)TT);
+				w = om + TT;
+			}
+			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
+		}
+		/* dW = dout v^T; dv = W^T dout */
+		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, c.d, ROWS_T, c.v,
+		    PAIRS, c.s);
+		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, c.w, ROWS_TQ, c.d,
+		    VV, dvb);
+		/* dS, rounded over W */
+		for (int i = 0; i < n * H; i++) {
+			int b = b0 + i / H, h = i % H;
+			float *dw = c.s + i * TT;
+			const float *pb = pc + i * TT;
+			if (logsig != NULL) {
+				float sg = expf(logsig[h]);
+				locality(a, b, sg, pb, om, om + TT, (int)TT);
+				partial[b * H + h] = locality_back(a, b, sg, dw,
+				    om, om + TT, (int)TT);
+			}
+			softmax_back(dw, pb, Tq, T);
+			gemm_bf16_fill(c.w, i * TT, T, dw, T, Tq, T);
+		}
+		/* dq = dS k / sqrt(hd), Tq rows a record; dk = dS^T q / sqrt(hd) */
+		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.w, ROWS_T, c.k,
+		    QK, dqb);
+		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.w, ROWS_T, c.q,
+		    QK, dkb);
+	}
+	gemm_solo_end(blas);
+}
+
+/* ---- the layer ---- */
+
 void
 attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
     float *P /* [B][H][T][T] */, const float *q, const float *k,
@@ -64,6 +312,11 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
 	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
+
+	if (a->prec == GEMM_BF16) {
+		forward16(a, out, P, q, k, v, logsig);
+		return;
+	}
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
 	for (int bh = 0; bh < B * H; bh++) {
@@ -81,15 +334,12 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 		softmax_rows(pb, Tq, T);
 		const float *w = pb;
 		if (logsig != NULL) {
-			float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
+			float *om = omega(a);
 			locality(a, b, expf(logsig[h]), pb, om, om + TT, TT);
 			w = om + TT;
 		}
 		gemm_one(a->prec, 0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv,
 		    0.0f, ob, D);
-		if (a->outc != NULL)
-			gemm_bf16_fill(a->outc, (size_t)(ob - out), D, ob, D,
-			    Tq, hd);
 	}
 	gemm_solo_end(blas);
 }
@@ -101,11 +351,9 @@ attention_weights(const struct attn *a, float *W, const float *P,
 	size_t TT = (size_t)a->Tq * a->T;
 
 	#pragma omp parallel for num_threads(a->nthr)
-	for (int bh = 0; bh < a->B * a->H; bh++) {
-		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * a->T * a->T;
-		locality(a, bh / a->H, expf(logsig[bh % a->H]), P + bh * TT, om,
-		    W + bh * TT, (int)TT);
-	}
+	for (int bh = 0; bh < a->B * a->H; bh++)
+		locality(a, bh / a->H, expf(logsig[bh % a->H]), P + bh * TT,
+		    omega(a), W + bh * TT, (int)TT);
 }
 
 void
@@ -118,56 +366,42 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
 	    TT = Tq * T;
 	float scale = 1.0f / sqrtf((float)hd);
-	int blas = gemm_solo_begin();
-	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
-	for (int bh = 0; bh < B * H; bh++) {
-		int b = bh / H, h = bh % H;
-		size_t oqk = (size_t)b * T * a->ldqk + h * hd;
-		size_t ov = (size_t)b * T * a->ldv + h * hd;
-		const float *pb = P + (size_t)bh * TT, *db = dout + (size_t)b * Tq * D + h * hd;
-		float *om = a->scratch + (size_t)omp_get_thread_num() * 3 * T * T;
-		float *w = om + TT, *dw = w + TT;
-		const float *wv = pb;
-		float sg = 0;
-		if (logsig != NULL) {
-			sg = expf(logsig[h]);
-			locality(a, b, sg, pb, om, w, TT);
-			wv = w;
+
+	if (a->prec == GEMM_BF16)
+		backward16(a, dq, dk, dv, partial, dout, P, q, k, v, logsig);
+	else {
+		int blas = gemm_solo_begin();
+		#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
+		for (int bh = 0; bh < B * H; bh++) {
+			int b = bh / H, h = bh % H;
+			size_t oqk = (size_t)b * T * a->ldqk + h * hd;
+			size_t ov = (size_t)b * T * a->ldv + h * hd;
+			const float *pb = P + (size_t)bh * TT;
+			const float *db = dout + (size_t)b * Tq * D + h * hd;
+			float *om = omega(a), *w = om + TT, *dw = w + TT;
+			const float *wv = pb;
+			float sg = 0;
+			if (logsig != NULL) {
+				sg = expf(logsig[h]);
+				locality(a, b, sg, pb, om, w, TT);
+				wv = w;
+			}
+			/* dW = dout v^T; dv = W^T dout */
+			gemm_one(a->prec, 0, 1, Tq, T, hd, 1.0f, db, D, v + ov,
+			    a->ldv, 0.0f, dw, T);
+			gemm_one(a->prec, 1, 0, T, hd, Tq, 1.0f, wv, T, db, D,
+			    0.0f, dv + ov, a->ldv);
+			if (logsig != NULL)
+				partial[bh] = locality_back(a, b, sg, dw, om, w,
+				    TT);
+			softmax_back(dw, pb, Tq, T);
+			gemm_one(a->prec, 0, 0, Tq, hd, T, scale, dw, T, k + oqk,
+			    a->ldqk, 0.0f, dq + oqk, a->ldqk);
+			gemm_one(a->prec, 1, 0, T, hd, Tq, scale, dw, T, q + oqk,
+			    a->ldqk, 0.0f, dk + oqk, a->ldqk);
 		}
-		/* dW = dout v^T; dv = W^T dout */
-		gemm_one(a->prec, 0, 1, Tq, T, hd, 1.0f, db, D, v + ov, a->ldv,
-		    0.0f, dw, T);
-		gemm_one(a->prec, 1, 0, T, hd, Tq, 1.0f, wv, T, db, D, 0.0f,
-		    dv + ov, a->ldv);
-		if (logsig != NULL) {
-			/* dOmega = dW P; dOmega/dlogsig = Omega dist2 / sigma^2 */
-			const float *d2 = dist_of(a, b);
-			float s = 0;
-			#pragma omp simd reduction(+:s)
-			for (int i = 0; i < TT; i++)
-				s += dw[i] * w[i] * d2[i];
-			partial[bh] = s / (sg * sg);
-			#pragma omp simd
-			for (int i = 0; i < TT; i++)
-				dw[i] *= om[i];
-		}
-		/* softmax: dS = P (dP - rowsum(dP P)) */
-		for (int m = 0; m < Tq; m++) {
-			float *r = dw + (size_t)m * T, s = 0;
-			const float *pr = pb + (size_t)m * T;
-			#pragma omp simd reduction(+:s)
-			for (int n = 0; n < T; n++)
-				s += r[n] * pr[n];
-			#pragma omp simd
-			for (int n = 0; n < T; n++)
-				r[n] = pr[n] * (r[n] - s);
-		}
-		gemm_one(a->prec, 0, 0, Tq, hd, T, scale, dw, T, k + oqk,
-		    a->ldqk, 0.0f, dq + oqk, a->ldqk);
-		gemm_one(a->prec, 1, 0, T, hd, Tq, scale, dw, T, q + oqk,
-		    a->ldqk, 0.0f, dk + oqk, a->ldqk);
+		gemm_solo_end(blas);
 	}
-	gemm_solo_end(blas);
 	if (logsig != NULL)
 		for (int b = 0; b < B; b++)
 			for (int h = 0; h < H; h++)

@@ -113,6 +113,17 @@ gemm_bf16_mode(void)
 	return mode;
 }
 
+/* Whether bf16 products cannot run here (and failure says why). */
+static int
+refused(void)
+{
+	if (gemm_bf16_mode() != GEMM_BF16_NONE)
+		return 0;
+	note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+	    "VITPIPE_BF16=emulate emulates it");
+	return 1;
+}
+
 void
 gemm_bf16_emulate(void)
 {
@@ -140,10 +151,14 @@ gemm_bf16_round(float f)
 	return f;
 }
 
-/* A primitive for one shape, and the memory objects it runs on. */
+/* A primitive for one shape (a batch of n0 x n1 products, operand (i, j)
+ * at i s?[0] + j s?[1] elements, where n0 n1 > 1), and the memory objects
+ * it runs on. */
 struct mm {
 	int	 ta, tb, M, N, K, lda, ldb, ldc;
 	float	 alpha, beta;
+	int	 n0, n1;
+	size_t	 sa[2], sb[2], sc[2];
 	dnnl_primitive_t prim;
 	dnnl_memory_t a, b, c, pad;
 	size_t	 padsz;
@@ -156,8 +171,9 @@ struct thr {
 	struct mm mm[MM_KEEP];
 	int	 n, next;
 	dnnl_stream_t stream;
-	void	*buf[3];	/* operands A and B, scratchpad */
-	size_t	 cap[3];
+	void	*buf[3 + GEMM_BF16_BUFFERS];	/* operands A and B, scratchpad,
+						   gemm_bf16_buffer's */
+	size_t	 cap[3 + GEMM_BF16_BUFFERS];
 };
 static _Thread_local struct thr *me;
 
@@ -251,11 +267,8 @@ bf16_pack(int slot, const float *A, int rows, int cols, int ld)
 	struct thr *t;
 	void *dst;
 
-	if (how == GEMM_BF16_NONE) {
-		note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
-		    "VITPIPE_BF16=emulate emulates it");
+	if (refused())
 		return NULL;
-	}
 	if ((t = thread_state()) == NULL ||
 	    (dst = buffer(t, slot, n * (nat ? 2 : 4))) == NULL)
 		return NULL;
@@ -275,11 +288,8 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 	int nat = how == GEMM_BF16_NATIVE;
 	size_t n = (size_t)rows * cols * (nat ? 2 : 4);
 
-	if (how == GEMM_BF16_NONE) {
-		note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
-		    "VITPIPE_BF16=emulate emulates it");
+	if (refused())
 		return NULL;
-	}
 	if (n > shared_cap) {
 		free(shared);
 		shared_cap = 0;
@@ -303,20 +313,26 @@ static int
 make(struct mm *m, dnnl_data_type_t dt)
 {
 	dnnl_memory_desc_t ma, mb, mc;
-	dnnl_dims_t da = { m->M, m->K }, db = { m->K, m->N };
-	dnnl_dims_t dc = { m->M, m->N };
-	dnnl_dims_t sa = { m->ta ? 1 : m->lda, m->ta ? m->lda : 1 };
-	dnnl_dims_t sb = { m->tb ? 1 : m->ldb, m->tb ? m->ldb : 1 };
-	dnnl_dims_t sc = { m->ldc, 1 };
+	/* a batch's two leading dimensions, then the matrices' */
+	int nd = m->n0 * m->n1 > 1 ? 4 : 2, o = nd - 2;
+	dnnl_dims_t da = { m->n0, m->n1 }, db = { m->n0, m->n1 };
+	dnnl_dims_t dc = { m->n0, m->n1 };
+	dnnl_dims_t sa = { m->sa[0], m->sa[1] }, sb = { m->sb[0], m->sb[1] };
+	dnnl_dims_t sc = { m->sc[0], m->sc[1] };
+	da[o] = m->M, da[o + 1] = m->K, db[o] = m->K, db[o + 1] = m->N;
+	dc[o] = m->M, dc[o + 1] = m->N;
+	sa[o] = m->ta ? 1 : m->lda, sa[o + 1] = m->ta ? m->lda : 1;
+	sb[o] = m->tb ? 1 : m->ldb, sb[o + 1] = m->tb ? m->ldb : 1;
+	sc[o] = m->ldc, sc[o + 1] = 1;
 	dnnl_matmul_desc_t md;
 	dnnl_primitive_attr_t attr;
 	dnnl_post_ops_t po = NULL;
 	dnnl_primitive_desc_t pd;
 	int ok;
 
-	dnnl_memory_desc_init_by_strides(&ma, 2, da, dt, sa);
-	dnnl_memory_desc_init_by_strides(&mb, 2, db, dt, sb);
-	dnnl_memory_desc_init_by_strides(&mc, 2, dc, dnnl_f32, sc);
+	dnnl_memory_desc_init_by_strides(&ma, nd, da, dt, sa);
+	dnnl_memory_desc_init_by_strides(&mb, nd, db, dt, sb);
+	dnnl_memory_desc_init_by_strides(&mc, nd, dc, dnnl_f32, sc);
 	ok = dnnl_matmul_desc_init(&md, &ma, &mb, NULL, &mc) == dnnl_success &&
 	    dnnl_primitive_attr_create(&attr) == dnnl_success;
 	if (!ok) {
@@ -370,27 +386,35 @@ unmake(struct mm *m)
 	dnnl_memory_destroy(m->pad);
 }
 
-/* The thread's primitive for this shape, made if it has none; NULL (fail
- * said why). */
-static struct mm *
-primitive(struct thr *t, int ta, int tb, int M, int N, int K, int lda,
-    int ldb, int ldc, float alpha, float beta)
+/* Whether primitive a computes shape b (b's objects not made). */
+static int
+same_shape(const struct mm *a, const struct mm *b)
 {
-	for (int i = 0; i < t->n; i++) {
-		struct mm *m = &t->mm[i];
-		if (m->ta == ta && m->tb == tb && m->M == M && m->N == N &&
-		    m->K == K && m->lda == lda && m->ldb == ldb &&
-		    m->ldc == ldc && m->alpha == alpha && m->beta == beta)
-			return m;
-	}
+	return a->ta == b->ta && a->tb == b->tb && a->M == b->M &&
+	    a->N == b->N && a->K == b->K && a->lda == b->lda &&
+	    a->ldb == b->ldb && a->ldc == b->ldc && a->alpha == b->alpha &&
+	    a->beta == b->beta && a->n0 == b->n0 && a->n1 == b->n1 &&
+	    (a->n0 * a->n1 == 1 ||
+	    (a->sa[0] == b->sa[0] && a->sa[1] == b->sa[1] &&
+	    a->sb[0] == b->sb[0] && a->sb[1] == b->sb[1] &&
+	    a->sc[0] == b->sc[0] && a->sc[1] == b->sc[1]));
+}
+
+/* The thread's primitive for shape s (its objects not made), made if it
+ * has none; NULL (fail said why). */
+static struct mm *
+primitive(struct thr *t, const struct mm *s)
+{
+	for (int i = 0; i < t->n; i++)
+		if (same_shape(&t->mm[i], s))
+			return &t->mm[i];
 	struct mm *m = &t->mm[t->next];
 	if (t->n == MM_KEEP)
 		unmake(m);
 	else
 		t->n++;
 	t->next = (t->next + 1) % MM_KEEP;
-	*m = (struct mm){ ta, tb, M, N, K, lda, ldb, ldc, alpha, beta, NULL,
-	    NULL, NULL, NULL, NULL, 0 };
+	*m = *s;
 	if (make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32) < 0) {
 		unmake(m);	/* what was made of it (oneDNN takes NULLs) */
 		*m = (struct mm){ .M = -1 };	/* matches no shape */
@@ -399,28 +423,28 @@ primitive(struct thr *t, int ta, int tb, int M, int N, int K, int lda,
 	return m;
 }
 
-/* C[M][N] (leading dimension ldc) all NaN: the result of a product that
- * could not run. */
+/* Every result of shape m at C all NaN: a product that could not run. */
 static void
-nan_fill(float *C, int M, int N, int ldc)
+nan_fill(const struct mm *m, float *C)
 {
-	for (int i = 0; i < M; i++)
-		for (int j = 0; j < N; j++)
-			C[(size_t)i * ldc + j] = NAN;
+	for (int i = 0; i < m->n0; i++)
+		for (int j = 0; j < m->n1; j++)
+			for (int r = 0; r < m->M; r++)
+				for (int c = 0; c < m->N; c++)
+					C[i * m->sc[0] + j * m->sc[1] +
+					    (size_t)r * m->ldc + c] = NAN;
 }
 
-void
-bf16_product(int transa, int transb, int M, int N, int K, float alpha,
-    const void *A, int lda, const void *B, int ldb, float beta, float *C,
-    int ldc)
+/* The products of shape s on A, B (rounded) into C, by the calling thread. */
+static void
+run(const struct mm *s, const void *A, const void *B, float *C)
 {
 	struct thr *t = A && B ? thread_state() : NULL;
-	struct mm *m = t ? primitive(t, transa, transb, M, N, K, lda, ldb, ldc,
-	    alpha, beta) : NULL;
+	struct mm *m = t ? primitive(t, s) : NULL;
 	void *pad = m ? buffer(t, 2, m->padsz) : NULL;
 
 	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* note_failure said why */
-		nan_fill(C, M, N, ldc);
+		nan_fill(s, C);
 		return;
 	}
 	dnnl_exec_arg_t args[4] = {
@@ -438,8 +462,43 @@ bf16_product(int transa, int transb, int M, int N, int K, float alpha,
 	if (dnnl_primitive_execute(m->prim, t->stream, 4, args) !=
 	    dnnl_success) {
 		note_failure("oneDNN could not run a matmul");
-		nan_fill(C, M, N, ldc);
+		nan_fill(s, C);
 		return;
 	}
 	dnnl_stream_wait(t->stream);
+}
+
+void
+bf16_product(int transa, int transb, int M, int N, int K, float alpha,
+    const void *A, int lda, const void *B, int ldb, float beta, float *C,
+    int ldc)
+{
+	struct mm s = { .ta = transa, .tb = transb, .M = M, .N = N, .K = K,
+	    .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha, .beta = beta,
+	    .n0 = 1, .n1 = 1 };
+
+	run(&s, A, B, C);
+}
+
+void
+gemm_bf16_batch(const struct gemm_batch *g, const void *A, const void *B,
+    float *C)
+{
+	struct mm s = { .ta = g->ta, .tb = g->tb, .M = g->M, .N = g->N,
+	    .K = g->K, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
+	    .alpha = g->alpha, .n0 = g->n0, .n1 = g->n1,
+	    .sa = { g->sa[0], g->sa[1] }, .sb = { g->sb[0], g->sb[1] },
+	    .sc = { g->sc[0], g->sc[1] } };
+
+	run(&s, refused() ? NULL : A, B, C);	/* NULL: NaN results */
+}
+
+void *
+gemm_bf16_buffer(int slot, size_t n)
+{
+	struct thr *t;
+
+	if (refused())
+		return NULL;
+	return (t = thread_state()) != NULL ? buffer(t, 3 + slot, n) : NULL;
 }

@@ -107,6 +107,28 @@ void	 gemm_bf16_fill(void *A16, size_t off, int ld, const float *X,
 /* Bytes of an element of a rounded copy: 2 (native bf16), 4 (emulated),
  * 0 (no bf16 products here). */
 int	 gemm_bf16_size(void);
+/* A batch of bf16 products on rounded operands (gemm_bf16_fill's
+ * elements): for i < n0, j < n1, C_ij[M][N] = alpha op(A_ij) op(B_ij),
+ * A_ij at A + i sa[0] + j sa[1] elements with rows lda apart (stored
+ * K x M when ta), B_ij likewise (N x K when tb), C_ij at C + i sc[0] +
+ * j sc[1], rows ldc apart.  oneDNN's fast kernels want each operand's
+ * elements a permutation of a dense array. */
+struct gemm_batch {
+	int	 n0, n1, ta, tb, M, N, K, lda, ldb, ldc;
+	size_t	 sa[2], sb[2], sc[2];
+	float	 alpha;
+};
+/* g's products, by the calling thread alone (between gemm_solo_begin and
+ * gemm_solo_end inside a region); NaN results where they cannot run
+ * (gemm_failed says why). */
+void	 gemm_bf16_batch(const struct gemm_batch *g, const void *A,
+	    const void *B, float *C);
+/* Buffers of the calling thread for its rounded operands */
+#define GEMM_BF16_BUFFERS 2
+/* The calling thread's buffer slot (< GEMM_BF16_BUFFERS), at least n
+ * bytes, kept (grown, never shrunk) for its next call; NULL when memory
+ * runs out (gemm_failed says why). */
+void	*gemm_bf16_buffer(int slot, size_t n);
 
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
  * precision p, computed by the calling thread alone: inside a parallel

@@ -5,8 +5,11 @@
  * (emulation only when asked); a bf16 product of each kind is the fp32
  * product of the rounded operands within fp32 rounding, is not the fp32
  * product of the unrounded ones, and gives the same bits on 1 and 2
- * threads; for every encoding a model's logits and gradient in bf16 are
- * its fp32 ones within bf16's tolerance.  A twin (gemm_bf16_twin) is what
+ * threads; so is each of a batch of products (gemm_bf16_batch);
+ * attention in bf16 (batched per chunk of records) is fp32's within
+ * bf16's tolerance, the same bits on 1 and 2 threads; for every encoding
+ * a model's logits and gradient in bf16 are its fp32 ones within bf16's
+ * tolerance.  A twin (gemm_bf16_twin) is what
  * products read in place of rounding its matrix, until it is untwinned;
  * a bf16 model twins its activations (4 a block) and computes the same
  * bits as without them.  Where the CPU has no bf16 the products run
@@ -185,6 +188,128 @@ test_products(void)
 				free(cf);
 			}
 	omp_set_num_threads(2);
+}
+
+/* A batch of products (gemm_bf16_batch) as attention lays them out: n0
+ * records of n1 heads side by side in each row, transposed or not: each
+ * product is the fp32 product of its rounded operands. */
+static void
+test_batch(void)
+{
+	enum { n0 = 3, n1 = 2, M = 17, N = 9, K = 33 };
+	struct rng r;
+	rng_seed(&r, 12, 0);
+	for (int t = 0; t < 4; t++) {
+		int ta = t >> 1, tb = t & 1;
+		/* row operands: a record's rows hold its heads' blocks */
+		int ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
+		int lda = n1 * ca, ldb = n1 * cb;
+		size_t na = (size_t)n0 * ra * lda, nb = (size_t)n0 * rb * ldb;
+		float *a = randn(&r, na), *b = randn(&r, nb);
+		float *c = malloc(sizeof(float) * n0 * n1 * M * N);
+		float *zero = calloc((size_t)M * N, sizeof(float));
+		void *a16 = malloc(na * 4), *b16 = malloc(nb * 4);
+		gemm_bf16_fill(a16, 0, lda, a, lda, n0 * ra, lda);
+		gemm_bf16_fill(b16, 0, ldb, b, ldb, n0 * rb, ldb);
+		struct gemm_batch g = { n0, n1, ta, tb, M, N, K, lda, ldb, N,
+		    { (size_t)ra * lda, ca }, { (size_t)rb * ldb, cb },
+		    { (size_t)n1 * M * N, (size_t)M * N }, 0.75f };
+		gemm_bf16_batch(&g, a16, b16, c);
+		double e = 0;
+		for (int i = 0; i < n0; i++)
+			for (int j = 0; j < n1; j++)
+				e = maxn(e, err_units(ta, tb, M, N, K, 0.75f,
+				    a + i * g.sa[0] + j * g.sa[1], lda,
+				    b + i * g.sb[0] + j * g.sb[1], ldb, 0.0f, zero,
+				    c + i * g.sc[0] + j * g.sc[1], N, gemm_bf16_round));
+		CHECK(e <= 1, "bf16 batch of %dx%d products %dx%dx%d %s%s: each "
+		    "the fp32 product of its rounded operands (%.2f of the bound)",
+		    n0, n1, M, N, K, ta ? "A^T" : "A", tb ? " B^T" : " B", e);
+		free(a); free(b); free(c); free(zero); free(a16); free(b16);
+	}
+}
+
+/* attention in p on nthr threads: out, then dq, dk, dv in dqkv and
+ * dlog sigma in dls (locality when ls) */
+static void
+attend(struct attn *a, enum gemm_prec p, int nthr, const float *qkv,
+    const float *dout, const float *ls, float *out, float *P, float *dqkv,
+    float *dls)
+{
+	int D = a->H * a->hd;
+	float partial[64];
+	a->prec = p;
+	a->nthr = nthr;
+	omp_set_num_threads(nthr);
+	memset(dqkv, 0, sizeof(float) * a->B * a->T * 3 * D);
+	memset(dls, 0, sizeof(float) * a->H);
+	attention_forward(a, out, P, qkv, qkv + D, qkv + 2 * D, ls);
+	attention_backward(a, dqkv, dqkv + D, dqkv + 2 * D, ls ? dls : NULL,
+	    partial, dout, P, qkv, qkv + D, qkv + 2 * D, ls);
+	omp_set_num_threads(2);
+}
+
+/* The largest |x - y| over n, in units of y's largest magnitude. */
+static double
+rel_gap(const float *x, const float *y, size_t n)
+{
+	double d = 0, m = 0;
+	for (size_t i = 0; i < n; i++) {
+		d = maxn(d, fabs(x[i] - y[i]));
+		m = fmax(m, fabs(y[i]));
+	}
+	return d / m;
+}
+
+/* Attention in bf16 (records in chunks, batched products) against fp32
+ * (per pair): its output and gradients within bf16's tolerance, not
+ * fp32's bits, and the same bits on 1 and 2 threads; with and without
+ * locality focusing (distances per record), every query or the CLS row
+ * only, over records that do not fill the last chunk. */
+static void
+test_attention16(void)
+{
+	enum { B = 10, T = 17, H = 3, hd = 16, D = H * hd };
+	struct rng r;
+	rng_seed(&r, 13, 0);
+	size_t n = (size_t)B * T * 3 * D, no = (size_t)B * T * D;
+	float *qkv = randn(&r, n), *dout = randn(&r, no), *d2 = malloc(sizeof(float) * B * T * T);
+	for (int i = 0; i < B * T * T; i++)
+		d2[i] = (float)(i % 7) * 0.5f;
+	float ls[H] = { 0.1f, -0.3f, 0.5f };
+	float *scr = malloc(sizeof(float) * 2 * 3 * T * T), *P = malloc(sizeof(float) * B * H * T * T);
+	float *o[3], *g[3], dl[3][H];
+	for (int i = 0; i < 3; i++) {
+		o[i] = malloc(sizeof(float) * no);
+		g[i] = malloc(sizeof(float) * n);
+	}
+	for (int loc = 0; loc < 2; loc++)
+		for (int cls = 0; cls < 2; cls++) {
+			struct attn a = { .B = B, .T = T, .Tq = cls ? 1 : T, .H = H,
+			    .hd = hd, .ldqk = 3 * D, .ldv = 3 * D, .dist2 = d2,
+			    .dist_per_record = 1, .scratch = scr };
+			const float *l = loc ? ls : NULL;
+			size_t nq = (size_t)B * a.Tq * D;
+			attend(&a, GEMM_FP32, 2, qkv, dout, l, o[0], P, g[0], dl[0]);
+			attend(&a, GEMM_BF16, 2, qkv, dout, l, o[1], P, g[1], dl[1]);
+			attend(&a, GEMM_BF16, 1, qkv, dout, l, o[2], P, g[2], dl[2]);
+			double eo = rel_gap(o[1], o[0], nq), eg = rel_gap(g[1], g[0], n);
+			double el = loc ? rel_gap(dl[1], dl[0], H) : 0;
+			CHECK(eo < 0.02 && eg < 0.02 && el < 0.02 && eo > 1e-5 &&
+			    memcmp(o[1], o[2], sizeof(float) * nq) == 0 &&
+			    memcmp(g[1], g[2], sizeof(float) * n) == 0 &&
+			    memcmp(dl[1], dl[2], sizeof dl[1]) == 0,
+			    "bf16 attention%s%s, %d records: output within %.4f of "
+			    "fp32's largest, dq, dk, dv within %.4f, dlog sigma %.4f "
+			    "(bf16 took effect); the same bits on 1 and 2 threads",
+			    loc ? " with locality" : "", cls ? ", CLS query only" : "",
+			    B, eo, eg, el);
+		}
+	for (int i = 0; i < 3; i++) {
+		free(o[i]);
+		free(g[i]);
+	}
+	free(qkv); free(dout); free(d2); free(scr); free(P);
 }
 
 /* Free places in the table of twins, found by filling it with twins of
@@ -383,6 +508,8 @@ main(void)
 	test_round();
 	test_mode();
 	test_products();
+	test_batch();
+	test_attention16();
 	test_twins();
 	test_models();
 	return test_done();

@@ -1,0 +1,97 @@
+/*
+ * bench_attention.c - the attention core of one block of config R (128
+ * records of 65 tokens, 3 heads of 64; q, k, v as the model keeps them,
+ * rows of 3 x 192) forward and backward, fp32 and bf16, on the OpenMP
+ * threads (OMP_NUM_THREADS, 2 if unset), median of 20 after 5 warm-up
+ * passes: ms a block, the GFLOP/s of its products, and ms a training step
+ * of config R's 6 blocks.  An argument fp32 or bf16 runs that one only
+ * (for perf record).  The figures behind doc/performance.md's attention
+ * section.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+#include "nn.h"
+
+enum { B = 128, T = 65, H = 3, HD = 64, D = H * HD, LD = 3 * D, DEPTH = 6,
+    WARM = 5, RUNS = 20 };
+
+static int
+cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static float *
+filled(size_t n, unsigned seed)
+{
+	float *x = malloc(sizeof *x * n);
+	if (x == NULL) {
+		fprintf(stderr, "bench_attention: out of memory\n");
+		exit(1);
+	}
+	srand(seed);
+	for (size_t i = 0; i < n; i++)
+		x[i] = (float)rand() / RAND_MAX - 0.5f;
+	return x;
+}
+
+int
+main(int argc, char **argv)
+{
+	int nthr = getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : 2;
+	size_t n = (size_t)B * T * LD, no = (size_t)B * T * D;
+	float *qkv = filled(n, 1), *dout = filled(no, 2), *dqkv = filled(n, 3);
+	float *out = filled(no, 4), *P = filled((size_t)B * H * T * T, 5);
+	float *scr = filled((size_t)nthr * 3 * T * T, 6), partial[B * H];
+	/* the products: q k^T and W v forward; dW, dv, dq, dk backward */
+	double flop = 2.0 * B * H * T * T * HD;
+
+	omp_set_num_threads(nthr);
+	for (int p = 0; p < 2; p++) {
+		struct attn a = { .B = B, .T = T, .Tq = T, .H = H, .hd = HD,
+		    .ldqk = LD, .ldv = LD, .nthr = nthr, .scratch = scr,
+		    .prec = p ? GEMM_BF16 : GEMM_FP32 };
+		double f[RUNS], b[RUNS];
+		struct err e;
+
+		if (argc > 1 && strcmp(argv[1], p ? "bf16" : "fp32") != 0)
+			continue;
+		if (p && gemm_bf16_mode() == GEMM_BF16_NONE) {
+			printf("attention bf16: this CPU has no native bf16\n");
+			break;
+		}
+		for (int i = 0; i < WARM + RUNS; i++) {
+			double t0 = omp_get_wtime();
+			attention_forward(&a, out, P, qkv, qkv + D, qkv + 2 * D,
+			    NULL);
+			double t1 = omp_get_wtime();
+			attention_backward(&a, dqkv, dqkv + D, dqkv + 2 * D, NULL,
+			    partial, dout, P, qkv, qkv + D, qkv + 2 * D, NULL);
+			double t2 = omp_get_wtime();
+			if (i >= WARM) {
+				f[i - WARM] = t1 - t0;
+				b[i - WARM] = t2 - t1;
+			}
+		}
+		if (gemm_failed(&e) < 0) {
+			fprintf(stderr, "bench_attention: %s\n", e.msg);
+			return 1;
+		}
+		qsort(f, RUNS, sizeof *f, cmp);
+		qsort(b, RUNS, sizeof *b, cmp);
+		double fm = f[RUNS / 2], bm = b[RUNS / 2];
+		printf("attention %s, config R block, %d threads: forward %.2f ms "
+		    "(%.0f GFLOP/s), backward %.2f ms (%.0f GFLOP/s); %.1f ms of "
+		    "a training step's %d blocks (checksum %.6g)\n",
+		    p ? "bf16" : "fp32", nthr, fm * 1e3, 2 * flop / fm / 1e9,
+		    bm * 1e3, 4 * flop / bm / 1e9, (fm + bm) * DEPTH * 1e3, DEPTH,
+		    (double)out[12345] + dqkv[777]);
+	}
+	free(qkv); free(dout); free(dqkv); free(out); free(P); free(scr);
+	return 0;
+}

@@ -164,7 +164,8 @@ struct mm {
 	size_t	 padsz;
 };
 
-#define MM_KEEP	128	/* shapes a thread keeps: a bf16 training step of config R uses about 50 */
+/* Shapes a thread keeps: a bf16 training step of config R uses about 50. */
+#define MM_KEEP	128
 
 /* A thread's primitives (the oldest replaced first), stream and buffers. */
 struct thr {

@@ -299,8 +299,11 @@ seeded() {
 	what="key claims"; [ "$2" = all ] && what="claims' steps"
 	if [ -s "$RES/$EXP.seeds" ]; then
 		echo "Sequential seeding of the $what (up to $1 seeds, while a step stays undecided and twice that would by the estimate of *to decide* decide it):"
-		awk -F '\t' '{ n[$1] = $2 } END { for (l in n) printf "%s %d\n", l, n[l] }' "$RES/$EXP.seeds" | sort |
-		    awk '{ printf "%s%s to %d seeds", (NR > 1 ? ", " : ""), $1, $2 } END { print "." }'
+		# planned, and where fewer have run (a part cut short), how many
+		planfield top1 | cut -f1 | awk -F '\t' 'FILENAME == ARGV[1] { n[$1] = $2; next } { ran[$1]++ }
+		    END { for (l in n) printf "%s %d %d\n", l, n[l], ran[l] }' "$RES/$EXP.seeds" - | sort |
+		    awk '{ printf "%s%s to %d seeds%s", (NR > 1 ? ", " : ""), $1, $2, ($3 < $2 ? " (" $3 " so far)" : "") }
+		    END { print "." }'
 	else
 		echo "Sequential seeding of the $what: no seeds added (each step decided at $(echo $SEEDS | wc -w) seeds, past the estimate's reach, or not seeded yet)."
 	fi

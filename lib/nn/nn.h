@@ -10,8 +10,8 @@
  * OpenBLAS thread the big products from serial code measured 40% slower
  * here: its pool and OpenMP's spin-wait against each other on 2 cores
  * between every layer.  The per-(record, head) attention products use the
- * same scheme over (record, head) pairs (attention.c); row-wise work runs
- * in OpenMP loops.
+ * same scheme over (record, head) pairs, in bf16 over chunks of records
+ * (attention.c); row-wise work runs in OpenMP loops.
  *
  * The matrix backend (gemm.c) is the one place that calls the libraries:
  * OpenBLAS (its own pthreads pool, held at one thread around the engine's

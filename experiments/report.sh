@@ -137,7 +137,10 @@ EOF2
   core waits at the end of one experiment for the next. The runs ran on
   $(cpus); each section names its own. Two CPUs round the same commands
   differently (their libraries pick other kernels), a difference the
-  intervals over seeds take in like any other between runs.
+  intervals over seeds take in like any other between runs. Each run's
+  JSON names the commit, a hash of the programs and the plan of its
+  fp32 products (which library computes each shape, timed once per
+  machine: results/$SCALE/plans/).
   \`sh experiments/run.sh --scale quick\` runs every script on tiny data
   (the tests do). Besides the results, the only figures here are the
   papers' own, quoted in each script beside their table.

@@ -73,6 +73,10 @@ OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 export LC_ALL OMP_WAIT_POLICY GOMP_SPINCOUNT OPENBLAS_NUM_THREADS
 : "${SCALE:=quick}" "${RES:=$EXPDIR/results/$SCALE}" "${CACHE:=$EXPDIR/cache}"
 [ -d "$CACHE" ] || mkdir -p "$CACHE"
+# The plan of the fp32 products (vitpipe(7)) decides their last bits: the
+# campaign's own, in $CACHE, so that every result names the one it ran with.
+VITPIPE_PLAN=${VITPIPE_PLAN:-$CACHE/plan}
+export VITPIPE_PLAN
 
 mode=run
 case ${1:-} in --key) mode=key; shift ;; --train-key) mode=tkey; shift ;; --files) mode=files; shift ;; esac
@@ -511,11 +515,23 @@ done
 [ -z "$init" ] || fields="$fields,\"init\":\"$init\""
 eval_s=$(echo "$e0 $(now)" | awk '{ printf "%.1f", $2 - $1 }')
 steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
+# The plan's choices as the run left them (its header, then the choices
+# sorted: runs beside it append in any order), kept in $RES/plans under
+# their hash, which the result names: VITPIPE_PLAN=that file gives the
+# run's bits again.
+plan=off
+if [ "$VITPIPE_PLAN" != off ] && [ -s "$VITPIPE_PLAN" ]; then
+	{ grep -m 1 '^#' "$VITPIPE_PLAN"; grep -v '^#' "$VITPIPE_PLAN" | sort -u; } > "$out.plan.$$" || :
+	hashfile "$out.plan.$$"
+	plan=$H
+	mkdir -p "$RES/plans"
+	mv "$out.plan.$$" "$RES/plans/$plan"
+fi
 # The checkout's commit when the result was written, "-dirty" when the
 # code differed from it; BINS says which code made the run in any case.
 commit=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ "$commit" = unknown ] || git -C "$TOP" diff --quiet HEAD -- lib cmd Makefile 2>/dev/null || commit=$commit-dirty
-printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","lr":%s,"val":"%s","conv":"%s","evals":"%s",%s,"val_top1":%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","date":"%s"}\n' \
+printf '{"key":"%s","train":"%s","scale":"%s","task":"%s","pe":"%s","arm":"%s","seed":%s,"model":"%s","frac":%s,"res":%s,"pos":"%s","cls":"%s","vt":"%s","lr":%s,"val":"%s","conv":"%s","evals":"%s",%s,"val_top1":%s,"steps":%s,"train_s":%s,"eval_s":%s,"cpu":"%s","cpu_bf16":"%s","commit":"%s","bins":"%s","plan":"%s","date":"%s"}\n' \
     "$KEY" "$TK" "$SCALE" "$task" "$pe" "$arm" "$seed" "$model" "$frac" "$res" "$pos" "$cls" "$vt" "$LR" "$val" "$conv" "$evals" \
-    "$fields" "${vtop1:-null}" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
+    "$fields" "${vtop1:-null}" "${steps:-null}" "$train_s" "$eval_s" "$cpu" "${cpubf16:-none}" "$commit" "$BINS" "$plan" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" > "$out.tmp.$$"
 mv "$out.tmp.$$" "$out"

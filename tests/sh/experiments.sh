@@ -229,6 +229,13 @@ printf '%s\n' '{"step":1,"epoch":0.5,"loss":2}' '{"step":2,"epoch":1.0,"loss":2}
 j=$R/quick/runs/$k.json
 grep -q '"commit":"[0-9a-f]\{7,\}\(-dirty\)\{0,1\}","bins":"[0-9a-f]\{16\}"' "$j" && grep -q '"cpu_bf16":"[a-z0-9_+]*"' "$j" &&
 	ok "a run's JSON has its commit, its programs' hash and the CPU's bf16" || nok "no provenance in $(cat "$j")"
+# ... and the plan of its fp32 products, kept in results/plans: its
+# choices (a line each) and the header of the machine that made them
+plan=$(sed -n 's/.*"plan":"\([0-9a-f]\{16\}\)".*/\1/p' "$j")
+[ -n "$plan" ] && head -n 1 "$R/quick/plans/$plan" | grep -q '^# vitpipe plan' &&
+    grep -q '^[a-z]* [NT] [NT] [0-9]* [0-9]* [0-9]* [a-z]*$' "$R/quick/plans/$plan" &&
+	ok "a run's JSON names the plan of its products, kept in results/plans" ||
+	nok "plan: $(sed 's/.*"plan"/"plan"/' "$j") $(ls "$R/quick/plans" 2>&1 | head -3)"
 bins=$(sed 's/.*"bins":"\([0-9a-f]*\)".*/\1/' "$j")
 grep -qF "code: binaries $bins (commit " "$R/quick/t2_sharing.md" && ok "a section names the code of its runs" ||
 	nok "t2_sharing.md: $(sed -n 3p "$R/quick/t2_sharing.md")"

@@ -93,13 +93,33 @@ parse_options() {
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
 }
 
+# The runs that several sections plan under labels of their own (Table
+# 1's models are Table 3's, its 2D ones Table 4's main size, its liere:8
+# Table 2's row of nothing shared): a line a run, its "SECTION LABEL"
+# pairs.  A section plans such a run with every seed any of them seeded.
+SHARED=$(for r in abs rope-axial rope-mixed liere:8 liere:full; do
+	g="t1_encodings fm2d-paper/$r t3_shuffle fm2d/$r"
+	[ "$r" = liere:full ] || g="$g model_size main/$r"
+	[ "$r" = liere:8 ] && g="$g t2_sharing fm2d/none"
+	echo " $g "
+	echo " t1_encodings mv3d-paper/$r t3_shuffle mv3d/$r "
+done)
+
 # plan LABEL WORDS...: one run of the experiment; for the first seed, also
-# the seeds that sequential seeding gave the label ($RES/$EXP.seeds).
+# the seeds that sequential seeding gave the label ($RES/$EXP.seeds), or
+# gave the same run under another section's label (SHARED).
 plan() {
 	label=$1; shift
 	printf '%s\t%s\n' "$label" "$*" >> "$PLAN"
-	case " $* " in *" seed=1 "*) [ -f "$RES/$EXP.seeds" ] || return 0 ;; *) return 0 ;; esac
-	n=$(awk -F '\t' -v l="$label" '$1 == l { n = $2 } END { print n + 0 }' "$RES/$EXP.seeds")
+	case " $* " in *" seed=1 "*) ;; *) return 0 ;; esac
+	case $SHARED in
+	*" $EXP $label "*) pairs=$(printf '%s\n' "$SHARED" | grep -F " $EXP $label ") ;;
+	*) [ -f "$RES/$EXP.seeds" ] || return 0; pairs="$EXP $label" ;;
+	esac
+	n=$(printf '%s\n' "$pairs" | awk -v res="$RES" '{
+	    for (i = 1; i < NF; i += 2) { f = res "/" $i ".seeds"
+		while ((getline line < f) > 0) { split(line, a, "\t"); if (a[1] == $(i + 1) && a[2] > n) n = a[2] + 0 }
+		close(f) } } END { print n + 0 }')
 	k=$(($(echo $SEEDS | wc -w) + 1))
 	while [ "$k" -le "$n" ]; do
 		printf '%s\t%s\n' "$label" "$(echo " $* " | sed "s/ seed=1 / seed=$k /; s/^ //; s/ \$//")" >> "$PLAN"

@@ -120,7 +120,9 @@ EOF2
   the hours go where they decide). The sections of the papers' other
   tables (Tables 2 to 4, block size, resolution, RiemannFormer), whose
   steps no other section judges, seed every step of their claims under
-  the same rule. Each section lists the seeds it added.
+  the same rule. Each section lists the seeds it added; a model that
+  several tables share (Table 1's are Table 3's, its 2D ones Table 4's
+  main size) has in each every seed any of them added.
 - **Position conventions.** Each rotary encoding runs twice where it
   matters: under its own paper's convention and initialisation
   (vit-train's default) with its code's CLS token (ComRoPE's rotated at

@@ -84,6 +84,22 @@ EXPDIR=$PWD/experiments SEQRUNS=$T/seq.runs sh "$T/seqsec.sh" --scale full --res
 	nok "seqsec.seeds: $(cat "$T/seqres/full/seqsec.seeds" "$T/seq.err" 2>&1)"
 check_grep "... and the one they could not, named" '^seqsec: t/a < t/x: undecided at 3 seeds, and by the estimate more than 20 would decide it: no more seeds$' "$T/seq.err"
 
+# A run that two sections plan under labels of their own (lib.sh's
+# SHARED: Table 3's mv3d/abs is Table 1's mv3d-paper/abs) has in each the
+# seeds that the other's sequential seeding gave it.
+mkdir -p "$T/shr/full" "$T/shrsec"
+printf 'mv3d-paper/abs\t4\nmv3d-paper/abs\t5\n' > "$T/shr/full/t1_encodings.seeds"
+cat > "$T/shrsec/t3_shuffle.sh" <<'EOF2'
+. experiments/lib.sh
+parse_options "$@"
+plan mv3d/abs task=mv3d pe=abs seed=1
+plan mv3d/liere:8 task=mv3d pe=liere:8 seed=1
+cut -f2 "$PLAN"
+EOF2
+got=$(EXPDIR=$PWD/experiments sh "$T/shrsec/t3_shuffle.sh" --scale full --results "$T/shr" --cache "$T/shrc" 2>&1 | tr '\n' '|')
+[ "$got" = "task=mv3d pe=abs seed=1|task=mv3d pe=abs seed=4|task=mv3d pe=abs seed=5|task=mv3d pe=liere:8 seed=1|" ] &&
+	ok "a run two sections share has in each the seeds the other's seeding gave it" || nok "shared seeds: $got"
+
 # Moving Fashion-MNIST: every clip moves its item 2 pixels a frame, in the
 # direction its label says (label = 2 class + direction, 1: leftwards),
 # through FFmpeg and back; the same seed gives the same files.

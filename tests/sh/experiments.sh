@@ -133,6 +133,21 @@ start=$(date +%s)
 sh experiments/run.sh --scale quick --results "$R" --cache "$C" > "$T/run.out" 2> "$T/run.err" &&
 	ok "run.sh --scale quick: every experiment" || nok "run.sh --scale quick: $(grep -v '^run1.sh: training' "$T/run.err" | tail -5)"
 echo "# quick scale: $(($(date +%s) - start)) s"
+# campaign.sh: parts in turn, each in a process group of its own for at
+# most --limit seconds (a part cut short leaves nothing running), paused
+# and resumed by --signal; a part within its time runs to its end.
+sh experiments/campaign.sh --scale quick --results "$R" --cache "$C" riemann > /dev/null 2> "$T/camp.err" &&
+	[ -s "$R/quick/riemann.md" ] && ok "campaign.sh: a part runs to its end" || nok "campaign.sh: $(tail -3 "$T/camp.err")"
+sh experiments/campaign.sh --scale quick --results "$T/cr" --cache "$T/cc" --limit 3 t1_encodings > /dev/null 2> "$T/camp.err" &
+cpid=$!
+sleep 1
+sh experiments/campaign.sh --signal STOP --cache "$T/cc"
+st=$(for f in "$T/cc/campaign"/*; do ps -e -o pgid=,stat= | awk -v g="${f##*/}" '$1 == g { print substr($2, 1, 1) }'; done | sort -u | tr -d '\n')
+sh experiments/campaign.sh --signal CONT --cache "$T/cc"
+wait $cpid
+[ "$st" = T ] && grep -q '^campaign.sh: t1_encodings: stopped after 3 s$' "$T/camp.err" && ! pgrep -f "$T/cc" > /dev/null &&
+	ok "campaign.sh: --signal STOP pauses a part; --limit stops it, and nothing of it runs on" ||
+	nok "campaign.sh: states '$st', $(tail -2 "$T/camp.err")"
 # (tasks.sh plans its tuned rates and sequential seeds from results: those
 # runs come after the pool)
 grep -q '^run.sh: [1-9][0-9]* runs to do, 2 at a time' "$T/run.err" &&

@@ -21,7 +21,7 @@ set -eu
 # a shell's builtin not always)
 EXPDIR=$(cd "$(dirname "$0")" && pwd)
 usage() {
-	sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,/^[^#]/p' "$0" | sed '$d; s/^# \{0,1\}//'
 }
 limit=2400 opts= parts= sig= cache=${EXP_CACHE:-$EXPDIR/cache}
 while [ $# -gt 0 ]; do

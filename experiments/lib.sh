@@ -91,6 +91,8 @@ parse_options() {
 	KEYS=${EXP_KEYS:-$PLAN.keys}
 	: > "$PLAN"
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
+	# a part stopped from outside (campaign.sh --limit) leaves no plan
+	trap 'exit 143' HUP INT TERM
 }
 
 # The runs that several sections plan under labels of their own (Table

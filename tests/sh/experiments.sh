@@ -134,8 +134,9 @@ sh experiments/run.sh --scale quick --results "$R" --cache "$C" > "$T/run.out" 2
 	ok "run.sh --scale quick: every experiment" || nok "run.sh --scale quick: $(grep -v '^run1.sh: training' "$T/run.err" | tail -5)"
 echo "# quick scale: $(($(date +%s) - start)) s"
 # campaign.sh: parts in turn, each in a process group of its own for at
-# most --limit seconds (a part cut short leaves nothing running), paused
-# and resumed by --signal; a part within its time runs to its end.
+# most --limit seconds (a part cut short leaves nothing running, nor its
+# plan files), paused and resumed by --signal; a part within its time
+# runs to its end.
 sh experiments/campaign.sh --scale quick --results "$R" --cache "$C" riemann > /dev/null 2> "$T/camp.err" &&
 	[ -s "$R/quick/riemann.md" ] && ok "campaign.sh: a part runs to its end" || nok "campaign.sh: $(tail -3 "$T/camp.err")"
 sh experiments/campaign.sh --scale quick --results "$T/cr" --cache "$T/cc" --limit 3 t1_encodings > /dev/null 2> "$T/camp.err" &
@@ -146,6 +147,7 @@ st=$(for f in "$T/cc/campaign"/*; do ps -e -o pgid=,stat= | awk -v g="${f##*/}" 
 sh experiments/campaign.sh --signal CONT --cache "$T/cc"
 wait $cpid
 [ "$st" = T ] && grep -q '^campaign.sh: t1_encodings: stopped after 3 s$' "$T/camp.err" && ! pgrep -f "$T/cc" > /dev/null &&
+	[ -z "$(ls "$T/cc" | grep '^plan\.')" ] &&
 	ok "campaign.sh: --signal STOP pauses a part; --limit stops it, and nothing of it runs on" ||
 	nok "campaign.sh: states '$st', $(tail -2 "$T/camp.err")"
 # (tasks.sh plans its tuned rates and sequential seeds from results: those

@@ -92,7 +92,9 @@ parse_options() {
 	: > "$PLAN"
 	trap 'rm -f "$PLAN" "$PLAN".*' EXIT
 	# a part stopped from outside (campaign.sh --limit) leaves no plan
-	trap 'exit 143' HUP INT TERM
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 }
 
 # The runs that several sections plan under labels of their own (Table

@@ -64,12 +64,13 @@ status=0
 for p in $parts; do
 	pat=.
 	case $p in *:*) pat=${p#*:} ;; esac
-	setsid nice -n 19 sh "$EXPDIR/${p%%:*}.sh" $opts --jobs 1 --only "$pat" &
+	# a session has a scheduling group of its own (Linux's autogroup),
+	# which nice alone does not lower: the part lowers its own, once it
+	# is a session (from here it could still be the caller's)
+	setsid sh -c 'echo 19 2>/dev/null > /proc/self/autogroup; exec nice -n 19 sh "$@"' \
+	    sh "$EXPDIR/${p%%:*}.sh" $opts --jobs 1 --only "$pat" &
 	g=$!
 	: > "$dir/$g"
-	# a session has a scheduling group of its own (Linux's autogroup),
-	# which nice alone does not lower
-	echo 19 2>/dev/null > "/proc/$g/autogroup" || :
 	t=0
 	while kill -0 "$g" 2>/dev/null && [ "$t" -lt "$limit" ]; do
 		sleep 1

@@ -104,10 +104,10 @@ softmax_back(float *dw /* [Tq][T] */, const float *P /* [Tq][T] */, int Tq,
 #define REC	4	/* records in a chunk */
 
 /* A thread's room for a chunk: rounded q, k, v rows [REC][T][D] (each
- * record's T rows, Tq or not), weights or dS [REC][H][Tq][T], dout
+ * record's T rows, Tq or not), weights and dS [REC][H][Tq][T], dout
  * [REC][Tq][D]; in fp32, scores or dW [REC][H][Tq][T]. */
 struct chunk {
-	void	*q, *k, *v, *w, *d;
+	void	*q, *k, *v, *w, *ds, *d;
 	float	*s;
 };
 
@@ -126,13 +126,13 @@ chunk_of(const struct attn *a, struct chunk *c)
 	size_t e = (size_t)gemm_bf16_size(), rows = (size_t)REC * a->T * a->H * a->hd;
 	size_t pairs = (size_t)REC * a->H * a->T * a->T;
 	size_t nr = lines(rows, e), nw = lines(pairs, e);
-	char *p = gemm_bf16_buffer(0, 4 * nr + nw);
+	char *p = gemm_bf16_buffer(0, 4 * nr + 2 * nw);
 	float *f = gemm_bf16_buffer(1, sizeof(float) * pairs);
 
 	if (p == NULL || f == NULL)
 		return -1;
 	*c = (struct chunk){ .q = p, .k = p + nr, .v = p + 2 * nr,
-	    .d = p + 3 * nr, .w = p + 4 * nr, .s = f };
+	    .d = p + 3 * nr, .w = p + 4 * nr, .ds = p + 4 * nr + nw, .s = f };
 	return 0;
 }
 
@@ -183,6 +183,18 @@ nan_rows(float *dst, size_t ld, int rows, int cols)
 			dst[r * ld + j] = NAN;
 }
 
+/* Records b0 .. b0 + n of q, k and v rounded into the chunk. */
+static void
+round_qkv(const struct attn *a, const struct chunk *c, int b0, int n,
+    const float *q, const float *k, const float *v)
+{
+	size_t D = (size_t)a->H * a->hd, r0 = (size_t)b0 * a->T;
+
+	gemm_bf16_fill(c->q, 0, D, q + r0 * a->ldqk, a->ldqk, n * a->T, D);
+	gemm_bf16_fill(c->k, 0, D, k + r0 * a->ldqk, a->ldqk, n * a->T, D);
+	gemm_bf16_fill(c->v, 0, D, v + r0 * a->ldv, a->ldv, n * a->T, D);
+}
+
 /* The thread's locality scratch (its first two T x T slots). */
 static float *
 omega(const struct attn *a)
@@ -207,9 +219,7 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 			nan_rows(ob, D, n * Tq, D);
 			continue;
 		}
-		gemm_bf16_fill(c.q, 0, D, q + (size_t)b0 * T * a->ldqk, a->ldqk, n * T, D);
-		gemm_bf16_fill(c.k, 0, D, k + (size_t)b0 * T * a->ldqk, a->ldqk, n * T, D);
-		gemm_bf16_fill(c.v, 0, D, v + (size_t)b0 * T * a->ldv, a->ldv, n * T, D);
+		round_qkv(a, &c, b0, n, q, k, v);
 		/* P = softmax(q k^T / sqrt(hd)), W = P o Omega */
 		float *pc = P ? P + (size_t)b0 * H * TT : c.s;
 		batch(a, n, 0, 1, Tq, T, hd, 1.0f / sqrtf((float)hd), ROWS_T,
@@ -260,43 +270,34 @@ backward16(const struct attn *a, float *dq, float *dk, float *dv,
 			nan_rows(dvb, ldv, n * T, D);
 			continue;
 		}
-		gemm_bf16_fill(c.q, 0, D, q + b0 * T * ldqk, ldqk, n * T, D);
-		gemm_bf16_fill(c.k, 0, D, k + b0 * T * ldqk, ldqk, n * T, D);
-		gemm_bf16_fill(c.v, 0, D, v + b0 * T * ldv, ldv, n * T, D);
+		round_qkv(a, &c, b0, n, q, k, v);
 		gemm_bf16_fill(c.d, 0, D, dout + (size_t)b0 * Tq * D, D, n * Tq, D);
-		/* the weights W that multiplied v */
-		for (int i = 0; i < n * H; i++) {
-			const float *w = pc + i * TT;
-			if (logsig != NULL) {
-				locality(a, b0 + i / H, expf(logsig[i % H]), w, om,
-				    om + TT, (int)TT);
-				w = om + TT;
-			}
-			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
-		}
-		/* dW = dout v^T; dv = W^T dout */
+		/* dW = dout v^T */
 		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, c.d, ROWS_T, c.v,
 		    PAIRS, c.s);
-		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, c.w, ROWS_TQ, c.d,
-		    VV, dvb);
-		/* dS, rounded over W */
+		/* each pair's weights W that multiplied v, and dS over dW */
 		for (int i = 0; i < n * H; i++) {
 			int b = b0 + i / H, h = i % H;
 			float *dw = c.s + i * TT;
-			const float *pb = pc + i * TT;
+			const float *pb = pc + i * TT, *w = pb;
 			if (logsig != NULL) {
 				float sg = expf(logsig[h]);
 				locality(a, b, sg, pb, om, om + TT, (int)TT);
 				partial[b * H + h] = locality_back(a, b, sg, dw,
 				    om, om + TT, (int)TT);
+				w = om + TT;
 			}
+			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
 			softmax_back(dw, pb, Tq, T);
-			gemm_bf16_fill(c.w, i * TT, T, dw, T, Tq, T);
+			gemm_bf16_fill(c.ds, i * TT, T, dw, T, Tq, T);
 		}
+		/* dv = W^T dout */
+		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, c.w, ROWS_TQ, c.d,
+		    VV, dvb);
 		/* dq = dS k / sqrt(hd), Tq rows a record; dk = dS^T q / sqrt(hd) */
-		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.w, ROWS_T, c.k,
+		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.ds, ROWS_T, c.k,
 		    QK, dqb);
-		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.w, ROWS_T, c.q,
+		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.ds, ROWS_T, c.q,
 		    QK, dkb);
 	}
 	gemm_solo_end(blas);

@@ -3,11 +3,14 @@
  * records of 65 tokens, 3 heads of 64; q, k, v as the model keeps them,
  * rows of 3 x 192) forward and backward, fp32 and bf16, on the OpenMP
  * threads (OMP_NUM_THREADS, 2 if unset), median of 20 after 5 warm-up
- * passes: ms a block, the GFLOP/s of its products, and ms a training step
- * of config R's 6 blocks.  An argument fp32 or bf16 runs that one only
- * (for perf record).  The figures behind doc/performance.md's attention
- * section.
+ * passes: ms a block, the GFLOP/s of its products, ms a training step
+ * of config R's 6 blocks, and a hash of the outputs (two builds that print
+ * the same hash compute the same bits).  Arguments: fp32 or bf16 runs
+ * that one only (for perf record); exp takes the experiments' backbone
+ * instead (64 records, 4 heads of 16, 4 blocks).  The figures behind
+ * doc/performance.md's attention section.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +19,7 @@
 
 #include "nn.h"
 
-enum { B = 128, T = 65, H = 3, HD = 64, D = H * HD, LD = 3 * D, DEPTH = 6,
-    WARM = 5, RUNS = 20 };
+enum { T = 65, WARM = 5, RUNS = 20 };
 
 static int
 cmp(const void *a, const void *b)
@@ -40,14 +42,34 @@ filled(size_t n, unsigned seed)
 	return x;
 }
 
+/* h, the FNV-1a hash so far, on n floats' bytes */
+static uint64_t
+fnv(uint64_t h, const float *x, size_t n)
+{
+	const unsigned char *c = (const unsigned char *)x;
+	for (size_t i = 0; i < n * sizeof *x; i++)
+		h = (h ^ c[i]) * 1099511628211u;
+	return h;
+}
+
 int
 main(int argc, char **argv)
 {
+	const char *prec = NULL;
+	int exp = 0;
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "exp") == 0)
+			exp = 1;
+		else
+			prec = argv[i];
+	const int B = exp ? 64 : 128, H = exp ? 4 : 3, HD = exp ? 16 : 64;
+	const int D = H * HD, LD = 3 * D, DEPTH = exp ? 4 : 6;
 	int nthr = getenv("OMP_NUM_THREADS") ? omp_get_max_threads() : 2;
 	size_t n = (size_t)B * T * LD, no = (size_t)B * T * D;
 	float *qkv = filled(n, 1), *dout = filled(no, 2), *dqkv = filled(n, 3);
 	float *out = filled(no, 4), *P = filled((size_t)B * H * T * T, 5);
-	float *scr = filled((size_t)nthr * 3 * T * T, 6), partial[B * H];
+	float *scr = filled((size_t)nthr * 3 * T * T, 6);
+	float *partial = filled((size_t)B * H, 7);
 	/* the products: q k^T and W v forward; dW, dv, dq, dk backward */
 	double flop = 2.0 * B * H * T * T * HD;
 
@@ -59,7 +81,7 @@ main(int argc, char **argv)
 		double f[RUNS], b[RUNS];
 		struct err e;
 
-		if (argc > 1 && strcmp(argv[1], p ? "bf16" : "fp32") != 0)
+		if (prec != NULL && strcmp(prec, p ? "bf16" : "fp32") != 0)
 			continue;
 		if (p && gemm_bf16_mode() == GEMM_BF16_NONE) {
 			printf("attention bf16: this CPU has no native bf16\n");
@@ -85,13 +107,15 @@ main(int argc, char **argv)
 		qsort(f, RUNS, sizeof *f, cmp);
 		qsort(b, RUNS, sizeof *b, cmp);
 		double fm = f[RUNS / 2], bm = b[RUNS / 2];
-		printf("attention %s, config R block, %d threads: forward %.2f ms "
+		uint64_t h = fnv(fnv(14695981039346656037u, out, no), dqkv, n);
+		printf("attention %s, %s block, %d threads: forward %.2f ms "
 		    "(%.0f GFLOP/s), backward %.2f ms (%.0f GFLOP/s); %.1f ms of "
-		    "a training step's %d blocks (checksum %.6g)\n",
-		    p ? "bf16" : "fp32", nthr, fm * 1e3, 2 * flop / fm / 1e9,
-		    bm * 1e3, 4 * flop / bm / 1e9, (fm + bm) * DEPTH * 1e3, DEPTH,
-		    (double)out[12345] + dqkv[777]);
+		    "a training step's %d blocks (outputs %016llx)\n",
+		    p ? "bf16" : "fp32", exp ? "experiments'" : "config R's", nthr,
+		    fm * 1e3, 2 * flop / fm / 1e9, bm * 1e3, 4 * flop / bm / 1e9,
+		    (fm + bm) * DEPTH * 1e3, DEPTH, (unsigned long long)h);
 	}
 	free(qkv); free(dout); free(dqkv); free(out); free(P); free(scr);
+	free(partial);
 	return 0;
 }

@@ -519,8 +519,10 @@ steps=$(vtool info "$ckpt" | awk '$1 == "meta" && $2 == "STEP" { print $3 }')
 # sorted: runs beside it append in any order), kept in $RES/plans under
 # their hash, which the result names: VITPIPE_PLAN=that file gives the
 # run's bits again.
+# ("off": no plan asked for; "none": no fp32 product chose one)
 plan=off
-if [ "$VITPIPE_PLAN" != off ] && [ -s "$VITPIPE_PLAN" ]; then
+[ "$VITPIPE_PLAN" = off ] || plan=none
+if [ "$plan" = none ] && [ -s "$VITPIPE_PLAN" ]; then
 	{ grep -m 1 '^#' "$VITPIPE_PLAN"; grep -v '^#' "$VITPIPE_PLAN" | sort -u; } > "$out.plan.$$" || :
 	hashfile "$out.plan.$$"
 	plan=$H

@@ -3,10 +3,35 @@
  * products over all rows of the batch, y and dx in chunks of rows that can
  * carry a row epilogue, dw one sgemm per thread's block of its rows.
  */
+#include "arch.h"
 #include "nn.h"
 
-/* Column strips in parallel (col_strip), each summing its rows in order.
- * Wide strips read up to 1 KiB of each row at a time: strips of 16 to 64
+/* Columns j0 .. j0 + 16 K of x[N][D] summed over the rows, in row order,
+ * in K vector registers, then added to acc. */
+static inline __attribute__((always_inline)) void
+colsum_vecs(float *restrict acc, const float *restrict x, int N, int D,
+    int j0, const int K)
+{
+	v16 s[8];	/* K <= 8 */
+
+	#pragma GCC unroll 8
+	for (int k = 0; k < K; k++)
+		s[k] = (v16){ 0 };
+	for (int n = 0; n < N; n++)
+		#pragma GCC unroll 8
+		for (int k = 0; k < K; k++)
+			s[k] += *(const v16 *)(x + (size_t)n * D + j0 + 16 * k);
+	for (int k = 0; k < K; k++)
+		*(v16 *)(acc + j0 + 16 * k) += s[k];
+}
+
+/* Register blocks of up to COLSUM_VECS vectors: a sum kept in memory
+ * would wait on its own store every row. */
+#define COLSUM_VECS	(ARCH_VREGS_HERE >= 32 ? 8 : 4)
+
+/* Column strips in parallel (col_strip), each summing its rows in order
+ * (the same order for every strip width and register block).  Wide
+ * strips read up to 1 KiB of each row at a time: strips of 16 to 64
  * columns measured up to 3x slower on these shapes (strided rows defeat
  * the prefetcher). */
 void
@@ -15,16 +40,21 @@ colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 	int sw = col_strip(D);
 	#pragma omp parallel for schedule(static)
 	for (int j0 = 0; j0 < D; j0 += sw) {
-		int w = D - j0 < sw ? D - j0 : sw;
-		float s[STRIP_MAX] = { 0 };
-		for (int n = 0; n < N; n++) {
-			const float *r = x + (size_t)n * D + j0;
-			#pragma omp simd
-			for (int j = 0; j < w; j++)
-				s[j] += r[j];
+		int j = j0, end = D - j0 < sw ? D : j0 + sw;
+		for (; end - j >= 16 * COLSUM_VECS; j += 16 * COLSUM_VECS)
+			colsum_vecs(acc, x, N, D, j, COLSUM_VECS);
+		/* the rest (under the block) in 4, 2 and 1 vectors */
+		for (int K = 4; K >= 1; K /= 2)
+			if (K < COLSUM_VECS && end - j >= 16 * K) {
+				colsum_vecs(acc, x, N, D, j, K);
+				j += 16 * K;
+			}
+		for (; j < end; j++) {
+			float t = 0;
+			for (int n = 0; n < N; n++)
+				t += x[(size_t)n * D + j];
+			acc[j] += t;
 		}
-		for (int j = 0; j < w; j++)
-			acc[j0 + j] += s[j];
 	}
 }
 

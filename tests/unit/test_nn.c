@@ -126,6 +126,35 @@ test_gemm_rows(void)
 	}
 }
 
+/* colsum_add: each column summed over the rows in row order, added to
+ * acc: the bits of a plain float loop, for widths that take every
+ * register block and the scalar tail, on 1 and 2 threads. */
+static void
+test_colsum(void)
+{
+	static const int widths[] = { 3, 16, 24, 96, 192, 200, 576, 768, 1000 };
+	for (size_t w = 0; w < sizeof widths / sizeof *widths; w++) {
+		int D = widths[w], N = 37, bad = 0;
+		float *x = randv((size_t)N * D, 1), *acc = randv(D, 1);
+		float *want = malloc(sizeof(float) * D), *got = malloc(sizeof(float) * D);
+		for (int j = 0; j < D; j++) {
+			float t = 0;
+			for (int n = 0; n < N; n++)
+				t += x[(size_t)n * D + j];
+			want[j] = acc[j] + t;
+		}
+		for (int thr = 1; thr <= 2; thr++) {
+			omp_set_num_threads(thr);
+			memcpy(got, acc, sizeof(float) * D);
+			colsum_add(got, x, N, D);
+			bad += memcmp(got, want, sizeof(float) * D) != 0;
+		}
+		omp_set_num_threads(1);
+		CHECK(bad == 0, "colsum_add, %d columns: the row-order sums bit for bit on 1 and 2 threads", D);
+		free(x); free(acc); free(want); free(got);
+	}
+}
+
 /* ---- layernorm ---- */
 struct ln { float *x, *g, *b, *mean, *rstd; int N, D; };
 static void
@@ -676,5 +705,6 @@ main(void)
 	test_rotary("string", 1, 1, 1);
 	test_rotary("rope-nd", 0, 0, 1);
 	test_rotary("rope-nd", 1, 1, 0);
+	test_colsum();	/* last: the others' draws as before */
 	return test_done();
 }

@@ -94,7 +94,7 @@ struct vit_state {
 	float	*dx;		/* [B][T][P] */
 	float	*tmp;		/* [N][D] patch rows / projection outputs */
 	float	*ascr;		/* attention scratch [nthr][3][T1][T1] */
-	/* sums of parameter gradients over each GEMM_CHUNK of rows, made by
+	/* sums of parameter gradients over each chunk of rows, made by
 	 * row epilogues while the rows are in cache, added in chunk order */
 	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
 	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
@@ -279,11 +279,11 @@ huge_alloc(size_t bytes)
 	return p;
 }
 
-/* Chunks of GEMM_CHUNK rows among N. */
+/* Chunks of chunk rows among N. */
 static int
-nchunks(int N)
+nchunks(int N, int chunk)
 {
-	return (N + GEMM_CHUNK - 1) / GEMM_CHUNK;
+	return (N + chunk - 1) / chunk;
 }
 
 /* Carve n floats when want, else NULL. */
@@ -364,7 +364,9 @@ activations(struct vit *m, char *block)
 	s->dlogits = carve_if(train, &cur, B * C, &tot);
 	s->tmp = carve(&cur, N * D, &tot);
 	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
-	size_t nchunk = nchunks((int)N);
+	/* as many as bf16's shorter chunks make (m's precision is set
+	 * later) */
+	size_t nchunk = nchunks((int)N, GEMM_CHUNK_BF16);
 	s->bpart = carve_if(train, &cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
 	s->lnpart = carve_if(train, &cur, nchunk * 2 * D, &tot);
 	s->partial = carve_if(train, &cur, B * H, &tot);
@@ -515,12 +517,13 @@ vit_create_infer(const struct vit_config *c, int maxB, int maxT, struct err *e)
 	return create(c, maxB, maxT, 0, 1, e);
 }
 
-/* Whole records of Tq rows each, about GEMM_CHUNK rows: the chunks of
- * products whose epilogues draw dropout masks (per record). */
+/* Whole records of Tq rows each, about a chunk (gemm_chunk) of m's
+ * precision: the chunks of products whose epilogues draw dropout masks
+ * (per record). */
 static int
-rec_chunk(int Tq)
+rec_chunk(const struct vit *m, int Tq)
 {
-	return (GEMM_CHUNK + Tq - 1) / Tq * Tq;
+	return (gemm_chunk(m->prec) + Tq - 1) / Tq * Tq;
 }
 
 /* The rounded copies' registration ended and their block freed. */
@@ -558,8 +561,8 @@ twins_make(struct vit *m)
 
 	size_t tw = (m->c.depth * N * (3 * D + M) * z + 63) / 64 * 64;
 	int nscr = omp_get_max_threads();
-	/* rows of an epilogue: rec_chunk(Tq) for any Tq up to maxT + 1 */
-	size_t scrlen = (size_t)(GEMM_CHUNK + m->maxT + 1) * (M > D ? M : D);
+	/* rows of an epilogue: rec_chunk(m, Tq) for any Tq up to maxT + 1 */
+	size_t scrlen = (size_t)(GEMM_CHUNK_BF16 + m->maxT + 1) * (M > D ? M : D);
 
 	if (s->twins != NULL || m->infer || m->prec != GEMM_BF16 || z == 0 ||
 	    (s->twins = huge_alloc(tw + nscr * scrlen * sizeof(float))) == NULL)
@@ -862,9 +865,9 @@ static void
 fill_rows(void *Ac, const float *A, int N, int D)
 {
 	#pragma omp parallel for schedule(static)
-	for (int r0 = 0; r0 < N; r0 += GEMM_CHUNK)
+	for (int r0 = 0; r0 < N; r0 += GEMM_CHUNK_BF16)
 		gemm_bf16_fill(Ac, (size_t)r0 * D, D, A + (size_t)r0 * D, D,
-		    N - r0 < GEMM_CHUNK ? N - r0 : GEMM_CHUNK, D);
+		    N - r0 < GEMM_CHUNK_BF16 ? N - r0 : GEMM_CHUNK_BF16, D);
 }
 
 /* The residual stream [N][D] after block l (the embedding's for l -1),
@@ -1067,13 +1070,13 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .lnr = a->ln2r, .lnc = tw ? a->ln2c : NULL, .g = L->ln2g,
 		    .b = L->ln2b, .s = s };
 		linear_forward_ep(m->prec, s->tmp, a->att, L->projw, L->projb,
-		    Nq, D, D, rec_chunk(Tq), resid_rows, &r);
+		    Nq, D, D, rec_chunk(m, Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .gelc = tw ? a->gelc : NULL, .s = s,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
 		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
 		linear_forward_ep(m->prec, a->fc1, a->ln2, L->fc1w, L->fc1b,
-		    Nq, D, M, rec_chunk(Tq), gelu_rows, &e);
+		    Nq, D, M, rec_chunk(m, Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
 		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
@@ -1090,7 +1093,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			r.g = s->normg, r.b = s->normb;
 		}
 		linear_forward_ep(m->prec, s->tmp, a->gel, L->fc2w, L->fc2b,
-		    Nq, M, D, rec_chunk(Tq), resid_rows, &r);
+		    Nq, M, D, rec_chunk(m, Tq), resid_rows, &r);
 	}
 
 	/* final LayerNorm (of the rows the last block made), pooling, head */
@@ -1120,18 +1123,18 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 /* ---- backward ---- */
 
 /* A chunk's share of a bias gradient: the sum of the rows of dy[N][No]
- * that the chunk's product has just read, into part[r0 / GEMM_CHUNK][No]
- * (the products run in chunks of GEMM_CHUNK rows). */
+ * that the chunk's product has just read, into part[r0 / chunk][No]
+ * (the products run in chunks of chunk rows). */
 struct bias_rows {
 	const float *dy;
 	float	*part;
-	int	 No;
+	int	 No, chunk;
 };
 
 static void
 bias_part(const struct bias_rows *e, int r0, int n)
 {
-	float *p = e->part + (size_t)(r0 / GEMM_CHUNK) * e->No;
+	float *p = e->part + (size_t)(r0 / e->chunk) * e->No;
 	memset(p, 0, sizeof(float) * e->No);
 	colsum_add(p, e->dy + (size_t)r0 * e->No, n, e->No);
 }
@@ -1189,7 +1192,7 @@ ln_back_rows(void *arg, int r0, int n)
 {
 	const struct lnrows *e = arg;
 	size_t o = (size_t)r0 * e->D;
-	float *lp = e->lnpart + (size_t)(r0 / GEMM_CHUNK) * 2 * e->D;
+	float *lp = e->lnpart + (size_t)(r0 / e->bias.chunk) * 2 * e->D;
 	layernorm_backward(e->dx + o, NULL, NULL, e->dy + o, e->x + o,
 	    e->mean + r0, e->rstd + r0, e->g, n, e->D);
 	memset(lp, 0, sizeof(float) * 2 * e->D);
@@ -1209,12 +1212,12 @@ ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
     const float *mean, const float *rstd, float *g, float *bn, int N)
 {
 	struct vit_state *s = m->st;
-	int D = m->c.dim, nc = nchunks(N);
-	struct lnrows e = { .bias = { dy, s->bpart, No }, .dx = s->dh, .dy = dln,
+	int D = m->c.dim, ch = gemm_chunk(m->prec), nc = nchunks(N, ch);
+	struct lnrows e = { .bias = { dy, s->bpart, No, ch }, .dx = s->dh, .dy = dln,
 	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
 	    .D = D };
 	linear_backward_ep(m->prec, dln, GRAD(m, w), NULL, dy, lnout, w, N, D,
-	    No, GEMM_CHUNK, ln_back_rows, &e);
+	    No, ch, ln_back_rows, &e);
 	add_parts(GRAD(m, b), s->bpart, nc, No, No);
 	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
 	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
@@ -1226,7 +1229,7 @@ vit_backward(struct vit *m)
 	struct vit_state *s = m->st;
 	const struct vit_config *c = &m->c;
 	int B = s->B, T = s->T, D = c->dim, M = c->mlp, C = c->classes,
-	    T1 = T + 1, N = B * T1;
+	    T1 = T + 1, N = B * T1, ch = gemm_chunk(m->prec);
 	float pdrop = s->training ? c->dropout : 0,
 	    pemb = s->training ? c->emb_dropout : 0;
 
@@ -1263,19 +1266,19 @@ vit_backward(struct vit *m)
 		at.Tq = Tq;
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
-		struct dact e = { .bias = { d, s->bpart, D }, .d = s->dM,
+		struct dact e = { .bias = { d, s->bpart, D, ch }, .d = s->dM,
 		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
 		linear_backward_ep(m->prec, s->dM, GRAD(m, L->fc2w), NULL, d,
-		    a->gel, L->fc2w, Nq, M, D, GEMM_CHUNK, gelu_back_rows, &e);
-		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq), D, D);
+		    a->gel, L->fc2w, Nq, M, D, ch, gelu_back_rows, &e);
+		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq, ch), D, D);
 		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
-		struct bias_rows pb = { d, s->bpart, D };
+		struct bias_rows pb = { d, s->bpart, D, ch };
 		linear_backward_ep(m->prec, s->tmp, GRAD(m, L->projw), NULL, d,
-		    a->att, L->projw, Nq, D, D, GEMM_CHUNK, bias_rows, &pb);
-		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq), D, D);
+		    a->att, L->projw, Nq, D, D, ch, bias_rows, &pb);
+		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq, ch), D, D);
 		float *dq = s->pos.rotary ? s->dqkr : s->dqkv;
 		const float *q = s->pos.rotary ? a->qkr : a->qkv;
 		attention_backward(&at, dq, dq + D, s->dqkv + 2 * D,

@@ -72,7 +72,8 @@ linear_forward(enum gemm_prec p, float *y /* [N][No] */,
     const float *x /* [N][Ni] */, const float *w /* [No][Ni] */,
     const float *b /* [No] or NULL */, int N, int Ni, int No)
 {
-	linear_forward_ep(p, y, x, w, b, N, Ni, No, GEMM_CHUNK, NULL, NULL);
+	linear_forward_ep(p, y, x, w, b, N, Ni, No, gemm_chunk(p), NULL,
+	    NULL);
 }
 
 void
@@ -109,6 +110,6 @@ linear_backward(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
     const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
     const float *w /* [No][Ni] */, int N, int Ni, int No)
 {
-	linear_backward_ep(p, dx, dw, db, dy, x, w, N, Ni, No, GEMM_CHUNK,
+	linear_backward_ep(p, dx, dw, db, dy, x, w, N, Ni, No, gemm_chunk(p),
 	    NULL, NULL);
 }

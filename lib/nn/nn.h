@@ -153,12 +153,23 @@ void	 gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N,
  * OpenMP threads dynamically (a preempted thread holds up no one), each
  * chunk a single-threaded call of the backend.
  *
- * Every OpenBLAS call packs the whole weight operand again, so chunks are
- * long; the outputs then sit in L3 rather than L2 for the epilogue, which
- * costs it less than the packing saves (doc/performance.md).
+ * Every OpenBLAS call packs the whole weight operand again, so fp32
+ * chunks are long; the outputs then sit in L3 rather than L2 for the
+ * epilogue, which costs it less than the packing saves
+ * (doc/performance.md).  In bf16 the weights are rounded once a product,
+ * not once a call, so chunks are short: a chunk's rows stay in L2 for
+ * the epilogue (256 rows of 768 floats: 768 KiB).
  */
 typedef void rows_fn(void *arg, int r0, int n);
-#define GEMM_CHUNK	2048	/* rows per chunk */
+#define GEMM_CHUNK	2048	/* rows per chunk in fp32 */
+#define GEMM_CHUNK_BF16	256	/* ... in bf16 */
+
+/* Rows per chunk of products in precision p. */
+static inline int
+gemm_chunk(enum gemm_prec p)
+{
+	return p == GEMM_BF16 ? GEMM_CHUNK_BF16 : GEMM_CHUNK;
+}
 
 /* C[M][N] = A[M][K] op(B) (+ bias[N] on every row when bias is not NULL),
  * in precision p (the bias added in fp32), in chunks of chunk rows, ep

@@ -132,7 +132,7 @@ model_peak(const struct model *mo, enum gemm_prec p)
 		for (int k = 0; k < 4; k++)
 			gemm_chunks(p, 1, M, shape[k][0], shape[k][1], a,
 			    shape[k][1], b, shape[k][1], NULL, c, shape[k][0],
-			    GEMM_CHUNK, NULL, NULL);
+			    gemm_chunk(p), NULL, NULL);
 		best = fmax(best, flops / (now_seconds() - t) / 1e9);
 	}
 	free(a);

@@ -52,6 +52,10 @@ struct lact {			/* activations of one block */
 	 * forward's products and again by the weight gradients' (twins,
 	 * gemm_bf16_twin); else NULL */
 	void	*ln1c, *attc, *ln2c, *gelc;
+	/* ... and without a rotation, qkv's rows rounded by the product's
+	 * epilogue for attention, forward and backward (qkv itself is then
+	 * never written); else NULL */
+	void	*qkvc;
 };
 
 struct vit_state {
@@ -559,7 +563,8 @@ twins_make(struct vit *m)
 	    M = m->c.mlp, z = (size_t)gemm_bf16_size();
 	int ok = 1;
 
-	size_t tw = (m->c.depth * N * (3 * D + M) * z + 63) / 64 * 64;
+	size_t Q = s->pos.rotary ? 0 : 3 * D;	/* qkvc's width */
+	size_t tw = (m->c.depth * N * (3 * D + M + Q) * z + 63) / 64 * 64;
 	int nscr = omp_get_max_threads();
 	/* rows of an epilogue: rec_chunk(m, Tq) for any Tq up to maxT + 1 */
 	size_t scrlen = (size_t)(GEMM_CHUNK_BF16 + m->maxT + 1) * (M > D ? M : D);
@@ -577,6 +582,7 @@ twins_make(struct vit *m)
 		a->attc = cur, cur += N * D * z;
 		a->ln2c = cur, cur += N * D * z;
 		a->gelc = cur, cur += N * M * z;
+		a->qkvc = Q > 0 ? cur : NULL, cur += N * Q * z;
 		ok = ok && gemm_bf16_twin(a->ln1, a->ln1c, N, D) == 0 &&
 		    gemm_bf16_twin(a->att, a->attc, N, D) == 0 &&
 		    gemm_bf16_twin(a->ln2, a->ln2c, N, D) == 0 &&
@@ -796,9 +802,9 @@ rows_out(const struct vit_state *s, float *x, const void *xc, int r0, int w)
 }
 
 /* Epilogue of the attention projection and of fc2: out = in + drop(y),
- * then the LayerNorm that reads out (ln NULL: none). */
+ * y the product's rows (dropped in place), then the LayerNorm that reads
+ * out (ln NULL: none). */
 struct resid {
-	float	*y;		/* [Nq][D] product rows (dropped in place) */
 	struct drop drop;
 	const float *in;	/* [B][Tin][D] residual stream in: rows t < Tq */
 	int	 Tin;
@@ -811,14 +817,14 @@ struct resid {
 };
 
 static void
-resid_rows(void *arg, int r0, int n)
+resid_rows(void *arg, float *c, int r0, int n)
 {
 	const struct resid *e = arg;
 	int D = e->D;
-	drop_rows(&e->drop, e->y + (size_t)r0 * D, r0, n, e->Tq, D);
+	drop_rows(&e->drop, c, r0, n, e->Tq, D);
 	for (int r = r0; r < r0 + n; r++) {
 		const float *a = e->in + ((size_t)(r / e->Tq) * e->Tin + r % e->Tq) * D;
-		const float *y = e->y + (size_t)r * D;
+		const float *y = c + (size_t)(r - r0) * D;
 		float *o = e->out + (size_t)r * D;
 		#pragma omp simd
 		for (int i = 0; i < D; i++)
@@ -847,7 +853,7 @@ struct act {
 };
 
 static void
-gelu_rows(void *arg, int r0, int n)
+gelu_rows(void *arg, float *c, int r0, int n)
 {
 	const struct act *e = arg;
 	size_t o = (size_t)r0 * e->M;
@@ -857,6 +863,38 @@ gelu_rows(void *arg, int r0, int n)
 	drop_rows(&e->drop, gel, r0, n, e->Tq, e->M);
 	if (e->gelc != NULL)
 		gemm_bf16_fill(e->gelc, o, e->M, gel, e->M, n, e->M);
+}
+
+/* Epilogue of qkv with its rounded copy: the rows rounded into it, or
+ * NaN where they could not be made. */
+struct qkvrows {
+	void	*qkvc;		/* [Nq][w] */
+	int	 w;
+};
+
+static void
+qkv_rows(void *arg, float *c, int r0, int n)
+{
+	const struct qkvrows *e = arg;
+	size_t z = (size_t)gemm_bf16_size();
+
+	if (c == NULL)
+		memset((char *)e->qkvc + (size_t)r0 * e->w * z, 0xff,
+		    (size_t)n * e->w * z);	/* all ones: NaN in either size */
+	else
+		gemm_bf16_fill(e->qkvc, (size_t)r0 * e->w, e->w, c, e->w, n,
+		    e->w);
+}
+
+/* The rounded copy of block l's q, k and v that attention reads, or NULL:
+ * made in bf16 training without a rotation, where no probe reads qkv. */
+static void *
+qkv_copy(const struct vit *m, int l)
+{
+	const struct vit_state *s = m->st;
+
+	return s->twins != NULL && m->prec == GEMM_BF16 && m->probe == NULL ?
+	    s->A[l].qkvc : NULL;
 }
 
 /* A[N][D]'s rounded copy Ac (gemm_bf16_fill), the rows shared by the
@@ -1050,8 +1088,14 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			if (tw)
 				fill_rows(a->ln1c, a->ln1, N, D);
 		}
-		linear_forward(m->prec, a->qkv, a->ln1, L->qkvw, L->qkvb, N, D,
-		    3 * D);
+		at.qkvc = qkv_copy(m, l);
+		if (at.qkvc != NULL)
+			linear_forward_ep(m->prec, NULL, a->ln1, L->qkvw,
+			    L->qkvb, N, D, 3 * D, gemm_chunk(m->prec), qkv_rows,
+			    &(struct qkvrows){ a->qkvc, 3 * D });
+		else
+			linear_forward(m->prec, a->qkv, a->ln1, L->qkvw,
+			    L->qkvb, N, D, 3 * D);
 		const float *q = a->qkv;
 		if (s->pos.rotary) {
 			posenc_rotate(&s->pos, l, Tq < T1, a->qkr, a->qkv);
@@ -1064,7 +1108,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		if (m->probe != NULL)
 			show_probe(m, &at, l, P, q, L->logsig);
 		/* h1 = hin + drop(proj(att)); ln2 = LN(h1) */
-		struct resid r = { .y = s->tmp, .drop = { a->mproj, pdrop, seed,
+		struct resid r = { .drop = { a->mproj, pdrop, seed,
 		    1 + 3 * l, m->first_record }, .in = hin, .Tin = T1,
 		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
 		    .lnr = a->ln2r, .lnc = tw ? a->ln2c : NULL, .g = L->ln2g,
@@ -1079,7 +1123,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    Nq, D, M, rec_chunk(m, Tq), gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
-		r = (struct resid){ .y = s->tmp, .drop = { a->mfc2, pdrop, seed,
+		r = (struct resid){ .drop = { a->mfc2, pdrop, seed,
 		    3 + 3 * l, m->first_record }, .in = a->h1, .Tin = Tq,
 		    .out = hout, .Tq = Tq, .D = D, .s = s };
 		if (l + 1 < c->depth) {
@@ -1140,7 +1184,7 @@ bias_part(const struct bias_rows *e, int r0, int n)
 }
 
 static void
-bias_rows(void *arg, int r0, int n)
+bias_rows(void *arg, float *c, int r0, int n)
 {
 	bias_part(arg, r0, n);
 }
@@ -1166,7 +1210,7 @@ add_parts(float *acc, const float *part, int nchunk, int stride, int w)
 }
 
 static void
-gelu_back_rows(void *arg, int r0, int n)
+gelu_back_rows(void *arg, float *c, int r0, int n)
 {
 	const struct dact *e = arg;
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
@@ -1188,7 +1232,7 @@ struct lnrows {
 };
 
 static void
-ln_back_rows(void *arg, int r0, int n)
+ln_back_rows(void *arg, float *c, int r0, int n)
 {
 	const struct lnrows *e = arg;
 	size_t o = (size_t)r0 * e->D;
@@ -1264,6 +1308,7 @@ vit_backward(struct vit *m)
 		const float *hin = residual(m, l - 1, N);
 		int Tq = cls_rows(m, l) ? 1 : T1, Nq = B * Tq;
 		at.Tq = Tq;
+		at.qkvc = qkv_copy(m, l);
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
 		struct dact e = { .bias = { d, s->bpart, D, ch }, .d = s->dM,

@@ -12,7 +12,8 @@
  * In bf16 a product that small costs more to call than to compute (a
  * oneDNN execution, and two operands rounded, a call), so there the loop
  * runs over chunks of REC records: their q, k, v and dout are rounded
- * once into the thread's buffers, and each product is one batched call
+ * once into the thread's buffers (q, k and v: unless the caller has a
+ * rounded copy, attn's qkvc), and each product is one batched call
  * over the chunk's REC x H pairs (gemm_bf16_batch).  The chunks do not
  * depend on the thread count, nor do the bits.
  */
@@ -105,10 +106,11 @@ softmax_back(float *dw /* [Tq][T] */, const float *P /* [Tq][T] */, int Tq,
 
 /* A thread's room for a chunk: rounded q, k, v rows [REC][T][D] (each
  * record's T rows, Tq or not), weights and dS [REC][H][Tq][T], dout
- * [REC][Tq][D]; in fp32, scores or dW [REC][H][Tq][T]. */
+ * [REC][Tq][D]; in fp32, scores or dW [REC][H][Tq][T], and output rows
+ * [REC][Tq][D] kept only as their rounded copy (attn's outc). */
 struct chunk {
 	void	*q, *k, *v, *w, *ds, *d;
-	float	*s;
+	float	*s, *o;
 };
 
 /* Bytes of n elements of e bytes, up to a multiple of 64 (each part of a
@@ -126,13 +128,15 @@ chunk_of(const struct attn *a, struct chunk *c)
 	size_t e = (size_t)gemm_bf16_size(), rows = (size_t)REC * a->T * a->H * a->hd;
 	size_t pairs = (size_t)REC * a->H * a->T * a->T;
 	size_t nr = lines(rows, e), nw = lines(pairs, e);
+	size_t ns = lines(pairs, sizeof(float));
 	char *p = gemm_bf16_buffer(0, 4 * nr + 2 * nw);
-	float *f = gemm_bf16_buffer(1, sizeof(float) * pairs);
+	char *f = gemm_bf16_buffer(1, ns + lines(rows, sizeof(float)));
 
 	if (p == NULL || f == NULL)
 		return -1;
 	*c = (struct chunk){ .q = p, .k = p + nr, .v = p + 2 * nr,
-	    .d = p + 3 * nr, .w = p + 4 * nr, .ds = p + 4 * nr + nw, .s = f };
+	    .d = p + 3 * nr, .w = p + 4 * nr, .ds = p + 4 * nr + nw,
+	    .s = (float *)f, .o = (float *)(f + ns) };
 	return 0;
 }
 
@@ -195,6 +199,28 @@ round_qkv(const struct attn *a, const struct chunk *c, int b0, int n,
 	gemm_bf16_fill(c->v, 0, D, v + r0 * a->ldv, a->ldv, n * a->T, D);
 }
 
+/* A chunk's q, k and v operands and their layouts. */
+struct qkv16 {
+	const void *q, *k, *v;
+	enum layout lq, lv;
+};
+
+/* The q, k and v operands of records b0 .. b0 + n: in a's rounded copy,
+ * where it has one, else rounded into the chunk. */
+static struct qkv16
+qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
+    const float *q, const float *k, const float *v)
+{
+	if (a->qkvc != NULL) {
+		size_t e = (size_t)gemm_bf16_size(), D = (size_t)a->H * a->hd;
+		const char *p = (const char *)a->qkvc +
+		    (size_t)b0 * a->T * a->ldqk * e;
+		return (struct qkv16){ p, p + D * e, p + 2 * D * e, QK, VV };
+	}
+	round_qkv(a, c, b0, n, q, k, v);
+	return (struct qkv16){ c->q, c->k, c->v, ROWS_T, ROWS_T };
+}
+
 /* The thread's locality scratch (its first two T x T slots). */
 static float *
 omega(const struct attn *a)
@@ -214,16 +240,23 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 	for (int b0 = 0; b0 < B; b0 += REC) {
 		int n = B - b0 < REC ? B - b0 : REC;
 		float *ob = out + (size_t)b0 * Tq * D;
+		size_t z = (size_t)gemm_bf16_size();
 		struct chunk c;
 		if (chunk_of(a, &c) < 0) {
-			nan_rows(ob, D, n * Tq, D);
+			if (a->outc != NULL)	/* all ones: NaN in either size */
+				memset((char *)a->outc + (size_t)b0 * Tq * D * z,
+				    0xff, (size_t)n * Tq * D * z);
+			else
+				nan_rows(ob, D, n * Tq, D);
 			continue;
 		}
-		round_qkv(a, &c, b0, n, q, k, v);
+		if (a->outc != NULL)
+			ob = c.o;
+		struct qkv16 o = qkv_of(a, &c, b0, n, q, k, v);
 		/* P = softmax(q k^T / sqrt(hd)), W = P o Omega */
 		float *pc = P ? P + (size_t)b0 * H * TT : c.s;
-		batch(a, n, 0, 1, Tq, T, hd, 1.0f / sqrtf((float)hd), ROWS_T,
-		    c.q, ROWS_T, c.k, PAIRS, pc);
+		batch(a, n, 0, 1, Tq, T, hd, 1.0f / sqrtf((float)hd), o.lq,
+		    o.q, o.lq, o.k, PAIRS, pc);
 		for (int i = 0; i < n * H; i++) {
 			float *pb = pc + i * TT;
 			const float *w = pb;
@@ -237,7 +270,7 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
 		}
 		/* out = W v */
-		batch(a, n, 0, 0, Tq, hd, T, 1.0f, PAIRS, c.w, ROWS_T, c.v,
+		batch(a, n, 0, 0, Tq, hd, T, 1.0f, PAIRS, c.w, o.lv, o.v,
 		    ROWS_TQ, ob);
 		if (a->outc != NULL)
 			gemm_bf16_fill(a->outc, (size_t)b0 * Tq * D, D, ob, D,
@@ -270,10 +303,10 @@ backward16(const struct attn *a, float *dq, float *dk, float *dv,
 			nan_rows(dvb, ldv, n * T, D);
 			continue;
 		}
-		round_qkv(a, &c, b0, n, q, k, v);
+		struct qkv16 o = qkv_of(a, &c, b0, n, q, k, v);
 		gemm_bf16_fill(c.d, 0, D, dout + (size_t)b0 * Tq * D, D, n * Tq, D);
 		/* dW = dout v^T */
-		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, c.d, ROWS_T, c.v,
+		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, c.d, o.lv, o.v,
 		    PAIRS, c.s);
 		/* each pair's weights W that multiplied v, and dS over dW */
 		for (int i = 0; i < n * H; i++) {
@@ -295,9 +328,9 @@ backward16(const struct attn *a, float *dq, float *dk, float *dv,
 		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, c.w, ROWS_TQ, c.d,
 		    VV, dvb);
 		/* dq = dS k / sqrt(hd), Tq rows a record; dk = dS^T q / sqrt(hd) */
-		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.ds, ROWS_T, c.k,
+		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.ds, o.lq, o.k,
 		    QK, dqb);
-		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.ds, ROWS_T, c.q,
+		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.ds, o.lq, o.q,
 		    QK, dkb);
 	}
 	gemm_solo_end(blas);

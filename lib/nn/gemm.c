@@ -318,7 +318,12 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 	#pragma omp parallel for schedule(dynamic, 1)
 	for (int i = 0; i < nchunk; i++) {
 		int r0 = i * chunk, m = M - r0 < chunk ? M - r0 : chunk;
-		float *c = C + (size_t)r0 * ldc;
+		float *c = C != NULL ? C + (size_t)r0 * ldc :
+		    gemm_bf16_buffer(0, sizeof(float) * (size_t)m * ldc);
+		if (c == NULL) {
+			ep(arg, NULL, r0, m);
+			continue;
+		}
 		if (bias != NULL)
 			for (int r = 0; r < m; r++)
 				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
@@ -333,7 +338,7 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 			product(GEMM_CHUNKS, 0, transb, m, N, K, 1.0f,
 			    A + (size_t)r0 * lda, lda, B, ldb, beta, c, ldc);
 		if (ep != NULL)
-			ep(arg, r0, m);
+			ep(arg, c, r0, m);
 	}
 	gemm_solo_end(blas);
 }

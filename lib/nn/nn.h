@@ -160,7 +160,11 @@ void	 gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N,
  * not once a call, so chunks are short: a chunk's rows stay in L2 for
  * the epilogue (256 rows of 768 floats: 768 KiB).
  */
-typedef void rows_fn(void *arg, int r0, int n);
+/* c: the chunk's rows r0 .. r0 + n of C (rows ldc apart), or, where C is
+ * NULL, the same rows in the thread's buffer, which the epilogue takes
+ * what it needs from (c NULL there: the rows could not be computed,
+ * gemm_failed says why, and the epilogue marks its outputs NaN). */
+typedef void rows_fn(void *arg, float *c, int r0, int n);
 #define GEMM_CHUNK	2048	/* rows per chunk in fp32 */
 #define GEMM_CHUNK_BF16	256	/* ... in bf16 */
 
@@ -173,7 +177,9 @@ gemm_chunk(enum gemm_prec p)
 
 /* C[M][N] = A[M][K] op(B) (+ bias[N] on every row when bias is not NULL),
  * in precision p (the bias added in fp32), in chunks of chunk rows, ep
- * (may be NULL) on each as above. */
+ * (may be NULL) on each as above.  In bf16 C may be NULL when ep is not:
+ * each chunk's rows are made in the thread's gemm_bf16_buffer slot 0 for
+ * ep alone, and no memory holds C. */
 void	 gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 	    const float *A, int lda, const float *B, int ldb, const float *bias,
 	    float *C, int ldc, int chunk, rows_fn *ep, void *arg);
@@ -195,7 +201,8 @@ col_strip(int D)
 /* y[N][No] = x[N][Ni] w[No][Ni]^T + b[No] (b may be NULL). */
 void	 linear_forward(enum gemm_prec p, float *y, const float *x,
 	    const float *w, const float *b, int N, int Ni, int No);
-/* linear_forward in chunks of chunk rows with the row epilogue ep. */
+/* linear_forward in chunks of chunk rows with the row epilogue ep (y as
+ * gemm_chunks's C). */
 void	 linear_forward_ep(enum gemm_prec p, float *y, const float *x,
 	    const float *w, const float *b, int N, int Ni, int No, int chunk,
 	    rows_fn *ep, void *arg);
@@ -276,7 +283,13 @@ struct attn {
 	float	*scratch;	/* [nthr][3][T][T] */
 	enum gemm_prec prec;	/* of its products (scores, weighted sums) */
 	void	*outc;		/* out's rounded copy (gemm_bf16_twin),
-				   kept by attention_forward, or NULL */
+				   kept by attention_forward in bf16 in place
+				   of out, which it then leaves; or NULL */
+	const void *qkvc;	/* in bf16, q, k and v rounded where q, k
+				   and v are the thirds of one array's rows
+				   (ldqk == ldv, k at q + H hd, v at
+				   k + H hd), in its layout; or NULL:
+				   attention rounds its own */
 };
 /* P[B][H][Tq][T] kept for backward (NULL: not kept); out[B][Tq][H*hd]. */
 void	 attention_forward(const struct attn *a, float *out, float *P,

@@ -278,8 +278,14 @@ test_attention16(void)
 		d2[i] = (float)(i % 7) * 0.5f;
 	float ls[H] = { 0.1f, -0.3f, 0.5f };
 	float *scr = malloc(sizeof(float) * 2 * 3 * T * T), *P = malloc(sizeof(float) * B * H * T * T);
-	float *o[3], *g[3], dl[3][H];
-	for (int i = 0; i < 3; i++) {
+	float *o[4], *g[4], dl[4][H];
+	/* qkv's rounded copy (attn's qkvc), and q, k, v all NaN beside it */
+	void *qkvc = malloc(n * (size_t)gemm_bf16_size());
+	float *nan = malloc(sizeof(float) * n);
+	gemm_bf16_fill(qkvc, 0, 3 * D, qkv, 3 * D, B * T, 3 * D);
+	for (size_t i = 0; i < n; i++)
+		nan[i] = NAN;
+	for (int i = 0; i < 4; i++) {
 		o[i] = malloc(sizeof(float) * no);
 		g[i] = malloc(sizeof(float) * n);
 	}
@@ -295,6 +301,15 @@ test_attention16(void)
 			attend(&a, GEMM_BF16, 1, qkv, dout, l, o[2], P, g[2], dl[2]);
 			double eo = rel_gap(o[1], o[0], nq), eg = rel_gap(g[1], g[0], n);
 			double el = loc ? rel_gap(dl[1], dl[0], H) : 0;
+			a.qkvc = qkvc;
+			attend(&a, GEMM_BF16, 2, nan, dout, l, o[3], P, g[3], dl[3]);
+			a.qkvc = NULL;
+			double co = rel_gap(o[3], o[1], nq), cg = rel_gap(g[3], g[1], n);
+			CHECK(co < 1e-5 && cg < 1e-5 && (!loc || rel_gap(dl[3], dl[1], H) < 1e-5),
+			    "bf16 attention%s%s from a rounded copy of q, k, v (NaN "
+			    "beside it): output within %.1e, gradients %.1e of its "
+			    "own rounding", loc ? " with locality" : "",
+			    cls ? ", CLS query only" : "", co, cg);
 			CHECK(eo < 0.02 && eg < 0.02 && el < 0.02 && eo > 1e-5 &&
 			    memcmp(o[1], o[2], sizeof(float) * nq) == 0 &&
 			    memcmp(g[1], g[2], sizeof(float) * n) == 0 &&
@@ -305,11 +320,11 @@ test_attention16(void)
 			    loc ? " with locality" : "", cls ? ", CLS query only" : "",
 			    B, eo, eg, el);
 		}
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		free(o[i]);
 		free(g[i]);
 	}
-	free(qkv); free(dout); free(d2); free(scr); free(P);
+	free(qkv); free(dout); free(d2); free(scr); free(P); free(qkvc); free(nan);
 }
 
 /* Free places in the table of twins, found by filling it with twins of

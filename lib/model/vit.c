@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #include "adamw.h"
 #include "carve.h"
 #include "err.h"
+#include "hugemem.h"
 #include "nn.h"
 #include "posenc.h"
 #include "rng.h"
@@ -263,26 +263,6 @@ init_params(struct vit *m, uint64_t seed, struct err *e)
 
 /* ---- activations ---- */
 
-#define HUGE_PAGE	((size_t)2 << 20)
-
-/* bytes in 2 MB pages where the kernel grants them (transparent huge
- * pages in "madvise" mode need the advice): the layers stride across
- * hundreds of MB of activations, and on 4 KB pages TLB misses cost the
- * rotary loops about a third of their time (liere:64, measured).  The
- * price: the first touch may wait for the kernel to compact memory. */
-static void *
-huge_alloc(size_t bytes)
-{
-	bytes = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-	void *p = aligned_alloc(HUGE_PAGE, bytes);
-	if (p == NULL)
-		return NULL;
-#ifdef MADV_HUGEPAGE
-	madvise(p, bytes, MADV_HUGEPAGE);	/* advice: refusal is harmless */
-#endif
-	return p;
-}
-
 /* Chunks of chunk rows among N. */
 static int
 nchunks(int N, int chunk)
@@ -451,7 +431,7 @@ create(const struct vit_config *c, int maxB, int maxT, uint64_t seed,
 	if (fixed_check(m, e) == -1)
 		goto fail;
 	size_t np = m->nparam, arena = (infer ? 1 : 4) * np;
-	m->param = aligned_alloc(64, arena * sizeof(float));
+	m->param = huge_alloc(arena * sizeof(float));
 	if (m->param == NULL)
 		goto nomem;
 	memset(m->param, 0, arena * sizeof(float));

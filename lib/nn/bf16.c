@@ -30,6 +30,7 @@
 
 #include "bf16.h"
 #include "err.h"
+#include "hugemem.h"
 #include "nn.h"
 
 static enum gemm_bf16 mode;
@@ -294,7 +295,8 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 	if (n > shared_cap) {
 		free(shared);
 		shared_cap = 0;
-		if ((shared = aligned_alloc(64, (n + 63) / 64 * 64)) == NULL) {
+		/* a gradient of every row: streamed as activations are */
+		if ((shared = huge_alloc(n)) == NULL) {
 			note_failure("out of memory");
 			return NULL;
 		}

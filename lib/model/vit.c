@@ -1011,6 +1011,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	}
 	twins_make(m);
 	int tw = s->twins != NULL && m->prec == GEMM_BF16;
+	/* proj's and fc2's rows, which only their epilogue reads: in bf16
+	 * made in the thread's buffer (gemm_chunks), never in memory */
+	float *y = m->prec == GEMM_BF16 ? NULL : s->tmp;
 	s->B = B;
 	s->T = T;
 	s->training = training;
@@ -1093,7 +1096,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
 		    .lnr = a->ln2r, .lnc = tw ? a->ln2c : NULL, .g = L->ln2g,
 		    .b = L->ln2b, .s = s };
-		linear_forward_ep(m->prec, s->tmp, a->att, L->projw, L->projb,
+		linear_forward_ep(m->prec, y, a->att, L->projw, L->projb,
 		    Nq, D, D, rec_chunk(m, Tq), resid_rows, &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .gelc = tw ? a->gelc : NULL, .s = s,
@@ -1116,7 +1119,7 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			r.ln = s->lnf, r.lnm = s->lnfm, r.lnr = s->lnfr;
 			r.g = s->normg, r.b = s->normb;
 		}
-		linear_forward_ep(m->prec, s->tmp, a->gel, L->fc2w, L->fc2b,
+		linear_forward_ep(m->prec, y, a->gel, L->fc2w, L->fc2b,
 		    Nq, M, D, rec_chunk(m, Tq), resid_rows, &r);
 	}
 

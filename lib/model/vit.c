@@ -748,6 +748,14 @@ vit_shared_positions(const float *pos, int B, int T, int A)
 	return 1;
 }
 
+/* p[n] NaN: what an epilogue makes of rows that could not be made. */
+static void
+nan_fill(float *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = NAN;
+}
+
 /* The dropout of a row epilogue: rows [r0, r0 + n) of y[.][Tq * len /
  * Tq], whole records. */
 struct drop {
@@ -801,8 +809,11 @@ resid_rows(void *arg, float *c, int r0, int n)
 {
 	const struct resid *e = arg;
 	int D = e->D;
-	drop_rows(&e->drop, c, r0, n, e->Tq, D);
-	for (int r = r0; r < r0 + n; r++) {
+	if (c == NULL)		/* the product's rows could not be made */
+		nan_fill(e->out + (size_t)r0 * D, (size_t)n * D);
+	else
+		drop_rows(&e->drop, c, r0, n, e->Tq, D);
+	for (int r = r0; c != NULL && r < r0 + n; r++) {
 		const float *a = e->in + ((size_t)(r / e->Tq) * e->Tin + r % e->Tq) * D;
 		const float *y = c + (size_t)(r - r0) * D;
 		float *o = e->out + (size_t)r * D;
@@ -819,8 +830,8 @@ resid_rows(void *arg, float *c, int r0, int n)
 		gemm_bf16_fill(e->lnc, (size_t)r0 * D, D, ln, D, n, D);
 }
 
-/* Epilogue of fc1: gel = drop(GELU(fc1)); with deriv, fc1 = GELU'(fc1)
- * for the backward. */
+/* Epilogue of fc1: gel = drop(GELU(y)), y the product's rows; with
+ * deriv, pre = GELU'(y) for the backward. */
 struct act {
 	float	*pre;		/* [Nq][M] */
 	float	*gel;		/* [Nq][M] */
@@ -838,8 +849,14 @@ gelu_rows(void *arg, float *c, int r0, int n)
 	const struct act *e = arg;
 	size_t o = (size_t)r0 * e->M;
 	float *gel = rows_out(e->s, e->gel, e->gelc, r0, e->M);
-	gelu_forward(gel, e->deriv ? e->pre + o : NULL, e->pre + o,
-	    (size_t)n * e->M);
+	if (c == NULL) {	/* the product's rows could not be made */
+		nan_fill(gel, (size_t)n * e->M);
+		if (e->deriv)
+			nan_fill(e->pre + o, (size_t)n * e->M);
+	}
+	else
+		gelu_forward(gel, e->deriv ? e->pre + o : NULL, c,
+		    (size_t)n * e->M);
 	drop_rows(&e->drop, gel, r0, n, e->Tq, e->M);
 	if (e->gelc != NULL)
 		gemm_bf16_fill(e->gelc, o, e->M, gel, e->M, n, e->M);
@@ -1011,8 +1028,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	}
 	twins_make(m);
 	int tw = s->twins != NULL && m->prec == GEMM_BF16;
-	/* proj's and fc2's rows, which only their epilogue reads: in bf16
-	 * made in the thread's buffer (gemm_chunks), never in memory */
+	/* proj's, fc1's and fc2's rows, which only their epilogue reads (it
+	 * keeps GELU' of fc1's): in bf16 made in the thread's buffer
+	 * (gemm_chunks), never in memory */
 	float *y = m->prec == GEMM_BF16 ? NULL : s->tmp;
 	s->B = B;
 	s->T = T;
@@ -1102,8 +1120,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .gelc = tw ? a->gelc : NULL, .s = s,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
 		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
-		linear_forward_ep(m->prec, a->fc1, a->ln2, L->fc1w, L->fc1b,
-		    Nq, D, M, rec_chunk(m, Tq), gelu_rows, &e);
+		linear_forward_ep(m->prec, m->prec == GEMM_BF16 ? NULL : a->fc1,
+		    a->ln2, L->fc1w, L->fc1b, Nq, D, M, rec_chunk(m, Tq),
+		    gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
 		r = (struct resid){ .drop = { a->mfc2, pdrop, seed,

@@ -206,17 +206,28 @@ struct qkv16 {
 };
 
 /* The q, k and v operands of records b0 .. b0 + n: in a's rounded copy,
- * where it has one, else rounded into the chunk. */
+ * where it has one; else, where they are the thirds of one array's rows,
+ * those rows rounded into the chunk in that layout (the copy's: the same
+ * products, so the same bits with a copy or without); else each rounded
+ * into the chunk. */
 static struct qkv16
 qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
     const float *q, const float *k, const float *v)
 {
-	if (a->qkvc != NULL) {
-		size_t e = (size_t)gemm_bf16_size(), D = (size_t)a->H * a->hd;
-		const char *p = (const char *)a->qkvc +
-		    (size_t)b0 * a->T * a->ldqk * e;
-		return (struct qkv16){ p, p + D * e, p + 2 * D * e, QK, VV };
+	size_t e = (size_t)gemm_bf16_size(), D = (size_t)a->H * a->hd;
+	const char *p = a->qkvc;
+
+	if (p != NULL)
+		p += (size_t)b0 * a->T * a->ldqk * e;
+	else if (k == q + D && v == k + D && a->ldqk == a->ldv &&
+	    (size_t)a->ldqk == 3 * D) {
+		/* the chunk's q, k and v rooms are one, 3 D wide */
+		gemm_bf16_fill(c->q, 0, a->ldqk, q + (size_t)b0 * a->T * a->ldqk,
+		    a->ldqk, n * a->T, 3 * (int)D);
+		p = c->q;
 	}
+	if (p != NULL)
+		return (struct qkv16){ p, p + D * e, p + 2 * D * e, QK, VV };
 	round_qkv(a, c, b0, n, q, k, v);
 	return (struct qkv16){ c->q, c->k, c->v, ROWS_T, ROWS_T };
 }

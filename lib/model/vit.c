@@ -873,11 +873,9 @@ static void
 qkv_rows(void *arg, float *c, int r0, int n)
 {
 	const struct qkvrows *e = arg;
-	size_t z = (size_t)gemm_bf16_size();
 
 	if (c == NULL)
-		memset((char *)e->qkvc + (size_t)r0 * e->w * z, 0xff,
-		    (size_t)n * e->w * z);	/* all ones: NaN in either size */
+		gemm_bf16_nan(e->qkvc, (size_t)r0 * e->w, (size_t)n * e->w);
 	else
 		gemm_bf16_fill(e->qkvc, (size_t)r0 * e->w, e->w, c, e->w, n,
 		    e->w);
@@ -892,6 +890,15 @@ qkv_copy(const struct vit *m, int l)
 
 	return s->twins != NULL && m->prec == GEMM_BF16 && m->probe == NULL ?
 	    s->A[l].qkvc : NULL;
+}
+
+/* Where a product whose rows only its epilogue reads (proj, fc1, fc2)
+ * makes them: x, or in bf16 the thread's buffer (gemm_chunks's C NULL),
+ * never memory. */
+static float *
+own_rows(const struct vit *m, float *x)
+{
+	return m->prec == GEMM_BF16 ? NULL : x;
 }
 
 /* A[N][D]'s rounded copy Ac (gemm_bf16_fill), the rows shared by the
@@ -1028,10 +1035,6 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 	}
 	twins_make(m);
 	int tw = s->twins != NULL && m->prec == GEMM_BF16;
-	/* proj's, fc1's and fc2's rows, which only their epilogue reads (it
-	 * keeps GELU' of fc1's): in bf16 made in the thread's buffer
-	 * (gemm_chunks), never in memory */
-	float *y = m->prec == GEMM_BF16 ? NULL : s->tmp;
 	s->B = B;
 	s->T = T;
 	s->training = training;
@@ -1114,14 +1117,15 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 		    .out = a->h1, .Tq = Tq, .D = D, .ln = a->ln2, .lnm = a->ln2m,
 		    .lnr = a->ln2r, .lnc = tw ? a->ln2c : NULL, .g = L->ln2g,
 		    .b = L->ln2b, .s = s };
-		linear_forward_ep(m->prec, y, a->att, L->projw, L->projb,
-		    Nq, D, D, rec_chunk(m, Tq), resid_rows, &r);
+		linear_forward_ep(m->prec, own_rows(m, s->tmp), a->att,
+		    L->projw, L->projb, Nq, D, D, rec_chunk(m, Tq), resid_rows,
+		    &r);
 		struct act e = { .pre = a->fc1, .gel = a->gel,
 		    .gelc = tw ? a->gelc : NULL, .s = s,
 		    .deriv = s->have_target, .drop = { a->mgel, pdrop, seed,
 		    2 + 3 * l, m->first_record }, .Tq = Tq, .M = M };
-		linear_forward_ep(m->prec, m->prec == GEMM_BF16 ? NULL : a->fc1,
-		    a->ln2, L->fc1w, L->fc1b, Nq, D, M, rec_chunk(m, Tq),
+		linear_forward_ep(m->prec, own_rows(m, a->fc1), a->ln2,
+		    L->fc1w, L->fc1b, Nq, D, M, rec_chunk(m, Tq),
 		    gelu_rows, &e);
 		/* hout = h1 + drop(fc2(gel)); then the next LayerNorm: the next
 		 * block's first, or the final one */
@@ -1138,8 +1142,9 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 			r.ln = s->lnf, r.lnm = s->lnfm, r.lnr = s->lnfr;
 			r.g = s->normg, r.b = s->normb;
 		}
-		linear_forward_ep(m->prec, y, a->gel, L->fc2w, L->fc2b,
-		    Nq, M, D, rec_chunk(m, Tq), resid_rows, &r);
+		linear_forward_ep(m->prec, own_rows(m, s->tmp), a->gel,
+		    L->fc2w, L->fc2b, Nq, M, D, rec_chunk(m, Tq), resid_rows,
+		    &r);
 	}
 
 	/* final LayerNorm (of the rows the last block made), pooling, head */

@@ -251,12 +251,11 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 	for (int b0 = 0; b0 < B; b0 += REC) {
 		int n = B - b0 < REC ? B - b0 : REC;
 		float *ob = out + (size_t)b0 * Tq * D;
-		size_t z = (size_t)gemm_bf16_size();
 		struct chunk c;
 		if (chunk_of(a, &c) < 0) {
-			if (a->outc != NULL)	/* all ones: NaN in either size */
-				memset((char *)a->outc + (size_t)b0 * Tq * D * z,
-				    0xff, (size_t)n * Tq * D * z);
+			if (a->outc != NULL)
+				gemm_bf16_nan(a->outc, (size_t)b0 * Tq * D,
+				    (size_t)n * Tq * D);
 			else
 				nan_rows(ob, D, n * Tq, D);
 			continue;

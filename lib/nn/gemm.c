@@ -193,6 +193,15 @@ gemm_bf16_fill(void *A16, size_t off, int ld, const float *X, int ldx,
 	    cols);
 }
 
+void
+gemm_bf16_nan(void *A16, size_t off, size_t n)
+{
+	size_t z = (size_t)gemm_bf16_size();
+
+	/* all ones: a NaN in either element size */
+	memset((char *)A16 + off * z, 0xff, n * z);
+}
+
 /* X's rounded copy in c, when X is in c's matrix with its rows ld
  * apart, else NULL. */
 static const void *

@@ -104,6 +104,9 @@ void	 gemm_bf16_untwin(const float *A);
  * layout), by the calling thread. */
 void	 gemm_bf16_fill(void *A16, size_t off, int ld, const float *X,
 	    int ldx, int rows, int cols);
+/* Elements off .. off + n of a rounded copy A16 NaN: what a producer
+ * leaves where its rows could not be made. */
+void	 gemm_bf16_nan(void *A16, size_t off, size_t n);
 /* Bytes of an element of a rounded copy: 2 (native bf16), 4 (emulated),
  * 0 (no bf16 products here). */
 int	 gemm_bf16_size(void);
@@ -167,6 +170,8 @@ void	 gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N,
 typedef void rows_fn(void *arg, float *c, int r0, int n);
 #define GEMM_CHUNK	2048	/* rows per chunk in fp32 */
 #define GEMM_CHUNK_BF16	256	/* ... in bf16 */
+_Static_assert(GEMM_CHUNK_BF16 <= GEMM_CHUNK,
+    "room for chunks' shares is sized by the shorter chunk");
 
 /* Rows per chunk of products in precision p. */
 static inline int

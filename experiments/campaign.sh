@@ -81,6 +81,15 @@ for p in $parts; do
 		env kill -s TERM -- "-$g" 2>/dev/null || :
 		env kill -s CONT -- "-$g" 2>/dev/null || :
 		wait "$g" || :
+		# the group's other processes may outlive its leader by a
+		# moment (a training writing its checkpoint): the part is over
+		# when the last is gone, killed after a minute
+		n=0
+		while env kill -0 -- "-$g" 2>/dev/null; do
+			[ "$n" -lt 600 ] || { env kill -s KILL -- "-$g" 2>/dev/null || :; break; }
+			sleep 0.1
+			n=$((n + 1))
+		done
 	elif ! wait "$g"; then
 		echo "campaign.sh: $p: failed" >&2
 		status=1

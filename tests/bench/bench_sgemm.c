@@ -25,6 +25,10 @@
  * --precision bf16 instead times every product in fp32 (the default
  * backends) and in bf16 (lib/nn/bf16.c) as the engine calls them: the
  * table's columns are then fp32 and bf16, their ratio bf16's speed-up.
+ * As in training, the activations and gradients arrive rounded by their
+ * producers (vit.c's copies, linear.c's pinned dY): A of every block
+ * product and X of dY^T X, untimed; the weights, the patch embedding's
+ * operands and attention's are rounded by the products themselves.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -152,6 +156,34 @@ cpu_seconds(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* The rounded copy of B that X of dY^T X has in training. */
+static void *B16;
+
+/* Round p's operands that their producers round in training (bf16 only):
+ * not the patch embedding's (PATCHES rows), whose input is the batch's. */
+static void
+rounded(const struct product *p)
+{
+	if (p->how == ATTN || p->K == PATCHES || p->M == PATCHES)
+		return;
+	if (p->ta)
+		gemm_bf16_pin(A, p->K, p->M);
+	else
+		gemm_bf16_pin(A, p->M, p->K);
+	if (p->how == ROWSPLIT) {
+		gemm_bf16_fill(B16, 0, p->N, B, p->N, p->K, p->N);
+		if (gemm_bf16_twin(B, B16, p->K, p->N) < 0)
+			die("no room for a rounded copy");
+	}
+}
+
+static void
+unrounded(void)
+{
+	gemm_bf16_unpin();
+	gemm_bf16_untwin(B);
+}
+
 /* GFLOP/s of p, and in *cpu per CPU second: calls for at least 50 ms
  * after one untimed. */
 static double
@@ -159,8 +191,11 @@ gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
     double *cpu)
 {
 	int n = 0;
+	double g;
 
 	cli_threads(nthr);
+	if (bf16 && b == GEMM_ONEDNN && !lib)
+		rounded(p);
 	run(p, b, lib, nthr);
 	double t0 = now_seconds(), c0 = cpu_seconds(), t;
 	do {
@@ -168,7 +203,9 @@ gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
 		n++;
 	} while ((t = now_seconds() - t0) < 0.05);
 	*cpu = flops(p) * n / (cpu_seconds() - c0) / 1e9;
-	return flops(p) * n / t / 1e9;
+	g = flops(p) * n / t / 1e9;
+	unrounded();
+	return g;
 }
 
 static int
@@ -324,6 +361,8 @@ main(int argc, char *argv[])
 	A = filled(SZ, 7);
 	B = filled(SZ, 5);
 	C = filled(SZ, 3);
+	if (bf16 && (B16 = aligned_alloc(64, sizeof(float) * SZ)) == NULL)
+		die("out of memory");
 	const dnnl_version_t *v = dnnl_version();
 	printf("# OpenBLAS's %s kernels, oneDNN %d.%d.%d%s; %d threads\n",
 	    openblas_get_corename(), v->major, v->minor, v->patch,

@@ -143,7 +143,16 @@ sh experiments/campaign.sh --scale quick --results "$T/cr" --cache "$T/cc" --lim
 cpid=$!
 sleep 1
 sh experiments/campaign.sh --signal STOP --cache "$T/cc"
-st=$(for f in "$T/cc/campaign"/*; do ps -e -o pgid=,stat= | awk -v g="${f##*/}" '$1 == g { print substr($2, 1, 1) }'; done | sort -u | tr -d '\n')
+# the part's states, once every process has taken the signal (a loaded
+# machine delivers it a moment later): at most 5 s
+states() {
+	for f in "$T/cc/campaign"/*; do ps -e -o pgid=,stat= | awk -v g="${f##*/}" '$1 == g { print substr($2, 1, 1) }'; done | sort -u | tr -d '\n'
+}
+n=0
+while st=$(states); case $st in *[!TZ]*) [ $n -lt 50 ] ;; *) false ;; esac; do
+	sleep 0.1
+	n=$((n + 1))
+done
 # (where Linux groups sessions for scheduling, the part's group is lowered,
 # never the caller's)
 ag=ok

@@ -97,7 +97,7 @@ struct vit_state {
 	float	*dpooled, *dlogits;	/* [B][D], [B][C] */
 	float	*dx;		/* [B][T][P] */
 	float	*tmp;		/* [N][D] patch rows / projection outputs */
-	float	*ascr;		/* attention scratch [nthr][3][T1][T1] */
+	float	*ascr;		/* attention scratch [nthr][2][T1][T1] */
 	/* sums of parameter gradients over each chunk of rows, made by
 	 * row epilogues while the rows are in cache, added in chunk order */
 	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
@@ -347,7 +347,7 @@ activations(struct vit *m, char *block)
 	s->dpooled = carve_if(train, &cur, B * D, &tot);
 	s->dlogits = carve_if(train, &cur, B * C, &tot);
 	s->tmp = carve(&cur, N * D, &tot);
-	s->ascr = carve(&cur, (size_t)s->nthr * 3 * T1 * T1, &tot);
+	s->ascr = carve(&cur, (size_t)s->nthr * 2 * T1 * T1, &tot);
 	/* as many as bf16's shorter chunks make (m's precision is set
 	 * later) */
 	size_t nchunk = nchunks((int)N, GEMM_CHUNK_BF16);

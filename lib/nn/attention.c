@@ -2,20 +2,19 @@
  * attention.c - scaled dot-product attention per (record, head) with
  * optional RiemannFormer locality focusing.
  *
- * Threading choice: the per-(b, h) products are small (T x T x hd), so one
- * OpenMP loop runs over all B*H pairs and each iteration computes its
- * products alone (gemm_one, between gemm_solo_begin and gemm_solo_end):
- * never a threaded product inside a parallel region.  Partial sums over
- * records (the sigma gradient) are kept per (b, h) and added in order, so
- * results do not depend on the thread count.
- *
- * In bf16 a product that small costs more to call than to compute (a
- * oneDNN execution, and two operands rounded, a call), so there the loop
- * runs over chunks of REC records: their q, k, v and dout are rounded
- * once into the thread's buffers (q, k and v: unless the caller has a
- * rounded copy, attn's qkvc), and each product is one batched call
- * over the chunk's REC x H pairs (gemm_bf16_batch).  The chunks do not
- * depend on the thread count, nor do the bits.
+ * The per-(b, h) products are small (T x T x hd): one costs more to call
+ * than to compute, so the work runs over chunks of REC records, one
+ * OpenMP task a chunk, and each product is one batched call over the
+ * chunk's REC x H pairs (gemm_batch), alone on its thread (between
+ * gemm_solo_begin and gemm_solo_end): never a threaded product inside a
+ * parallel region.  In fp32 the batches read q, k, v, P, dout and dS where
+ * they are, and the plan chooses their backend (one oneDNN call, or
+ * OpenBLAS pair by pair: the same products as one call each).  In bf16 a
+ * chunk's q, k, v and dout are rounded once into the thread's buffers (q,
+ * k and v: unless the caller has a rounded copy, attn's qkvc).  The
+ * chunks do not depend on the thread count, and partial sums over records
+ * (the sigma gradient) are kept per (b, h) and added in order, so neither
+ * do the bits.
  */
 #include <math.h>
 #include <omp.h>
@@ -100,14 +99,16 @@ softmax_back(float *dw /* [Tq][T] */, const float *P /* [Tq][T] */, int Tq,
 	}
 }
 
-/* ---- bf16: a chunk of records a call ---- */
+/* ---- a chunk of records a call ---- */
 
 #define REC	4	/* records in a chunk */
 
-/* A thread's room for a chunk: rounded q, k, v rows [REC][T][D] (each
- * record's T rows, Tq or not), weights and dS [REC][H][Tq][T], dout
- * [REC][Tq][D]; in fp32, scores or dW [REC][H][Tq][T], and output rows
- * [REC][Tq][D] kept only as their rounded copy (attn's outc). */
+/* A thread's room for a chunk: in bf16, rounded q, k, v rows [REC][T][D]
+ * (each record's T rows, Tq or not), weights and dS [REC][H][Tq][T], dout
+ * [REC][Tq][D]; in fp32 only the weights under locality (the products
+ * read q, k, v, P, dout and dS where they are); in either, in fp32, scores
+ * or dW [REC][H][Tq][T], and in bf16 output rows [REC][Tq][D] kept only as
+ * their rounded copy (attn's outc). */
 struct chunk {
 	void	*q, *k, *v, *w, *ds, *d;
 	float	*s, *o;
@@ -125,12 +126,16 @@ lines(size_t n, size_t e)
 static int
 chunk_of(const struct attn *a, struct chunk *c)
 {
-	size_t e = (size_t)gemm_bf16_size(), rows = (size_t)REC * a->T * a->H * a->hd;
+	int r = a->prec == GEMM_BF16;
+	size_t e = r ? (size_t)gemm_bf16_size() : sizeof(float);
+	size_t rows = (size_t)REC * a->T * a->H * a->hd;
 	size_t pairs = (size_t)REC * a->H * a->T * a->T;
-	size_t nr = lines(rows, e), nw = lines(pairs, e);
-	size_t ns = lines(pairs, sizeof(float));
-	char *p = gemm_bf16_buffer(0, 4 * nr + 2 * nw);
-	char *f = gemm_bf16_buffer(1, ns + lines(rows, sizeof(float)));
+	size_t nr = r ? lines(rows, e) : 0, nw = lines(pairs, e);
+	size_t nd = r ? nw : 0, ns = lines(pairs, sizeof(float));
+	size_t no = r ? lines(rows, sizeof(float)) : 0;
+	char *p = r ? gemm_bf16_buffer(0, 4 * nr + nw + nd) :
+	    gemm_buffer(0, nw);
+	char *f = gemm_buffer(1, ns + no);
 
 	if (p == NULL || f == NULL)
 		return -1;
@@ -174,7 +179,7 @@ batch(const struct attn *a, int n, int ta, int tb, int M, int N, int K,
 	g.lda = strides(a, la, g.sa);
 	g.ldb = strides(a, lb, g.sb);
 	g.ldc = strides(a, lc, g.sc);
-	gemm_bf16_batch(&g, A, B, C);
+	gemm_batch(a->prec, &g, A, B, C);
 }
 
 /* rows x cols of dst (rows ld apart) NaN: what a chunk that cannot run
@@ -205,25 +210,30 @@ struct qkv16 {
 	enum layout lq, lv;
 };
 
-/* The q, k and v operands of records b0 .. b0 + n: in a's rounded copy,
- * where it has one; else, where they are the thirds of one array's rows,
- * those rows rounded into the chunk in that layout (the copy's: the same
- * products, so the same bits with a copy or without); else each rounded
- * into the chunk. */
+/* The q, k and v operands of records b0 .. b0 + n: in fp32 q, k and v
+ * themselves; in bf16 in a's rounded copy, where it has one; else, where
+ * they are the thirds of one array's rows, those rows rounded into the
+ * chunk in that layout (the copy's: the same products, so the same bits
+ * with a copy or without); else each rounded into the chunk. */
 static struct qkv16
 qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
     const float *q, const float *k, const float *v)
 {
-	size_t e = (size_t)gemm_bf16_size(), D = (size_t)a->H * a->hd;
+	size_t D = (size_t)a->H * a->hd, r0 = (size_t)b0 * a->T;
+
+	if (a->prec != GEMM_BF16)
+		return (struct qkv16){ q + r0 * a->ldqk, k + r0 * a->ldqk,
+		    v + r0 * a->ldv, QK, VV };
+	size_t e = (size_t)gemm_bf16_size();
 	const char *p = a->qkvc;
 
 	if (p != NULL)
-		p += (size_t)b0 * a->T * a->ldqk * e;
+		p += r0 * a->ldqk * e;
 	else if (k == q + D && v == k + D && a->ldqk == a->ldv &&
 	    (size_t)a->ldqk == 3 * D) {
 		/* the chunk's q, k and v rooms are one, 3 D wide */
-		gemm_bf16_fill(c->q, 0, a->ldqk, q + (size_t)b0 * a->T * a->ldqk,
-		    a->ldqk, n * a->T, 3 * (int)D);
+		gemm_bf16_fill(c->q, 0, a->ldqk, q + r0 * a->ldqk, a->ldqk,
+		    n * a->T, 3 * (int)D);
 		p = c->q;
 	}
 	if (p != NULL)
@@ -232,19 +242,20 @@ qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
 	return (struct qkv16){ c->q, c->k, c->v, ROWS_T, ROWS_T };
 }
 
-/* The thread's locality scratch (its first two T x T slots). */
+/* The thread's locality scratch (its two T x T slots). */
 static float *
 omega(const struct attn *a)
 {
-	return a->scratch + (size_t)omp_get_thread_num() * 3 * a->T * a->T;
+	return a->scratch + (size_t)omp_get_thread_num() * 2 * a->T * a->T;
 }
 
-/* attention_forward in bf16 */
+/* attention_forward, a chunk of records a task */
 static void
-forward16(const struct attn *a, float *out, float *P, const float *q,
+forward_chunks(const struct attn *a, float *out, float *P, const float *q,
     const float *k, const float *v, const float *logsig)
 {
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
+	int r = a->prec == GEMM_BF16;
 	size_t TT = (size_t)Tq * T;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 1)
@@ -273,15 +284,17 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 			softmax_rows(pb, Tq, T);
 			if (logsig != NULL) {
 				float *om = omega(a);
+				float *wl = r ? om + TT : (float *)c.w + i * TT;
 				locality(a, b0 + i / H, expf(logsig[i % H]), pb, om,
-				    om + TT, (int)TT);
-				w = om + TT;
+				    wl, (int)TT);
+				w = wl;
 			}
-			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
+			if (r)
+				gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
 		}
 		/* out = W v */
-		batch(a, n, 0, 0, Tq, hd, T, 1.0f, PAIRS, c.w, o.lv, o.v,
-		    ROWS_TQ, ob);
+		batch(a, n, 0, 0, Tq, hd, T, 1.0f, PAIRS,
+		    r || logsig != NULL ? c.w : pc, o.lv, o.v, ROWS_TQ, ob);
 		if (a->outc != NULL)
 			gemm_bf16_fill(a->outc, (size_t)b0 * Tq * D, D, ob, D,
 			    n * Tq, D);
@@ -289,13 +302,14 @@ forward16(const struct attn *a, float *out, float *P, const float *q,
 	gemm_solo_end(blas);
 }
 
-/* attention_backward in bf16 */
+/* attention_backward, a chunk of records a task */
 static void
-backward16(const struct attn *a, float *dq, float *dk, float *dv,
+backward_chunks(const struct attn *a, float *dq, float *dk, float *dv,
     float *partial, const float *dout, const float *P, const float *q,
     const float *k, const float *v, const float *logsig)
 {
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
+	int r = a->prec == GEMM_BF16;
 	size_t TT = (size_t)Tq * T, ldqk = a->ldqk, ldv = a->ldv;
 	float scale = 1.0f / sqrtf((float)hd);
 	int blas = gemm_solo_begin();
@@ -305,18 +319,21 @@ backward16(const struct attn *a, float *dq, float *dk, float *dv,
 		float *dqb = dq + b0 * T * ldqk, *dkb = dk + b0 * T * ldqk;
 		float *dvb = dv + b0 * T * ldv, *om = omega(a);
 		const float *pc = P + (size_t)b0 * H * TT;
+		const float *db = dout + (size_t)b0 * Tq * D;
 		struct chunk c;
 		if (chunk_of(a, &c) < 0) {
-			for (int r = 0; r < n; r++)
-				nan_rows(dqb + r * T * ldqk, ldqk, Tq, D);
+			for (int j = 0; j < n; j++)
+				nan_rows(dqb + j * T * ldqk, ldqk, Tq, D);
 			nan_rows(dkb, ldqk, n * T, D);
 			nan_rows(dvb, ldv, n * T, D);
 			continue;
 		}
 		struct qkv16 o = qkv_of(a, &c, b0, n, q, k, v);
-		gemm_bf16_fill(c.d, 0, D, dout + (size_t)b0 * Tq * D, D, n * Tq, D);
+		if (r)
+			gemm_bf16_fill(c.d, 0, D, db, D, n * Tq, D);
+		const void *d = r ? c.d : db;
 		/* dW = dout v^T */
-		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, c.d, o.lv, o.v,
+		batch(a, n, 0, 1, Tq, T, hd, 1.0f, ROWS_TQ, d, o.lv, o.v,
 		    PAIRS, c.s);
 		/* each pair's weights W that multiplied v, and dS over dW */
 		for (int i = 0; i < n * H; i++) {
@@ -325,22 +342,26 @@ backward16(const struct attn *a, float *dq, float *dk, float *dv,
 			const float *pb = pc + i * TT, *w = pb;
 			if (logsig != NULL) {
 				float sg = expf(logsig[h]);
-				locality(a, b, sg, pb, om, om + TT, (int)TT);
+				float *wl = r ? om + TT : (float *)c.w + i * TT;
+				locality(a, b, sg, pb, om, wl, (int)TT);
 				partial[b * H + h] = locality_back(a, b, sg, dw,
-				    om, om + TT, (int)TT);
-				w = om + TT;
+				    om, wl, (int)TT);
+				w = wl;
 			}
-			gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
 			softmax_back(dw, pb, Tq, T);
-			gemm_bf16_fill(c.ds, i * TT, T, dw, T, Tq, T);
+			if (r) {
+				gemm_bf16_fill(c.w, i * TT, T, w, T, Tq, T);
+				gemm_bf16_fill(c.ds, i * TT, T, dw, T, Tq, T);
+			}
 		}
+		const void *w = r || logsig != NULL ? c.w : pc;
+		const void *ds = r ? c.ds : c.s;
 		/* dv = W^T dout */
-		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, c.w, ROWS_TQ, c.d,
-		    VV, dvb);
+		batch(a, n, 1, 0, T, hd, Tq, 1.0f, PAIRS, w, ROWS_TQ, d, VV, dvb);
 		/* dq = dS k / sqrt(hd), Tq rows a record; dk = dS^T q / sqrt(hd) */
-		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, c.ds, o.lq, o.k,
+		batch(a, n, 0, 0, Tq, hd, T, scale, PAIRS, ds, o.lq, o.k,
 		    QK, dqb);
-		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, c.ds, o.lq, o.q,
+		batch(a, n, 1, 0, T, hd, Tq, scale, PAIRS, ds, o.lq, o.q,
 		    QK, dkb);
 	}
 	gemm_solo_end(blas);
@@ -353,39 +374,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
     float *P /* [B][H][T][T] */, const float *q, const float *k,
     const float *v, const float *logsig /* [H] or NULL */)
 {
-	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
-	    TT = Tq * T;
-	float scale = 1.0f / sqrtf((float)hd);
-
-	if (a->prec == GEMM_BF16) {
-		forward16(a, out, P, q, k, v, logsig);
-		return;
-	}
-	int blas = gemm_solo_begin();
-	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
-	for (int bh = 0; bh < B * H; bh++) {
-		int b = bh / H, h = bh % H;
-		const float *qb = q + (size_t)b * T * a->ldqk + h * hd;
-		const float *kb = k + (size_t)b * T * a->ldqk + h * hd;
-		const float *vb = v + (size_t)b * T * a->ldv + h * hd;
-		/* without P, the thread's third scratch slot (locality takes
-		 * the first two) */
-		float *pb = P ? P + (size_t)bh * TT : a->scratch +
-		    ((size_t)omp_get_thread_num() * 3 + 2) * T * T;
-		float *ob = out + (size_t)b * Tq * D + h * hd;
-		gemm_one(a->prec, 0, 1, Tq, T, hd, scale, qb, a->ldqk, kb,
-		    a->ldqk, 0.0f, pb, T);
-		softmax_rows(pb, Tq, T);
-		const float *w = pb;
-		if (logsig != NULL) {
-			float *om = omega(a);
-			locality(a, b, expf(logsig[h]), pb, om, om + TT, TT);
-			w = om + TT;
-		}
-		gemm_one(a->prec, 0, 0, Tq, hd, T, 1.0f, w, T, vb, a->ldv,
-		    0.0f, ob, D);
-	}
-	gemm_solo_end(blas);
+	forward_chunks(a, out, P, q, k, v, logsig);
 }
 
 void
@@ -407,47 +396,9 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
     const float *q, const float *k, const float *v,
     const float *logsig /* [H] or NULL */)
 {
-	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd,
-	    TT = Tq * T;
-	float scale = 1.0f / sqrtf((float)hd);
-
-	if (a->prec == GEMM_BF16)
-		backward16(a, dq, dk, dv, partial, dout, P, q, k, v, logsig);
-	else {
-		int blas = gemm_solo_begin();
-		#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 8)
-		for (int bh = 0; bh < B * H; bh++) {
-			int b = bh / H, h = bh % H;
-			size_t oqk = (size_t)b * T * a->ldqk + h * hd;
-			size_t ov = (size_t)b * T * a->ldv + h * hd;
-			const float *pb = P + (size_t)bh * TT;
-			const float *db = dout + (size_t)b * Tq * D + h * hd;
-			float *om = omega(a), *w = om + TT, *dw = w + TT;
-			const float *wv = pb;
-			float sg = 0;
-			if (logsig != NULL) {
-				sg = expf(logsig[h]);
-				locality(a, b, sg, pb, om, w, TT);
-				wv = w;
-			}
-			/* dW = dout v^T; dv = W^T dout */
-			gemm_one(a->prec, 0, 1, Tq, T, hd, 1.0f, db, D, v + ov,
-			    a->ldv, 0.0f, dw, T);
-			gemm_one(a->prec, 1, 0, T, hd, Tq, 1.0f, wv, T, db, D,
-			    0.0f, dv + ov, a->ldv);
-			if (logsig != NULL)
-				partial[bh] = locality_back(a, b, sg, dw, om, w,
-				    TT);
-			softmax_back(dw, pb, Tq, T);
-			gemm_one(a->prec, 0, 0, Tq, hd, T, scale, dw, T, k + oqk,
-			    a->ldqk, 0.0f, dq + oqk, a->ldqk);
-			gemm_one(a->prec, 1, 0, T, hd, Tq, scale, dw, T, q + oqk,
-			    a->ldqk, 0.0f, dk + oqk, a->ldqk);
-		}
-		gemm_solo_end(blas);
-	}
+	backward_chunks(a, dq, dk, dv, partial, dout, P, q, k, v, logsig);
 	if (logsig != NULL)
-		for (int b = 0; b < B; b++)
-			for (int h = 0; h < H; h++)
-				dlogsig[h] += partial[b * H + h];
+		for (int b = 0; b < a->B; b++)
+			for (int h = 0; h < a->H; h++)
+				dlogsig[h] += partial[b * a->H + h];
 }

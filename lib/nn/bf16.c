@@ -46,7 +46,7 @@ note_failure(const char *what)
 {
 	#pragma omp critical (bf16_fail)
 	if (!failed) {
-		err_set(&failure, "bf16 product: %s", what);
+		err_set(&failure, "matrix product: %s", what);
 		failed = 1;
 	}
 }
@@ -157,6 +157,7 @@ gemm_bf16_round(float f)
  * it runs on. */
 struct mm {
 	int	 ta, tb, M, N, K, lda, ldb, ldc;
+	int	 f32;		/* fp32 operands (gemm_batch's), not rounded ones */
 	float	 alpha, beta;
 	int	 n0, n1;
 	size_t	 sa[2], sb[2], sc[2];
@@ -393,7 +394,8 @@ unmake(struct mm *m)
 static int
 same_shape(const struct mm *a, const struct mm *b)
 {
-	return a->ta == b->ta && a->tb == b->tb && a->M == b->M &&
+	return a->ta == b->ta && a->tb == b->tb && a->f32 == b->f32 &&
+	    a->M == b->M &&
 	    a->N == b->N && a->K == b->K && a->lda == b->lda &&
 	    a->ldb == b->ldb && a->ldc == b->ldc && a->alpha == b->alpha &&
 	    a->beta == b->beta && a->n0 == b->n0 && a->n1 == b->n1 &&
@@ -418,7 +420,8 @@ primitive(struct thr *t, const struct mm *s)
 		t->n++;
 	t->next = (t->next + 1) % MM_KEEP;
 	*m = *s;
-	if (make(m, mode == GEMM_BF16_NATIVE ? dnnl_bf16 : dnnl_f32) < 0) {
+	if (make(m, mode == GEMM_BF16_NATIVE && !s->f32 ? dnnl_bf16 :
+	    dnnl_f32) < 0) {
 		unmake(m);	/* what was made of it (oneDNN takes NULLs) */
 		*m = (struct mm){ .M = -1 };	/* matches no shape */
 		return NULL;
@@ -483,25 +486,44 @@ bf16_product(int transa, int transb, int M, int N, int K, float alpha,
 	run(&s, A, B, C);
 }
 
-void
-gemm_bf16_batch(const struct gemm_batch *g, const void *A, const void *B,
+/* g's products as one matmul primitive, fp32 operands (f32) or rounded. */
+static void
+batch(const struct gemm_batch *g, int f32, const void *A, const void *B,
     float *C)
 {
 	struct mm s = { .ta = g->ta, .tb = g->tb, .M = g->M, .N = g->N,
 	    .K = g->K, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
-	    .alpha = g->alpha, .n0 = g->n0, .n1 = g->n1,
+	    .f32 = f32, .alpha = g->alpha, .n0 = g->n0, .n1 = g->n1,
 	    .sa = { g->sa[0], g->sa[1] }, .sb = { g->sb[0], g->sb[1] },
 	    .sc = { g->sc[0], g->sc[1] } };
 
-	run(&s, refused() ? NULL : A, B, C);	/* NULL: NaN results */
+	run(&s, A, B, C);
+}
+
+void
+bf16_batch(const struct gemm_batch *g, const void *A, const void *B,
+    float *C)
+{
+	batch(g, 0, refused() ? NULL : A, B, C);	/* NULL: NaN results */
+}
+
+void
+onednn_batch(const struct gemm_batch *g, const float *A, const float *B,
+    float *C)
+{
+	batch(g, 1, A, B, C);
+}
+
+void *
+gemm_buffer(int slot, size_t n)
+{
+	struct thr *t = thread_state();
+
+	return t != NULL ? buffer(t, 3 + slot, n) : NULL;
 }
 
 void *
 gemm_bf16_buffer(int slot, size_t n)
 {
-	struct thr *t;
-
-	if (refused())
-		return NULL;
-	return (t = thread_state()) != NULL ? buffer(t, 3 + slot, n) : NULL;
+	return refused() ? NULL : gemm_buffer(slot, n);
 }

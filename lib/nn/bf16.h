@@ -8,6 +8,8 @@
 #ifndef BF16_H
 #define BF16_H
 
+#include "nn.h"
+
 /* A[rows][cols] (leading dimension ld) rounded to bf16 into the calling
  * thread's operand buffer slot (0 or 1, reused by the thread's next pack
  * of that slot); returns it, rows x cols, contiguous. */
@@ -32,5 +34,14 @@ void	 bf16_round(void *dst, int ldd, const float *A, int lda, int rows,
 void	 bf16_product(int transa, int transb, int M, int N, int K,
 	    float alpha, const void *A, int lda, const void *B, int ldb,
 	    float beta, float *C, int ldc);
+
+/* g's products on rounded operands (gemm_batch in bf16), the calling
+ * thread alone; NaN results where they cannot run. */
+void	 bf16_batch(const struct gemm_batch *g, const void *A, const void *B,
+	    float *C);
+/* g's products on fp32 operands by oneDNN's matmul, the calling thread
+ * alone (gemm.c's gemm_batch); NaN results where they cannot run. */
+void	 onednn_batch(const struct gemm_batch *g, const float *A,
+	    const float *B, float *C);
 
 #endif

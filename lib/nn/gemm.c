@@ -57,10 +57,10 @@ gemm_force(enum gemm_backend b)
  * beat them on the chunked products' shapes; the other kinds, not measured
  * there, stay with OpenBLAS.
  */
-static const enum gemm_backend rule[2][3] = {
-	/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS */
-	{ GEMM_ONEDNN, GEMM_OPENBLAS, GEMM_ONEDNN },	/* no AVX-512 */
-	{ GEMM_OPENBLAS, GEMM_OPENBLAS, GEMM_ONEDNN },	/* AVX-512 */
+static const enum gemm_backend rule[2][4] = {
+	/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS	GEMM_BATCH */
+	{ GEMM_ONEDNN, GEMM_OPENBLAS, GEMM_ONEDNN, GEMM_ONEDNN },	/* no AVX-512 */
+	{ GEMM_OPENBLAS, GEMM_OPENBLAS, GEMM_ONEDNN, GEMM_ONEDNN },	/* AVX-512 */
 };
 static int avx512;	/* the CPU's row of rule, read once at load */
 
@@ -114,6 +114,41 @@ gemm_product_by(int b, int transa, int transb, int M, int N, int K,
 	    alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+void
+gemm_batch_by(int b, const struct gemm_batch *g, const float *A,
+    const float *B, float *C)
+{
+	if (b == GEMM_ONEDNN) {
+		onednn_batch(g, A, B, C);
+		return;
+	}
+	for (int i = 0; i < g->n0; i++)
+		for (int j = 0; j < g->n1; j++)
+			cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
+			    g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K,
+			    g->alpha, A + i * g->sa[0] + j * g->sa[1], g->lda,
+			    B + i * g->sb[0] + j * g->sb[1], g->ldb, 0.0f,
+			    C + i * g->sc[0] + j * g->sc[1], g->ldc);
+}
+
+void
+gemm_batch(enum gemm_prec p, const struct gemm_batch *g, const void *A,
+    const void *B, float *C)
+{
+	int b = forced;
+
+	if (p == GEMM_BF16) {
+		bf16_batch(g, A, B, C);
+		return;
+	}
+	if (b == GEMM_AUTO) {
+		struct gemm_call c = { GEMM_BATCH, g->ta, g->tb, g->M, g->N,
+			g->K, g->alpha, 0.0f, A, B, C, g->lda, g->ldb, g->ldc, g };
+		b = gemm_plan_backend(&c, rule[avx512][GEMM_BATCH]);
+	}
+	gemm_batch_by(b, g, A, B, C);
+}
+
 /* An fp32 product of kind k, by the forced backend, else by the plan's
  * choice for its shape (the rule's without a plan). */
 static void
@@ -125,7 +160,7 @@ product(enum gemm_kind k, int transa, int transb, int M, int N, int K,
 
 	if (b == GEMM_AUTO) {
 		struct gemm_call c = { k, transa, transb, M, N, K, alpha, beta,
-			A, B, C, lda, ldb, ldc };
+			A, B, C, lda, ldb, ldc, NULL };
 		b = gemm_plan_backend(&c, rule[avx512][k]);
 	}
 	gemm_product_by(b, transa, transb, M, N, K, alpha, A, lda, B, ldb,

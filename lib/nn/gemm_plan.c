@@ -2,7 +2,9 @@
  * gemm_plan.c - the planner of fp32 products, as FFTW's: the first product
  * of a shape (its kind, transposes, M, N, K) is timed by each backend on
  * its own operands and the faster computes every product of that shape
- * after.  Which library is faster depends on the shape, the CPU and the
+ * after.  A batch (gemm_batch: attention's products of a chunk of
+ * records) is timed whole, one oneDNN call against OpenBLAS pair by pair;
+ * its shape is each product's.  Which library is faster depends on the shape, the CPU and the
  * libraries' own settings (OPENBLAS_CORETYPE can hold OpenBLAS to 256-bit
  * kernels on a CPU with 512-bit ones), which no rule by CPU flags sees.
  *
@@ -58,7 +60,8 @@ static char path[4096];
 static off_t readto;		/* how far the file has been read */
 static struct err failure;	/* the first failure to keep the file */
 
-static const char *const kinds[] = { "one", "rows", "chunks" };
+static const char *const kinds[] = { "one", "rows", "chunks", "batch" };
+#define NKIND	((int)(sizeof kinds / sizeof *kinds))
 
 static unsigned
 hash(int kind, int ta, int tb, int M, int N, int K)
@@ -111,7 +114,7 @@ parse_line(char *line)
 	if (sscanf(line, "%15s %3s %3s %d %d %d %15s %c", k, a, b, &M, &N, &K, be,
 	    &extra) != 7)
 		return -1;
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NKIND; i++)
 		if (strcmp(k, kinds[i]) == 0)
 			kind = i;
 	backend = gemm_backend_parse(be);
@@ -171,7 +174,9 @@ read_plan(int exclusive, struct err *e)
 }
 
 /* What the choices depend on: the CPU, the kernels OpenBLAS runs
- * (OPENBLAS_CORETYPE changes them) and the instructions oneDNN may use. */
+ * (OPENBLAS_CORETYPE changes them) and the instructions oneDNN may use;
+ * and the kinds a file may hold, so that a build that knows fewer never
+ * meets a line it cannot read in its default file. */
 static void
 identity(char *buf, size_t size)
 {
@@ -186,9 +191,11 @@ identity(char *buf, size_t size)
 		}
 	if (f != NULL)
 		fclose(f);
-	snprintf(buf, size, "%s; OpenBLAS %s, %s; oneDNN ISA mask %#x", cpu,
-	    openblas_get_corename(), openblas_get_config(),
+	int n = snprintf(buf, size, "%s; OpenBLAS %s, %s; oneDNN ISA mask %#x; "
+	    "kinds", cpu, openblas_get_corename(), openblas_get_config(),
 	    (unsigned)dnnl_get_effective_cpu_isa());
+	for (int i = 0; i < NKIND && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - n, " %s", kinds[i]);
 }
 
 void
@@ -241,6 +248,17 @@ gemm_plan_failed(struct err *e)
 	return -1;
 }
 
+/* c by backend b into C. */
+static void
+call_by(int b, const struct gemm_call *c, float *C)
+{
+	if (c->batch != NULL)
+		gemm_batch_by(b, c->batch, c->A, c->B, C);
+	else
+		gemm_product_by(b, c->transa, c->transb, c->M, c->N, c->K,
+		    c->alpha, c->A, c->lda, c->B, c->ldb, c->beta, C, c->ldc);
+}
+
 /* Seconds a call of backend b takes on these operands (C: a scratch). */
 static double
 time_of(int b, const struct gemm_call *c, float *C)
@@ -248,14 +266,12 @@ time_of(int b, const struct gemm_call *c, float *C)
 	double best = 1e30;
 	int reps = 1;
 
-	gemm_product_by(b, c->transa, c->transb, c->M, c->N, c->K, c->alpha,
-	    c->A, c->lda, c->B, c->ldb, c->beta, C, c->ldc);	/* warm */
+	call_by(b, c, C);	/* warm */
 	/* batches of at least 100 us, the best of three */
 	for (int round = 0; round < 3; round++) {
 		double t0 = now_seconds(), t;
 		for (int r = 0; r < reps; r++)
-			gemm_product_by(b, c->transa, c->transb, c->M, c->N, c->K,
-			    c->alpha, c->A, c->lda, c->B, c->ldb, c->beta, C, c->ldc);
+			call_by(b, c, C);
 		t = (now_seconds() - t0) / reps;
 		best = t < best ? t : best;
 		if (t * reps < 1e-4 && reps < 1 << 16) {
@@ -271,15 +287,17 @@ time_of(int b, const struct gemm_call *c, float *C)
 static int
 measure(const struct gemm_call *c, int rule)
 {
-	float *C = malloc(sizeof(float) * ((size_t)(c->M - 1) * c->ldc + c->N));
+	const struct gemm_batch *g = c->batch;
+	/* a batch's results: from its first to the end of its last */
+	size_t last = g ? (g->n0 - 1) * g->sc[0] + (g->n1 - 1) * g->sc[1] : 0;
+	size_t n = last + (size_t)(c->M - 1) * c->ldc + c->N;
+	float *C = malloc(sizeof(float) * n);
 	double t[3];
 
 	if (C == NULL)
 		return rule;
 	for (int b = GEMM_OPENBLAS; b <= GEMM_ONEDNN; b++) {
-		for (int i = 0; i < c->M; i++)
-			memcpy(C + (size_t)i * c->ldc, c->C + (size_t)i * c->ldc,
-			    sizeof(float) * c->N);
+		memcpy(C, c->C, sizeof(float) * n);
 		t[b] = time_of(b, c, C);
 	}
 	free(C);

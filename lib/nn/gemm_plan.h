@@ -7,13 +7,15 @@
 
 #include "nn.h"
 
-/* One fp32 product, as cblas_sgemm (row-major), and its kind. */
+/* One fp32 product, as cblas_sgemm (row-major), and its kind; or, batch
+ * not NULL, a batch of them (kind GEMM_BATCH: the shape is each one's). */
 struct gemm_call {
 	int		 kind, transa, transb, M, N, K;
 	float		 alpha, beta;
 	const float	*A, *B;
 	float		*C;
 	int		 lda, ldb, ldc;
+	const struct gemm_batch *batch;
 };
 
 /* The backend that computes c's shape: the plan's choice, made now by
@@ -25,5 +27,10 @@ int	 gemm_plan_backend(const struct gemm_call *c, int rule);
 void	 gemm_product_by(int b, int transa, int transb, int M, int N, int K,
 	    float alpha, const float *A, int lda, const float *B, int ldb,
 	    float beta, float *C, int ldc);
+
+/* g's products by backend b (gemm_batch in fp32), on the calling thread
+ * inside a parallel region. */
+void	 gemm_batch_by(int b, const struct gemm_batch *g, const float *A,
+	    const float *B, float *C);
 
 #endif

@@ -31,10 +31,11 @@
 
 enum gemm_backend { GEMM_AUTO, GEMM_OPENBLAS, GEMM_ONEDNN };
 /* Kinds of product, each with its backend: one computed by its caller's
- * thread (gemm_one: attention's per-head products), cut into row blocks
- * (gemm_rows: weight gradients, bases), in chunks of rows (gemm_chunks:
- * the layers' forward and input-gradient products). */
-enum gemm_kind { GEMM_ONE, GEMM_ROWS, GEMM_CHUNKS };
+ * thread (gemm_one), cut into row blocks (gemm_rows: weight gradients,
+ * bases), in chunks of rows (gemm_chunks: the layers' forward and
+ * input-gradient products), a batch of small ones computed by its
+ * caller's thread (gemm_batch: attention's, a chunk of records' heads). */
+enum gemm_kind { GEMM_ONE, GEMM_ROWS, GEMM_CHUNKS, GEMM_BATCH };
 /* A product's precision: fp32, or bf16 operands (rounded to nearest even)
  * with fp32 accumulation and an fp32 result (PyTorch autocast's matmul). */
 enum gemm_prec { GEMM_FP32, GEMM_BF16 };
@@ -47,7 +48,7 @@ enum gemm_bf16 { GEMM_BF16_NONE, GEMM_BF16_NATIVE, GEMM_BF16_EMULATED };
 /* "auto", "openblas" or "onednn" -> its backend, or -1. */
 int	 gemm_backend_parse(const char *name);
 /* Whether every product so far ran: 0, or -1 with e (may be NULL) set to
- * why the first that could not did not ("bf16 product: oneDNN has no
+ * why the first that could not did not ("matrix product: oneDNN has no
  * matmul for this shape", "... out of memory"); such a product's result
  * is NaN.  A caller of products checks it where it would stop. */
 int	 gemm_failed(struct err *e);
@@ -121,16 +122,20 @@ struct gemm_batch {
 	size_t	 sa[2], sb[2], sc[2];
 	float	 alpha;
 };
-/* g's products, by the calling thread alone (between gemm_solo_begin and
- * gemm_solo_end inside a region); NaN results where they cannot run
- * (gemm_failed says why). */
-void	 gemm_bf16_batch(const struct gemm_batch *g, const void *A,
-	    const void *B, float *C);
+/* g's products in precision p, by the calling thread alone (between
+ * gemm_solo_begin and gemm_solo_end inside a region): in fp32 on A and B
+ * (floats) by the forced backend or the plan's for g's shape, in bf16 on
+ * rounded operands (gemm_bf16_fill's elements); NaN results where they
+ * cannot run (gemm_failed says why). */
+void	 gemm_batch(enum gemm_prec p, const struct gemm_batch *g,
+	    const void *A, const void *B, float *C);
 /* Buffers of the calling thread for its rounded operands */
 #define GEMM_BF16_BUFFERS 2
 /* The calling thread's buffer slot (< GEMM_BF16_BUFFERS), at least n
  * bytes, kept (grown, never shrunk) for its next call; NULL when memory
- * runs out (gemm_failed says why). */
+ * runs out or (gemm_bf16_buffer) bf16 products cannot run here
+ * (gemm_failed says why). */
+void	*gemm_buffer(int slot, size_t n);
 void	*gemm_bf16_buffer(int slot, size_t n);
 
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
@@ -276,7 +281,7 @@ void	 xent_backward(float *dlogits, const float *prob, const float *target,
  * (locality focusing; logsig NULL: Omega = 1).  q, k are rows of stride
  * ldqk, v rows of stride ldv, each head's hd columns at offset h*hd; out is
  * [B][Tq][H*hd].  dist2 is [T][T] for the batch, or [B][T][T] when
- * dist_per_record.  scratch holds nthr * 3 * T * T floats.
+ * dist_per_record.  scratch holds nthr * 2 * T * T floats (locality's).
  */
 struct attn {
 	int	 B, T, H, hd;

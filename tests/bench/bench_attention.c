@@ -68,7 +68,7 @@ main(int argc, char **argv)
 	size_t n = (size_t)B * T * LD, no = (size_t)B * T * D;
 	float *qkv = filled(n, 1), *dout = filled(no, 2), *dqkv = filled(n, 3);
 	float *out = filled(no, 4), *P = filled((size_t)B * H * T * T, 5);
-	float *scr = filled((size_t)nthr * 3 * T * T, 6);
+	float *scr = filled((size_t)nthr * 2 * T * T, 6);
 	float *partial = filled((size_t)B * H, 7);
 	/* the products: q k^T and W v forward; dW, dv, dq, dk backward */
 	double flop = 2.0 * B * H * T * T * HD;

@@ -50,7 +50,8 @@ train() {	# train OUT [env...]: the abs model of d.vt into $T/OUT
 }
 train p1.vt VITPIPE_PLAN="$P" || nok "a planned run: $(head -c 300 "$T/err")"
 check_grep "a planned run writes its choices, a line a shape" \
-    "^(one|rows|chunks) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$" "$P"
+    "^(one|rows|chunks|batch) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$" "$P"
+check_grep "... attention's batches among them" "^batch N T 17 17 16 (openblas|onednn)$" "$P"
 check_grep "... under a line that says where they were made" "^# vitpipe plan, made on: .*OpenBLAS" "$P"
 awk '!/^#/ { k = $1 FS $2 FS $3 FS $4 FS $5 FS $6; if (seen[k]++) bad = 1 } END { exit bad }' "$P" &&
     ok "... each shape once" || nok "... a shape twice: $(sort "$P" | uniq -d | head -3)"
@@ -84,9 +85,9 @@ cmp -s "$T/a/m.vt" "$T/b/m.vt" && ok "two runs at once on one new plan: the same
 train q.vt VITPIPE_PLAN="$T/plan3" && mv "$T/q.vt" "$T/q3.vt" || nok "a plan with an unfinished line: $(head -c 300 "$T/err")"
 (cd "$T" && VITPIPE_PLAN="$T/plan3" vit-train --dim 48 --depth 1 --heads 2 --mlp 64 --batch 32 --pe abs --no-out d.vt 2>"$T/err")
 [ "$(grep -vc '^#' "$T/plan3")" -gt "$(grep -vc '^#' "$P")" ] &&
-    ! grep -vE '^#|^(one|rows|chunks) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$' "$T/plan3" >/dev/null &&
+    ! grep -vE '^#|^(one|rows|chunks|batch) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$' "$T/plan3" >/dev/null &&
     ok "an unfinished last line is left unread, and cut before the next choice" ||
-    nok "an unfinished last line: $(grep -vE '^#|^(one|rows|chunks) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$' "$T/plan3" | head -2)"
+    nok "an unfinished last line: $(grep -vE '^#|^(one|rows|chunks|batch) [NT] [NT] [0-9]+ [0-9]+ [0-9]+ (openblas|onednn)$' "$T/plan3" | head -2)"
 # a file that is not a plan is refused, by name
 (export VITPIPE_PLAN="$T/bad"
  printf 'chunks N T 512 32 4 mkl\n' > "$VITPIPE_PLAN"

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "nn.h"
 #include "rng.h"
 #include "test.h"
 
@@ -56,6 +57,45 @@ err_units(int ta, int tb, int M, int N, int K, float alpha, const float *a,
 			    bound);
 		}
 	return worst;
+}
+
+/* A batch of n0 x n1 products M x N x K (alpha 0.75, transposes t >> 1
+ * and t & 1) laid out as attention's: a record's rows hold its n1 heads'
+ * blocks, records one after another, results dense; its operands drawn
+ * into *a and *b (malloc'd, *na and *nb floats). */
+static struct gemm_batch
+attn_batch(struct rng *r, int t, int n0, int n1, int M, int N, int K,
+    float **a, size_t *na, float **b, size_t *nb)
+{
+	int ta = t >> 1, tb = t & 1;
+	int ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
+	int lda = n1 * ca, ldb = n1 * cb;
+
+	*na = (size_t)n0 * ra * lda;
+	*nb = (size_t)n0 * rb * ldb;
+	*a = randn(r, *na);
+	*b = randn(r, *nb);
+	return (struct gemm_batch){ n0, n1, ta, tb, M, N, K, lda, ldb, N,
+	    { (size_t)ra * lda, ca }, { (size_t)rb * ldb, cb },
+	    { (size_t)n1 * M * N, (size_t)M * N }, 0.75f };
+}
+
+/* The largest err_units of g's results c over its products. */
+static double
+batch_err(const struct gemm_batch *g, const float *a, const float *b,
+    const float *c, float (*rnd)(float))
+{
+	float *zero = calloc((size_t)g->M * g->N, sizeof(float));
+	double e = 0;
+
+	for (int i = 0; i < g->n0; i++)
+		for (int j = 0; j < g->n1; j++)
+			e = maxn(e, err_units(g->ta, g->tb, g->M, g->N, g->K,
+			    g->alpha, a + i * g->sa[0] + j * g->sa[1], g->lda,
+			    b + i * g->sb[0] + j * g->sb[1], g->ldb, 0.0f, zero,
+			    c + i * g->sc[0] + j * g->sc[1], g->ldc, rnd));
+	free(zero);
+	return e;
 }
 
 #endif

@@ -5,7 +5,7 @@
  * (emulation only when asked); a bf16 product of each kind is the fp32
  * product of the rounded operands within fp32 rounding, is not the fp32
  * product of the unrounded ones, and gives the same bits on 1 and 2
- * threads; so is each of a batch of products (gemm_bf16_batch);
+ * threads; so is each of a batch of products (gemm_batch);
  * attention in bf16 (batched per chunk of records) is fp32's within
  * bf16's tolerance, the same bits on 1 and 2 threads; for every encoding
  * a model's logits and gradient in bf16 are its fp32 ones within bf16's
@@ -102,7 +102,7 @@ test_mode(void)
 		struct err e;
 		gemm_one(GEMM_BF16, 0, 0, 2, 2, 2, 1.0f, a, 2, a, 2, 0.0f, c, 2);
 		CHECK(isnan(c[0]) && isnan(c[3]) && gemm_failed(&e) < 0 &&
-		    strstr(e.msg, "bf16 product: this CPU has no native bf16") != NULL,
+		    strstr(e.msg, "matrix product: this CPU has no native bf16") != NULL,
 		    "a bf16 product without bf16: NaN, and gemm_failed says why "
 		    "(the process goes on)");
 	} else
@@ -190,7 +190,7 @@ test_products(void)
 	omp_set_num_threads(2);
 }
 
-/* A batch of products (gemm_bf16_batch) as attention lays them out: n0
+/* A batch of products (gemm_batch) as attention lays them out: n0
  * records of n1 heads side by side in each row, transposed or not: each
  * product is the fp32 product of its rounded operands. */
 static void
@@ -200,32 +200,20 @@ test_batch(void)
 	struct rng r;
 	rng_seed(&r, 12, 0);
 	for (int t = 0; t < 4; t++) {
-		int ta = t >> 1, tb = t & 1;
-		/* row operands: a record's rows hold its heads' blocks */
-		int ra = ta ? K : M, ca = ta ? M : K, rb = tb ? N : K, cb = tb ? K : N;
-		int lda = n1 * ca, ldb = n1 * cb;
-		size_t na = (size_t)n0 * ra * lda, nb = (size_t)n0 * rb * ldb;
-		float *a = randn(&r, na), *b = randn(&r, nb);
+		float *a, *b;
+		size_t na, nb;
+		struct gemm_batch g = attn_batch(&r, t, n0, n1, M, N, K, &a, &na,
+		    &b, &nb);
 		float *c = malloc(sizeof(float) * n0 * n1 * M * N);
-		float *zero = calloc((size_t)M * N, sizeof(float));
 		void *a16 = malloc(na * 4), *b16 = malloc(nb * 4);
-		gemm_bf16_fill(a16, 0, lda, a, lda, n0 * ra, lda);
-		gemm_bf16_fill(b16, 0, ldb, b, ldb, n0 * rb, ldb);
-		struct gemm_batch g = { n0, n1, ta, tb, M, N, K, lda, ldb, N,
-		    { (size_t)ra * lda, ca }, { (size_t)rb * ldb, cb },
-		    { (size_t)n1 * M * N, (size_t)M * N }, 0.75f };
-		gemm_bf16_batch(&g, a16, b16, c);
-		double e = 0;
-		for (int i = 0; i < n0; i++)
-			for (int j = 0; j < n1; j++)
-				e = maxn(e, err_units(ta, tb, M, N, K, 0.75f,
-				    a + i * g.sa[0] + j * g.sa[1], lda,
-				    b + i * g.sb[0] + j * g.sb[1], ldb, 0.0f, zero,
-				    c + i * g.sc[0] + j * g.sc[1], N, gemm_bf16_round));
+		gemm_bf16_fill(a16, 0, g.lda, a, g.lda, (int)(na / g.lda), g.lda);
+		gemm_bf16_fill(b16, 0, g.ldb, b, g.ldb, (int)(nb / g.ldb), g.ldb);
+		gemm_batch(GEMM_BF16, &g, a16, b16, c);
+		double e = batch_err(&g, a, b, c, gemm_bf16_round);
 		CHECK(e <= 1, "bf16 batch of %dx%d products %dx%dx%d %s%s: each "
 		    "the fp32 product of its rounded operands (%.2f of the bound)",
-		    n0, n1, M, N, K, ta ? "A^T" : "A", tb ? " B^T" : " B", e);
-		free(a); free(b); free(c); free(zero); free(a16); free(b16);
+		    n0, n1, M, N, K, g.ta ? "A^T" : "A", g.tb ? " B^T" : " B", e);
+		free(a); free(b); free(c); free(a16); free(b16);
 	}
 }
 
@@ -277,7 +265,7 @@ test_attention16(void)
 	for (int i = 0; i < B * T * T; i++)
 		d2[i] = (float)(i % 7) * 0.5f;
 	float ls[H] = { 0.1f, -0.3f, 0.5f };
-	float *scr = malloc(sizeof(float) * 2 * 3 * T * T), *P = malloc(sizeof(float) * B * H * T * T);
+	float *scr = malloc(sizeof(float) * 2 * 2 * T * T), *P = malloc(sizeof(float) * B * H * T * T);
 	float *o[4], *g[4], dl[4][H];
 	/* qkv's rounded copy (attn's qkvc), and q, k, v all NaN beside it */
 	void *qkvc = malloc(n * (size_t)gemm_bf16_size());

@@ -68,6 +68,47 @@ test_products(void)
 		}
 }
 
+/* gemm_batch in fp32, laid out as attention's (a record's rows hold its
+ * heads' blocks), every transpose: by each backend each product within
+ * float rounding, and OpenBLAS's the bits of the same products one call
+ * each (gemm_one). */
+static void
+test_batch(void)
+{
+	/* a chunk of 4 records of 3 heads of 16, 65 tokens */
+	enum { n0 = 4, n1 = 3, M = 65, N = 16, K = 65 };
+	struct rng r;
+	rng_seed(&r, 13, 0);
+	for (int t = 0; t < 4; t++) {
+		float *a, *b;
+		size_t na, nb, nc = (size_t)n0 * n1 * M * N;
+		struct gemm_batch g = attn_batch(&r, t, n0, n1, M, N, K, &a, &na,
+		    &b, &nb);
+		float *c = malloc(sizeof(float) * nc), *one = malloc(sizeof(float) * nc);
+		for (int k = 0; k < 2; k++) {
+			gemm_force(backends[k]);
+			gemm_batch(GEMM_FP32, &g, a, b, c);
+			double e = batch_err(&g, a, b, c, NULL);
+			CHECK(e <= 1, "%s: fp32 batch of %dx%d products %dx%dx%d "
+			    "%s%s: each within float rounding (%.2f of the bound)",
+			    gemm_backend_name(backends[k]), n0, n1, M, N, K,
+			    g.ta ? "A^T" : "A", g.tb ? " B^T" : " B", e);
+			if (backends[k] != GEMM_OPENBLAS)
+				continue;
+			for (int i = 0; i < n0; i++)
+				for (int j = 0; j < n1; j++)
+					gemm_one(GEMM_FP32, g.ta, g.tb, M, N, K, 0.75f,
+					    a + i * g.sa[0] + j * g.sa[1], g.lda,
+					    b + i * g.sb[0] + j * g.sb[1], g.ldb, 0.0f,
+					    one + i * g.sc[0] + j * g.sc[1], N);
+			CHECK(memcmp(c, one, sizeof(float) * nc) == 0,
+			    "... OpenBLAS's the bits of its products one call each");
+		}
+		gemm_force(GEMM_AUTO);
+		free(a); free(b); free(c); free(one);
+	}
+}
+
 /* gemm_chunks with a bias, W and W^T: within rounding, and the same bits
  * on 1 and 2 threads. */
 static void
@@ -159,9 +200,10 @@ test_names(void)
 	    __builtin_cpu_supports("avx512dq");
 	CHECK(gemm_backend_of(GEMM_ONE) == (avx512 ? GEMM_OPENBLAS : GEMM_ONEDNN) &&
 	    gemm_backend_of(GEMM_ROWS) == GEMM_OPENBLAS &&
-	    gemm_backend_of(GEMM_CHUNKS) == GEMM_ONEDNN,
-	    "auto on this CPU (%s): per-head products by %s, row blocks by "
-	    "openblas, chunks by onednn", avx512 ? "AVX-512" : "AVX2",
+	    gemm_backend_of(GEMM_CHUNKS) == GEMM_ONEDNN &&
+	    gemm_backend_of(GEMM_BATCH) == GEMM_ONEDNN,
+	    "auto on this CPU (%s): single products by %s, row blocks by "
+	    "openblas, chunks and batches by onednn", avx512 ? "AVX-512" : "AVX2",
 	    gemm_backend_name(gemm_backend_of(GEMM_ONE)));
 }
 
@@ -171,6 +213,7 @@ main(void)
 	test_names();
 	test_products();
 	test_chunks();
+	test_batch();
 	test_one_block();
 	return test_done();
 }

@@ -242,7 +242,7 @@ test_attention(int locality, int per_record, int Tq)
 				d2[(b * T + m) * T + n] = (float)((m - n) * (m - n)) * (0.3f + b);
 	struct at c = { { .B = B, .T = T, .Tq = Tq, .H = H, .hd = hd, .ldqk = ld,
 	    .ldv = ld, .dist2 = d2, .dist_per_record = per_record, .nthr = 2,
-	    .scratch = malloc(sizeof(float) * 2 * 3 * T * T) },
+	    .scratch = malloc(sizeof(float) * 2 * 2 * T * T) },
 	    qkv, qkv + D, qkv + 2 * D, malloc(sizeof(float) * B * H * Tq * T),
 	    locality ? randv(H, 0.3f) : NULL };
 	struct layer L = { at_fwd, malloc(sizeof(float) * B * Tq * D),

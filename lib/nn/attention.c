@@ -103,12 +103,13 @@ softmax_back(float *dw /* [Tq][T] */, const float *P /* [Tq][T] */, int Tq,
 
 #define REC	4	/* records in a chunk */
 
-/* A thread's room for a chunk: in bf16, rounded q, k, v rows [REC][T][D]
+/* A thread's room for a chunk.  Rounded (bf16): q, k, v rows [REC][T][D]
  * (each record's T rows, Tq or not), weights and dS [REC][H][Tq][T], dout
- * [REC][Tq][D]; in fp32 only the weights under locality (the products
- * read q, k, v, P, dout and dS where they are); in either, in fp32, scores
- * or dW [REC][H][Tq][T], and in bf16 output rows [REC][Tq][D] kept only as
- * their rounded copy (attn's outc). */
+ * [REC][Tq][D]; fp32 products read q, k, v, P, dout and dS where they
+ * are, and need only the weights under locality [REC][H][Tq][T].  In
+ * fp32 in either precision: scores or dW [REC][H][Tq][T], and in bf16
+ * output rows [REC][Tq][D] kept only as their rounded copy (attn's
+ * outc). */
 struct chunk {
 	void	*q, *k, *v, *w, *ds, *d;
 	float	*s, *o;
@@ -205,7 +206,7 @@ round_qkv(const struct attn *a, const struct chunk *c, int b0, int n,
 }
 
 /* A chunk's q, k and v operands and their layouts. */
-struct qkv16 {
+struct qkv_ops {
 	const void *q, *k, *v;
 	enum layout lq, lv;
 };
@@ -215,14 +216,14 @@ struct qkv16 {
  * they are the thirds of one array's rows, those rows rounded into the
  * chunk in that layout (the copy's: the same products, so the same bits
  * with a copy or without); else each rounded into the chunk. */
-static struct qkv16
+static struct qkv_ops
 qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
     const float *q, const float *k, const float *v)
 {
 	size_t D = (size_t)a->H * a->hd, r0 = (size_t)b0 * a->T;
 
 	if (a->prec != GEMM_BF16)
-		return (struct qkv16){ q + r0 * a->ldqk, k + r0 * a->ldqk,
+		return (struct qkv_ops){ q + r0 * a->ldqk, k + r0 * a->ldqk,
 		    v + r0 * a->ldv, QK, VV };
 	size_t e = (size_t)gemm_bf16_size();
 	const char *p = a->qkvc;
@@ -237,9 +238,9 @@ qkv_of(const struct attn *a, const struct chunk *c, int b0, int n,
 		p = c->q;
 	}
 	if (p != NULL)
-		return (struct qkv16){ p, p + D * e, p + 2 * D * e, QK, VV };
+		return (struct qkv_ops){ p, p + D * e, p + 2 * D * e, QK, VV };
 	round_qkv(a, c, b0, n, q, k, v);
-	return (struct qkv16){ c->q, c->k, c->v, ROWS_T, ROWS_T };
+	return (struct qkv_ops){ c->q, c->k, c->v, ROWS_T, ROWS_T };
 }
 
 /* The thread's locality scratch (its two T x T slots). */
@@ -273,7 +274,7 @@ forward_chunks(const struct attn *a, float *out, float *P, const float *q,
 		}
 		if (a->outc != NULL)
 			ob = c.o;
-		struct qkv16 o = qkv_of(a, &c, b0, n, q, k, v);
+		struct qkv_ops o = qkv_of(a, &c, b0, n, q, k, v);
 		/* P = softmax(q k^T / sqrt(hd)), W = P o Omega */
 		float *pc = P ? P + (size_t)b0 * H * TT : c.s;
 		batch(a, n, 0, 1, Tq, T, hd, 1.0f / sqrtf((float)hd), o.lq,
@@ -328,7 +329,7 @@ backward_chunks(const struct attn *a, float *dq, float *dk, float *dv,
 			nan_rows(dvb, ldv, n * T, D);
 			continue;
 		}
-		struct qkv16 o = qkv_of(a, &c, b0, n, q, k, v);
+		struct qkv_ops o = qkv_of(a, &c, b0, n, q, k, v);
 		if (r)
 			gemm_bf16_fill(c.d, 0, D, db, D, n * Tq, D);
 		const void *d = r ? c.d : db;

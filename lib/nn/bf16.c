@@ -15,6 +15,9 @@
  * (as dnnl_sgemm in gemm.c), so the bits do not depend on the thread
  * count.
  *
+ * The same primitives run gemm_batch's fp32 batches (onednn_batch), on
+ * fp32 operands, any CPU.
+ *
  * A product that cannot run (oneDNN refuses it, memory runs out) leaves
  * NaN in its result and its reason for gemm_failed: the library does not
  * end the process, its caller says why and stops.

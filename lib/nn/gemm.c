@@ -55,7 +55,10 @@ gemm_force(enum gemm_backend b)
  * OpenBLAS's on attention's small products and on the chunked ones, not on
  * the weight gradients' long sums.  With AVX-512 (Zen 4, issue 22) they
  * beat them on the chunked products' shapes; the other kinds, not measured
- * there, stay with OpenBLAS.
+ * there, stay with OpenBLAS.  Attention's batches: one oneDNN call over a
+ * chunk's pairs against OpenBLAS pair by pair, oneDNN's measured faster
+ * with AVX-512 (Zen 5, bench_attention), as its per-pair calls were with
+ * AVX2.
  */
 static const enum gemm_backend rule[2][4] = {
 	/* GEMM_ONE	GEMM_ROWS	GEMM_CHUNKS	GEMM_BATCH */
@@ -124,8 +127,7 @@ gemm_batch_by(int b, const struct gemm_batch *g, const float *A,
 	}
 	for (int i = 0; i < g->n0; i++)
 		for (int j = 0; j < g->n1; j++)
-			cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans,
-			    g->tb ? CblasTrans : CblasNoTrans, g->M, g->N, g->K,
+			gemm_product_by(b, g->ta, g->tb, g->M, g->N, g->K,
 			    g->alpha, A + i * g->sa[0] + j * g->sa[1], g->lda,
 			    B + i * g->sb[0] + j * g->sb[1], g->ldb, 0.0f,
 			    C + i * g->sc[0] + j * g->sc[1], g->ldc);

@@ -4,9 +4,10 @@
  * its own operands and the faster computes every product of that shape
  * after.  A batch (gemm_batch: attention's products of a chunk of
  * records) is timed whole, one oneDNN call against OpenBLAS pair by pair;
- * its shape is each product's.  Which library is faster depends on the shape, the CPU and the
- * libraries' own settings (OPENBLAS_CORETYPE can hold OpenBLAS to 256-bit
- * kernels on a CPU with 512-bit ones), which no rule by CPU flags sees.
+ * its shape is each product's.  Which library is faster depends on the
+ * shape, the CPU and the libraries' own settings (OPENBLAS_CORETYPE can
+ * hold OpenBLAS to 256-bit kernels on a CPU with 512-bit ones), which no
+ * rule by CPU flags sees.
  *
  * The two libraries round differently, so a choice decides a product's
  * last bits: to keep same seed, same bytes, every choice is written to the

@@ -195,11 +195,11 @@ static double
 gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
     double *cpu)
 {
-	int n = 0;
+	int n = 0, pre = bf16 && b == GEMM_ONEDNN && !lib;
 	double g;
 
 	cli_threads(nthr);
-	if (bf16 && b == GEMM_ONEDNN && !lib)
+	if (pre)
 		rounded(p);
 	run(p, b, lib, nthr);
 	double t0 = now_seconds(), c0 = cpu_seconds(), t;
@@ -209,7 +209,8 @@ gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
 	} while ((t = now_seconds() - t0) < 0.05);
 	*cpu = flops(p) * n / (cpu_seconds() - c0) / 1e9;
 	g = flops(p) * n / t / 1e9;
-	unrounded();
+	if (pre)
+		unrounded();
 	return g;
 }
 

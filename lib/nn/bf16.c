@@ -41,17 +41,45 @@ static int probed, emulate;
 static dnnl_engine_t engine;
 static struct err failure;	/* the first product that could not run */
 static int failed;
+/* The calling thread's trial: 1 while on, 2 once a product of it failed. */
+static _Thread_local int trial;
 
-/* A product cannot run: oneDNN refused a shape it takes, or memory ran
- * out.  The first reason is kept for gemm_failed (any thread may say it). */
+/* The first reason products cannot run, kept for gemm_failed (any thread
+ * may say it). */
 static void
-note_failure(const char *what)
+keep_failure(const char *what)
 {
 	#pragma omp critical (bf16_fail)
 	if (!failed) {
 		err_set(&failure, "matrix product: %s", what);
 		failed = 1;
 	}
+}
+
+/* A product cannot run: oneDNN refused a shape it takes, or memory ran
+ * out.  A trial's failure is the trial's. */
+void
+product_failed(const char *what)
+{
+	if (trial)
+		trial = 2;
+	else
+		keep_failure(what);
+}
+
+void
+product_trial_begin(void)
+{
+	trial = 1;
+}
+
+int
+product_trial_end(void)
+{
+	int t = trial;
+
+	trial = 0;
+	return t == 2 ? -1 : 0;
 }
 
 int
@@ -98,7 +126,7 @@ static void
 probe(void)
 {
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-		note_failure("no oneDNN CPU engine");
+		keep_failure("no oneDNN CPU engine");
 		mode = GEMM_BF16_NONE;	/* and no emulation: it needs one too */
 		probed = 1;
 		return;
@@ -123,7 +151,7 @@ refused(void)
 {
 	if (gemm_bf16_mode() != GEMM_BF16_NONE)
 		return 0;
-	note_failure("this CPU has no native bf16 (AVX512_BF16 or AMX); "
+	product_failed("this CPU has no native bf16 (AVX512_BF16 or AMX); "
 	    "VITPIPE_BF16=emulate emulates it");
 	return 1;
 }
@@ -183,7 +211,7 @@ struct thr {
 };
 static _Thread_local struct thr *me;
 
-/* The calling thread's state, or NULL (note_failure said why). */
+/* The calling thread's state, or NULL (product_failed said why). */
 static struct thr *
 thread_state(void)
 {
@@ -192,21 +220,21 @@ thread_state(void)
 	if (me != NULL)
 		return me;
 	if ((t = calloc(1, sizeof *t)) == NULL) {
-		note_failure("out of memory");
+		product_failed("out of memory");
 		return NULL;
 	}
 	gemm_bf16_mode();
 	if (dnnl_stream_create(&t->stream, engine, dnnl_stream_default_flags) !=
 	    dnnl_success) {
 		free(t);
-		note_failure("no oneDNN stream");
+		product_failed("no oneDNN stream");
 		return NULL;
 	}
 	return me = t;
 }
 
 /* The thread's buffer i, at least n bytes (grown, never shrunk), or NULL
- * (note_failure said why). */
+ * (product_failed said why). */
 static void *
 buffer(struct thr *t, int i, size_t n)
 {
@@ -215,7 +243,7 @@ buffer(struct thr *t, int i, size_t n)
 		t->cap[i] = 0;
 		t->buf[i] = aligned_alloc(64, (n + 63) / 64 * 64);
 		if (t->buf[i] == NULL) {
-			note_failure("out of memory");
+			product_failed("out of memory");
 			return NULL;
 		}
 		t->cap[i] = n;
@@ -301,7 +329,7 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 		shared_cap = 0;
 		/* a gradient of every row: streamed as activations are */
 		if ((shared = huge_alloc(n)) == NULL) {
-			note_failure("out of memory");
+			product_failed("out of memory");
 			return NULL;
 		}
 		shared_cap = n;
@@ -315,7 +343,8 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 
 /* A primitive for this shape: C = alpha A B (oneDNN's output scale) + beta C
  * (its sum post-op), operands in bf16_pack's layout (transposes as
- * strides), its scratchpad the caller's.  0, or -1 (note_failure said why). */
+ * strides), its scratchpad the caller's.  0, or -1 (product_failed said
+ * why). */
 static int
 make(struct mm *m, dnnl_data_type_t dt)
 {
@@ -343,7 +372,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	ok = dnnl_matmul_desc_init(&md, &ma, &mb, NULL, &mc) == dnnl_success &&
 	    dnnl_primitive_attr_create(&attr) == dnnl_success;
 	if (!ok) {
-		note_failure("oneDNN refused a matmul");
+		product_failed("oneDNN refused a matmul");
 		return -1;
 	}
 	dnnl_primitive_attr_set_scratchpad_mode(attr,
@@ -360,7 +389,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	    dnnl_success;
 	dnnl_primitive_attr_destroy(attr);
 	if (!ok) {
-		note_failure("oneDNN has no matmul for this shape");
+		product_failed("oneDNN has no matmul for this shape");
 		return -1;
 	}
 	const dnnl_memory_desc_t *mp = dnnl_primitive_desc_query_md(pd,
@@ -377,7 +406,7 @@ make(struct mm *m, dnnl_data_type_t dt)
 	    dnnl_success;
 	dnnl_primitive_desc_destroy(pd);
 	if (!ok) {
-		note_failure("oneDNN could not make a matmul");
+		product_failed("oneDNN could not make a matmul");
 		return -1;
 	}
 	return 0;
@@ -432,16 +461,22 @@ primitive(struct thr *t, const struct mm *s)
 	return m;
 }
 
+void
+nan_matrix(float *C, int M, int N, int ldc)
+{
+	for (int r = 0; r < M; r++)
+		for (int c = 0; c < N; c++)
+			C[(size_t)r * ldc + c] = NAN;
+}
+
 /* Every result of shape m at C all NaN: a product that could not run. */
 static void
 nan_fill(const struct mm *m, float *C)
 {
 	for (int i = 0; i < m->n0; i++)
 		for (int j = 0; j < m->n1; j++)
-			for (int r = 0; r < m->M; r++)
-				for (int c = 0; c < m->N; c++)
-					C[i * m->sc[0] + j * m->sc[1] +
-					    (size_t)r * m->ldc + c] = NAN;
+			nan_matrix(C + i * m->sc[0] + j * m->sc[1], m->M, m->N,
+			    m->ldc);
 }
 
 /* The products of shape s on A, B (rounded) into C, by the calling thread. */
@@ -452,7 +487,8 @@ run(const struct mm *s, const void *A, const void *B, float *C)
 	struct mm *m = t ? primitive(t, s) : NULL;
 	void *pad = m ? buffer(t, 2, m->padsz) : NULL;
 
-	if (pad == NULL && (m == NULL || m->padsz > 0)) {	/* note_failure said why */
+	/* product_failed has said why */
+	if (pad == NULL && (m == NULL || m->padsz > 0)) {
 		nan_fill(s, C);
 		return;
 	}
@@ -470,7 +506,7 @@ run(const struct mm *s, const void *A, const void *B, float *C)
 		omp_set_num_threads(1);
 	if (dnnl_primitive_execute(m->prim, t->stream, 4, args) !=
 	    dnnl_success) {
-		note_failure("oneDNN could not run a matmul");
+		product_failed("oneDNN could not run a matmul");
 		nan_fill(s, C);
 		return;
 	}

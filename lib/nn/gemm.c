@@ -113,8 +113,11 @@ gemm_product_by(int b, int transa, int transb, int M, int N, int K,
 	 * with it. */
 	if (omp_get_level() > 0 && omp_get_max_threads() > 1)
 		omp_set_num_threads(1);
-	(void)dnnl_sgemm(transa ? 'T' : 'N', transb ? 'T' : 'N', M, N, K,
-	    alpha, A, lda, B, ldb, beta, C, ldc);
+	if (dnnl_sgemm(transa ? 'T' : 'N', transb ? 'T' : 'N', M, N, K,
+	    alpha, A, lda, B, ldb, beta, C, ldc) != dnnl_success) {
+		product_failed("oneDNN could not run an sgemm");
+		nan_matrix(C, M, N, ldc);
+	}
 }
 
 void

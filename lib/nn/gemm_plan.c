@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,7 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
+#include "bf16.h"
 #include "clock.h"
 #include "gemm_plan.h"
 #include "hash.h"
@@ -283,8 +285,9 @@ time_of(int b, const struct gemm_call *c, float *C)
 	return best;
 }
 
-/* The faster backend for c, timed on a copy of its result (or the rule's
- * if there is no memory for the copy). */
+/* The faster backend for c, timed on a copy of its result, of those that
+ * can compute it (the rule's if there is no memory for the copy, or
+ * neither can). */
 static int
 measure(const struct gemm_call *c, int rule)
 {
@@ -299,7 +302,10 @@ measure(const struct gemm_call *c, int rule)
 		return rule;
 	for (int b = GEMM_OPENBLAS; b <= GEMM_ONEDNN; b++) {
 		memcpy(C, c->C, sizeof(float) * n);
+		product_trial_begin();
 		t[b] = time_of(b, c, C);
+		if (product_trial_end() < 0)
+			t[b] = INFINITY;	/* it cannot compute c */
 	}
 	free(C);
 	return t[GEMM_OPENBLAS] < t[GEMM_ONEDNN] ? GEMM_OPENBLAS :

@@ -105,9 +105,12 @@ posemb_backward(float *dtab /* += */, const float *dh /* [B][R][D] */,
 				for (int k = 0; k < K; k++) {
 					float wt = w[e0 + k];
 					float *e = dtab + (size_t)idx[e0 + k] * D;
-					if (wt != 0)
-						for (int i = i0; i < i1; i++)
-							e[i] += wt * r[i];
+					if (wt == 0)
+						continue;
+					/* e (the table) and r (dh) never overlap */
+					#pragma omp simd
+					for (int i = i0; i < i1; i++)
+						e[i] += wt * r[i];
 				}
 			}
 	}

@@ -5,10 +5,14 @@
  * threads (OMP_NUM_THREADS, 2 if unset), median of 20 after 5 warm-up
  * passes: ms a block, the GFLOP/s of its products, ms a training step
  * of config R's 6 blocks, and a hash of the outputs (two builds that print
- * the same hash compute the same bits).  Arguments: fp32 or bf16 runs
- * that one only (for perf record); exp takes the experiments' backbone
- * instead (64 records, 4 heads of 16, 4 blocks).  The figures behind
- * doc/performance.md's attention section.
+ * the same hash compute the same bits).  bf16 runs twice: attention
+ * rounding q, k and v into each chunk itself (as it does after a
+ * rotation), then from their rounded copy, writing only its output's
+ * ("from copies": as training runs it for encodings without a rotation,
+ * the copy made by the qkv product's epilogue).  Arguments: fp32 or bf16
+ * runs that precision only (for perf record); exp takes the experiments'
+ * backbone instead (64 records, 4 heads of 16, 4 blocks).  The figures
+ * behind doc/performance.md's attention section.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -74,18 +78,32 @@ main(int argc, char **argv)
 	double flop = 2.0 * B * H * T * T * HD;
 
 	omp_set_num_threads(nthr);
-	for (int p = 0; p < 2; p++) {
+	/* variant 0 fp32, 1 bf16, 2 bf16 from copies */
+	for (int p = 0; p < 3; p++) {
 		struct attn a = { .B = B, .T = T, .Tq = T, .H = H, .hd = HD,
 		    .ldqk = LD, .ldv = LD, .nthr = nthr, .scratch = scr,
 		    .prec = p ? GEMM_BF16 : GEMM_FP32 };
 		double f[RUNS], b[RUNS];
 		struct err e;
+		char *qkvc = NULL, *outc = NULL;
 
 		if (prec != NULL && strcmp(prec, p ? "bf16" : "fp32") != 0)
 			continue;
 		if (p && gemm_bf16_mode() == GEMM_BF16_NONE) {
 			printf("attention bf16: this CPU has no native bf16\n");
 			break;
+		}
+		if (p == 2) {
+			size_t z = (size_t)gemm_bf16_size();
+			qkvc = malloc(n * z);
+			outc = malloc(no * z);
+			if (qkvc == NULL || outc == NULL) {
+				fprintf(stderr, "bench_attention: out of memory\n");
+				return 1;
+			}
+			gemm_bf16_fill(qkvc, 0, LD, qkv, LD, B * T, LD);
+			a.qkvc = qkvc;
+			a.outc = outc;
 		}
 		for (int i = 0; i < WARM + RUNS; i++) {
 			double t0 = omp_get_wtime();
@@ -107,13 +125,20 @@ main(int argc, char **argv)
 		qsort(f, RUNS, sizeof *f, cmp);
 		qsort(b, RUNS, sizeof *b, cmp);
 		double fm = f[RUNS / 2], bm = b[RUNS / 2];
-		uint64_t h = fnv(fnv(14695981039346656037u, out, no), dqkv, n);
+		/* the output: out, or its copy's bytes */
+		uint64_t h = outc != NULL ? fnv(14695981039346656037u,
+		    (const float *)outc, no * gemm_bf16_size() / sizeof(float)) :
+		    fnv(14695981039346656037u, out, no);
+		h = fnv(h, dqkv, n);
 		printf("attention %s, %s block, %d threads: forward %.2f ms "
 		    "(%.0f GFLOP/s), backward %.2f ms (%.0f GFLOP/s); %.1f ms of "
 		    "a training step's %d blocks (outputs %016llx)\n",
-		    p ? "bf16" : "fp32", exp ? "experiments'" : "config R's", nthr,
+		    (const char *[]){ "fp32", "bf16", "bf16 from copies" }[p],
+		    exp ? "experiments'" : "config R's", nthr,
 		    fm * 1e3, 2 * flop / fm / 1e9, bm * 1e3, 4 * flop / bm / 1e9,
 		    (fm + bm) * DEPTH * 1e3, DEPTH, (unsigned long long)h);
+		free(qkvc);
+		free(outc);
 	}
 	free(qkv); free(dout); free(dqkv); free(out); free(P); free(scr);
 	free(partial);

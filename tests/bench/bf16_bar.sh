@@ -3,7 +3,8 @@
 # product peak with the products it has (issue 38's bar: 0.75), from
 # figures of one sitting: bench_vit's best step and peak, each product
 # as training calls it (bench_sgemm --precision bf16, at every core),
-# attention (bench_attention) and the memory bandwidth (bench_stream).
+# attention as training runs it for abs (bench_attention's "from copies")
+# and the memory bandwidth (bench_stream).
 # Prints the step's products and attention in ms, the fraction of the
 # peak they alone would allow, the time a step at FRACTION (default 0.75)
 # leaves for everything else, what everything else takes now, and the
@@ -57,7 +58,7 @@ name != "" && /^ +[0-9]+ +[0-9.]+ +[0-9.]+ / && $1 > 1 {
 	name = ""
 	next
 }
-/^attention bf16/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ms" && $(i + 2) == "of") att = $i * 5 / 6 }
+/^attention bf16 from copies/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ms" && $(i + 2) == "of") att = $i * 5 / 6 }
 /^memory bandwidth/ { for (i = 1; i < NF; i++) if ($i == "read") bw = $(i + 1) }
 END {
 	if (bbest == 0 || ms == 0 || att == 0) {

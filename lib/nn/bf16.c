@@ -20,7 +20,9 @@
  *
  * A product that cannot run (oneDNN refuses it, memory runs out) leaves
  * NaN in its result and its reason for gemm_failed: the library does not
- * end the process, its caller says why and stops.
+ * end the process, its caller says why and stops.  While the planner
+ * times a backend (product_trial_begin), a failure is the timing's: that
+ * backend is not chosen, and the process goes on.
  */
 #include <oneapi/dnnl/dnnl.h>
 #include <math.h>

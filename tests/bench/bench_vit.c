@@ -210,6 +210,25 @@ run_line(const char *cmd, const char *tag, double *best, double *cpu)
 	return ips;
 }
 
+/* The median of v[0 .. n) leaving out zeros (runs that gave no figure),
+ * v sorted in place; 0 if all are. */
+static double
+median(double *v, int n)
+{
+	int k = 0;
+
+	for (int j = 0; j < n; j++)
+		if (v[j] > 0)
+			v[k++] = v[j];
+	for (int j = 1; j < k; j++)	/* insertion sort: a few rounds */
+		for (int m = j; m > 0 && v[m - 1] > v[m]; m--) {
+			double t = v[m];
+			v[m] = v[m - 1];
+			v[m - 1] = t;
+		}
+	return k == 0 ? 0 : k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
+}
+
 static void
 show_load(void)
 {
@@ -248,7 +267,8 @@ static const struct {
  * beside its bf16); all run rounds times over, the encodings in turn,
  * keeping each one's best figures (the CPU is shared: a single run of one
  * encoding can fall in a busy minute of the other user's and the ratios
- * with it). */
+ * with it), and beside them the median over the rounds of each round's
+ * ratio of mean steps (runs of the same minute: issue 38's bars). */
 static int
 run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec,
     const struct model *mo, int eval)
@@ -264,8 +284,14 @@ run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec,
 	/* mean wall, best step, cpu of each run */
 	double wall[NRUN][NPEMAX] = {{0}}, best[NRUN][NPEMAX] = {{0}};
 	double cpu[NRUN][NPEMAX] = {{0}};
+	/* each round's mean-step ratio of ours to PyTorch's, [e][i][round]
+	 * (the bar's median of rounds); 0 where a run gave no figure */
+	double *ratio = calloc((size_t)NENV * NPEMAX * rounds, sizeof *ratio);
+	double w1 = 0;	/* ours, this round and encoding: run first */
 	char cmd[1024];
 
+	if (ratio == NULL)
+		die("out of memory");
 	show_load();
 	for (int r = 0; r < rounds; r++)
 		for (int i = 0; i < NPE; i++)
@@ -286,6 +312,11 @@ run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec,
 					    bf16 ? " --autocast" : "", eval ? " --eval" : "");
 				w = run_line(cmd, k > 0 && k < FP32 ? "torch " : eval ?
 				    "eval " : "vit ", &b, &c);
+				if (k > 0 && k < FP32 && w > 0)
+					ratio[((k - 1) * NPEMAX + i) * rounds + r] =
+					    w1 / w;
+				if (k == 0)
+					w1 = w;
 				wall[k][i] = fmax(wall[k][i], w);
 				best[k][i] = fmax(best[k][i], b);
 				cpu[k][i] = fmax(cpu[k][i], c);
@@ -296,10 +327,13 @@ run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec,
 		for (int i = 0; i < NPE; i++)
 			if (best[1 + e][i] > 0)
 				printf("speed-up %-14s %.2fx %s%s at the best step, %.2fx "
-				    "mean wall, %.2fx cpu-time\n", pes[i],
+				    "mean wall, %.2fx cpu-time; mean wall round by round "
+				    "%.2fx (median)\n", pes[i],
 				    best[0][i] / best[1 + e][i], torch_env[e].name,
 				    bf16 ? " (both bf16)" : "", wall[0][i] / wall[1 + e][i],
-				    cpu[0][i] / cpu[1 + e][i]);
+				    cpu[0][i] / cpu[1 + e][i],
+				    median(ratio + (e * NPEMAX + i) * rounds,
+				    rounds));
 	for (int i = 0; i < NPE && bf16; i++)
 		printf("speed-up %-14s %.2fx bf16 over vitpipe's fp32 at the best "
 		    "step, %.2fx mean wall, %.2fx cpu-time\n", pes[i],
@@ -309,6 +343,7 @@ run_all(int steps, int threads, int torch, int rounds, enum gemm_prec prec,
 		printf("liere:64 / abs throughput: %.2f at the best step, %.2f mean "
 		    "wall, %.2f cpu-time\n", best[0][2] / best[0][0],
 		    wall[0][2] / wall[0][0], cpu[0][2] / cpu[0][0]);
+	free(ratio);
 	return 0;
 }
 

@@ -250,10 +250,11 @@ omega(const struct attn *a)
 	return a->scratch + (size_t)omp_get_thread_num() * 2 * a->T * a->T;
 }
 
-/* attention_forward, a chunk of records a task */
-static void
-forward_chunks(const struct attn *a, float *out, float *P, const float *q,
-    const float *k, const float *v, const float *logsig)
+/* nn.h's: a chunk of records a task */
+void
+attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
+    float *P /* [B][H][T][T] */, const float *q, const float *k,
+    const float *v, const float *logsig /* [H] or NULL */)
 {
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
 	int r = a->prec == GEMM_BF16;
@@ -303,11 +304,13 @@ forward_chunks(const struct attn *a, float *out, float *P, const float *q,
 	gemm_solo_end(blas);
 }
 
-/* attention_backward, a chunk of records a task */
-static void
-backward_chunks(const struct attn *a, float *dq, float *dk, float *dv,
-    float *partial, const float *dout, const float *P, const float *q,
-    const float *k, const float *v, const float *logsig)
+/* nn.h's: a chunk of records a task */
+void
+attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
+    float *dlogsig /* [H] += */, float *partial /* [B][H] */,
+    const float *dout /* [B][T][H*hd] */, const float *P /* [B][H][T][T] */,
+    const float *q, const float *k, const float *v,
+    const float *logsig /* [H] or NULL */)
 {
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
 	int r = a->prec == GEMM_BF16;
@@ -366,17 +369,13 @@ backward_chunks(const struct attn *a, float *dq, float *dk, float *dv,
 		    QK, dkb);
 	}
 	gemm_solo_end(blas);
+	if (logsig != NULL)	/* in record order: any thread count */
+		for (int b = 0; b < B; b++)
+			for (int h = 0; h < H; h++)
+				dlogsig[h] += partial[b * H + h];
 }
 
-/* ---- the layer ---- */
-
-void
-attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
-    float *P /* [B][H][T][T] */, const float *q, const float *k,
-    const float *v, const float *logsig /* [H] or NULL */)
-{
-	forward_chunks(a, out, P, q, k, v, logsig);
-}
+/* ---- the weights a probe shows ---- */
 
 void
 attention_weights(const struct attn *a, float *W, const float *P,
@@ -390,16 +389,3 @@ attention_weights(const struct attn *a, float *W, const float *P,
 		    omega(a), W + bh * TT, (int)TT);
 }
 
-void
-attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
-    float *dlogsig /* [H] += */, float *partial /* [B][H] */,
-    const float *dout /* [B][T][H*hd] */, const float *P /* [B][H][T][T] */,
-    const float *q, const float *k, const float *v,
-    const float *logsig /* [H] or NULL */)
-{
-	backward_chunks(a, dq, dk, dv, partial, dout, P, q, k, v, logsig);
-	if (logsig != NULL)
-		for (int b = 0; b < a->B; b++)
-			for (int h = 0; h < a->H; h++)
-				dlogsig[h] += partial[b * a->H + h];
-}

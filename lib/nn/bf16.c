@@ -20,12 +20,9 @@
  *
  * A product that cannot run (oneDNN refuses it, memory runs out) leaves
  * NaN in its result and its reason for gemm_failed: the library does not
- * end the process, its caller says why and stops.  While the planner
- * times a backend (product_trial_begin), a failure is the timing's: that
- * backend is not chosen, and the process goes on.
+ * end the process, its caller says why and stops (gemm_fail.c).
  */
 #include <oneapi/dnnl/dnnl.h>
-#include <math.h>
 #include <omp.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -34,70 +31,13 @@
 #include <string.h>
 
 #include "bf16.h"
-#include "err.h"
+#include "gemm_fail.h"
 #include "hugemem.h"
 #include "nn.h"
 
 static enum gemm_bf16 mode;
 static int probed, emulate;
 static dnnl_engine_t engine;
-static struct err failure;	/* the first product that could not run */
-static int failed;
-/* The calling thread's trial: 1 while on, 2 once a product of it failed. */
-static _Thread_local int trial;
-
-/* The first reason products cannot run, kept for gemm_failed (any thread
- * may say it). */
-static void
-keep_failure(const char *what)
-{
-	#pragma omp critical (bf16_fail)
-	if (!failed) {
-		err_set(&failure, "matrix product: %s", what);
-		failed = 1;
-	}
-}
-
-/* A product cannot run: oneDNN refused a shape it takes, or memory ran
- * out.  A trial's failure is the trial's. */
-void
-product_failed(const char *what)
-{
-	if (trial)
-		trial = 2;
-	else
-		keep_failure(what);
-}
-
-void
-product_trial_begin(void)
-{
-	trial = 1;
-}
-
-int
-product_trial_end(void)
-{
-	int t = trial;
-
-	trial = 0;
-	return t == 2 ? -1 : 0;
-}
-
-int
-gemm_failed(struct err *e)
-{
-	int f;
-
-	#pragma omp critical (bf16_fail)
-	{
-		f = failed;
-		if (f && e != NULL)
-			*e = failure;
-	}
-	return f ? -1 : 0;
-}
-
 /* Has the CPU bf16 instructions, and oneDNN a bf16 matmul for them?  (On
  * AVX-512 without AVX512_BF16 oneDNN 2.6 makes one that emulates bf16:
  * that is refused.) */
@@ -128,7 +68,7 @@ static void
 probe(void)
 {
 	if (dnnl_engine_create(&engine, dnnl_cpu, 0) != dnnl_success) {
-		keep_failure("no oneDNN CPU engine");
+		product_failed("no oneDNN CPU engine");
 		mode = GEMM_BF16_NONE;	/* and no emulation: it needs one too */
 		probed = 1;
 		return;
@@ -461,14 +401,6 @@ primitive(struct thr *t, const struct mm *s)
 		return NULL;
 	}
 	return m;
-}
-
-void
-nan_matrix(float *C, int M, int N, int ldc)
-{
-	for (int r = 0; r < M; r++)
-		for (int c = 0; c < N; c++)
-			C[(size_t)r * ldc + c] = NAN;
 }
 
 /* Every result of shape m at C all NaN: a product that could not run. */

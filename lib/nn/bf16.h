@@ -44,16 +44,4 @@ void	 bf16_batch(const struct gemm_batch *g, const void *A, const void *B,
 void	 onednn_batch(const struct gemm_batch *g, const float *A,
 	    const float *B, float *C);
 
-/* A product could not run, for reason what: kept for gemm_failed, or
- * the calling thread's trial's if one is on. */
-void	 product_failed(const char *what);
-/* Products that fail on the calling thread from now on fail the trial
- * instead of the process (the planner's timings of a backend). */
-void	 product_trial_begin(void);
-/* Ends the calling thread's trial: -1 if a product of it failed, else 0. */
-int	 product_trial_end(void);
-/* C[M][N] (rows ldc apart) all NaN: the result of a product that could
- * not run. */
-void	 nan_matrix(float *C, int M, int N, int ldc);
-
 #endif

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "bf16.h"
+#include "gemm_fail.h"
 #include "gemm_plan.h"
 
 static const char *const names[] = { "auto", "openblas", "onednn" };

@@ -41,8 +41,8 @@
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
 
-#include "bf16.h"
 #include "clock.h"
+#include "gemm_fail.h"
 #include "gemm_plan.h"
 #include "hash.h"
 

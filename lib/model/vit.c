@@ -94,6 +94,10 @@ struct vit_state {
 	float	*dqkv;		/* [N][3D] */
 	float	*dqkr;		/* [N][2D] gradient of the rotated q, k */
 	float	*dM;		/* [N][M] */
+	void	*dMc;		/* bf16 training: dM's rounded copy, which
+				 * fc2's backward epilogue writes for fc1's
+				 * products (dM itself is then never
+				 * written); else NULL */
 	float	*dpooled, *dlogits;	/* [B][D], [B][C] */
 	float	*dx;		/* [B][T][P] */
 	float	*tmp;		/* [N][D] patch rows / projection outputs */
@@ -101,6 +105,8 @@ struct vit_state {
 	/* sums of parameter gradients over each chunk of rows, made by
 	 * row epilogues while the rows are in cache, added in chunk order */
 	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
+	float	*fc2part;	/* [nchunk][D] fc2's bias (its epilogue makes
+				 * fc1's in bpart) */
 	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
 	float	*partial;	/* [B][H] */
 	/* [B][H][T1][T1] the weights a probe is shown, where the block keeps
@@ -352,6 +358,7 @@ activations(struct vit *m, char *block)
 	 * later) */
 	size_t nchunk = nchunks((int)N, GEMM_CHUNK_BF16);
 	s->bpart = carve_if(train, &cur, nchunk * (M > 3 * D ? M : 3 * D), &tot);
+	s->fc2part = carve_if(train, &cur, nchunk * D, &tot);
 	s->lnpart = carve_if(train, &cur, nchunk * 2 * D, &tot);
 	s->partial = carve_if(train, &cur, B * H, &tot);
 	return tot;
@@ -526,6 +533,8 @@ twins_free(struct vit *m)
 		gemm_bf16_untwin(a->gel);
 		a->ln1c = a->attc = a->ln2c = a->gelc = NULL;
 	}
+	gemm_bf16_untwin(s->dM);
+	s->dMc = NULL;
 	free(s->twins);
 	s->twins = NULL;
 	s->nscr = 0;
@@ -544,7 +553,8 @@ twins_make(struct vit *m)
 	int ok = 1;
 
 	size_t Q = s->pos.rotary ? 0 : 3 * D;	/* qkvc's width */
-	size_t tw = (m->c.depth * N * (3 * D + M + Q) * z + 63) / 64 * 64;
+	size_t tw = ((m->c.depth * (3 * D + M + Q) + M) * N * z + 63) / 64 *
+	    64;	/* and dMc */
 	int nscr = omp_get_max_threads();
 	/* rows of an epilogue: rec_chunk(m, Tq) for any Tq up to maxT + 1 */
 	size_t scrlen = (size_t)(GEMM_CHUNK_BF16 + m->maxT + 1) * (M > D ? M : D);
@@ -568,6 +578,8 @@ twins_make(struct vit *m)
 		    gemm_bf16_twin(a->ln2, a->ln2c, N, D) == 0 &&
 		    gemm_bf16_twin(a->gel, a->gelc, N, M) == 0;
 	}
+	s->dMc = cur;
+	ok = ok && gemm_bf16_twin(s->dM, s->dMc, N, M) == 0;
 	if (!ok)
 		twins_free(m);
 }
@@ -1173,9 +1185,20 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 
 /* ---- backward ---- */
 
+/* The sums of the n rows x[n][w] (rows r0 .. r0 + n of a product in
+ * chunks of chunk rows) into part[r0 / chunk][w]. */
+static void
+chunk_sums(float *part, int chunk, int w, const float *x, int r0, int n)
+{
+	float *p = part + (size_t)(r0 / chunk) * w;
+	memset(p, 0, sizeof(float) * w);
+	colsum_add(p, x, n, w);
+}
+
 /* A chunk's share of a bias gradient: the sum of the rows of dy[N][No]
  * that the chunk's product has just read, into part[r0 / chunk][No]
- * (the products run in chunks of chunk rows). */
+ * (the products run in chunks of chunk rows); dy NULL: the epilogue
+ * that made dy's rows summed them there. */
 struct bias_rows {
 	const float *dy;
 	float	*part;
@@ -1185,9 +1208,9 @@ struct bias_rows {
 static void
 bias_part(const struct bias_rows *e, int r0, int n)
 {
-	float *p = e->part + (size_t)(r0 / e->chunk) * e->No;
-	memset(p, 0, sizeof(float) * e->No);
-	colsum_add(p, e->dy + (size_t)r0 * e->No, n, e->No);
+	if (e->dy != NULL)
+		chunk_sums(e->part, e->chunk, e->No,
+		    e->dy + (size_t)r0 * e->No, r0, n);
 }
 
 static void
@@ -1196,10 +1219,13 @@ bias_rows(void *arg, float *c, int r0, int n)
 	bias_part(arg, r0, n);
 }
 
-/* Epilogue of fc2's dx: d = GELU' * drop'(d), and fc2's bias share. */
+/* Epilogue of fc2's dx: dM = GELU' * drop'(dM) (the product's rows:
+ * dM's, or in bf16 training the thread's, rounded into dM's copy dc),
+ * fc2's bias share, and fc1's, the sums of dM's rows, while in cache. */
 struct dact {
 	struct bias_rows bias;	/* fc2's, from the dy of dM = dy w */
-	float	*d;		/* [Nq][M] */
+	float	*fc1part;	/* [nchunk][M] fc1's bias shares */
+	void	*dc;		/* dM's rounded copy, or NULL */
 	const float *dgel;	/* [Nq][M] GELU' of fc1's output (the forward's) */
 	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
 	float	 p;
@@ -1221,10 +1247,19 @@ gelu_back_rows(void *arg, float *c, int r0, int n)
 {
 	const struct dact *e = arg;
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
-	if (e->p > 0)
-		dropout_backward(e->d + o, e->d + o, e->mask + o, e->p, k);
-	gelu_backward(e->d + o, e->d + o, e->dgel + o, k);
 	bias_part(&e->bias, r0, n);
+	if (c == NULL) {	/* the product's rows could not be made */
+		gemm_bf16_nan(e->dc, o, k);
+		nan_fill(e->fc1part + (size_t)(r0 / e->bias.chunk) * e->M,
+		    e->M);
+		return;
+	}
+	if (e->p > 0)
+		dropout_backward(c, c, e->mask + o, e->p, k);
+	gelu_backward(c, c, e->dgel + o, k);
+	chunk_sums(e->fc1part, e->bias.chunk, e->M, c, r0, n);
+	if (e->dc != NULL)
+		gemm_bf16_fill(e->dc, o, e->M, c, e->M, n, e->M);
 }
 
 /* Epilogue of a LayerNorm's dx: the rows of layernorm_backward, and the
@@ -1255,16 +1290,19 @@ ln_back_rows(void *arg, float *c, int r0, int n)
 /* Back through a LayerNorm and the linear layer after it, for N rows:
  * dy[N][No] -> the LayerNorm output's gradient dln[N][D] = dy w (w[No][D])
  * -> dh += the LayerNorm's dx, and the chunk's shares of the LayerNorm's
- * and of b's gradients, each chunk of rows while in cache; then w's
- * gradient (from lnout[N][D]) and the shares added in chunk order. */
+ * and (unless summed: dy's producer left them in bpart) of b's
+ * gradients, each chunk of rows while in cache; then w's gradient (from
+ * lnout[N][D]) and the shares added in chunk order. */
 static void
-ln_back(struct vit *m, float *dln, const float *dy, float *w, float *b,
+ln_back(struct vit *m, float *dln, const float *dy, int summed, float *w,
+    float *b,
     const float *lnout, int No, const float *x,
     const float *mean, const float *rstd, float *g, float *bn, int N)
 {
 	struct vit_state *s = m->st;
 	int D = m->c.dim, ch = gemm_chunk(m->prec), nc = nchunks(N, ch);
-	struct lnrows e = { .bias = { dy, s->bpart, No, ch }, .dx = s->dh, .dy = dln,
+	struct lnrows e = { .bias = { summed ? NULL : dy, s->bpart, No, ch },
+	    .dx = s->dh, .dy = dln,
 	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
 	    .D = D };
 	linear_backward_ep(m->prec, dln, GRAD(m, w), NULL, dy, lnout, w, N, D,
@@ -1318,12 +1356,14 @@ vit_backward(struct vit *m)
 		at.qkvc = qkv_copy(m, l);
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
-		struct dact e = { .bias = { d, s->bpart, D, ch }, .d = s->dM,
-		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M };
-		linear_backward_ep(m->prec, s->dM, GRAD(m, L->fc2w), NULL, d,
-		    a->gel, L->fc2w, Nq, M, D, ch, gelu_back_rows, &e);
-		add_parts(GRAD(m, L->fc2b), s->bpart, nchunks(Nq, ch), D, D);
-		ln_back(m, s->dD, s->dM, L->fc1w, L->fc1b, a->ln2, M,
+		struct dact e = { .bias = { d, s->fc2part, D, ch },
+		    .fc1part = s->bpart, .dc = s->dMc, .dgel = a->fc1,
+		    .mask = a->mgel, .p = pdrop, .M = M };
+		linear_backward_ep(m->prec, s->dMc != NULL ? NULL : s->dM,
+		    GRAD(m, L->fc2w), NULL, d, a->gel, L->fc2w, Nq, M, D, ch,
+		    gelu_back_rows, &e);
+		add_parts(GRAD(m, L->fc2b), s->fc2part, nchunks(Nq, ch), D, D);
+		ln_back(m, s->dD, s->dM, 1, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
@@ -1355,7 +1395,7 @@ vit_backward(struct vit *m)
 		if (s->pos.rotary)
 			posenc_rotate_backward(&s->pos, l, Tq < T1, s->dqkv, s->dqkr,
 			    a->qkr, a->qkv);
-		ln_back(m, s->dD, s->dqkv, L->qkvw, L->qkvb, a->ln1, 3 * D,
+		ln_back(m, s->dD, s->dqkv, 0, L->qkvw, L->qkvb, a->ln1, 3 * D,
 		    hin, a->ln1m, a->ln1r, L->ln1g, L->ln1b, N);
 		/* dh now dL/dhin */
 		if (m->grad_ready != NULL)

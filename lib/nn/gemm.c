@@ -182,14 +182,44 @@ struct copy {
 	size_t	 n;		/* its elements */
 	const char *p;		/* its rounded copy, the same layout */
 };
-#define TWINS	64	/* a model registers 4 a block */
+#define TWINS	64	/* a model registers 4 a block and dM's */
 static struct copy pin, twin[TWINS];
 static int ntwin;	/* twin[ntwin ..] are free: lookups stop there */
+
+/* X's rounded copy in c, when X is in c's matrix with its rows ld
+ * apart, else NULL. */
+static const void *
+copy_of(const struct copy *c, const float *X, int ld)
+{
+	uintptr_t x = (uintptr_t)X, a = (uintptr_t)c->A;
+
+	/* addresses, not pointers: X may be of another array */
+	if (c->A == NULL || ld != c->ld || x < a || x >= a + c->n * sizeof *X)
+		return NULL;
+	return c->p + (x - a) / sizeof *X * gemm_bf16_size();
+}
+
+/* X[.][ld]'s rounded copy (leading dimension *out), when X is in the
+ * pinned matrix or a twinned one with its rows ld apart, else NULL. */
+static const void *
+pinned(const float *X, int ld, int *out)
+{
+	const void *p = copy_of(&pin, X, ld);
+
+	for (int i = 0; p == NULL && i < ntwin; i++)
+		p = copy_of(&twin[i], X, ld);
+	*out = ld;
+	return p;
+}
 
 void
 gemm_bf16_pin(const float *A, int rows, int cols)
 {
+	int ld;
+
 	pin.A = NULL;
+	if (pinned(A, cols, &ld) != NULL)
+		return;		/* its producer keeps a rounded copy */
 	if ((pin.p = bf16_pack_all(A, rows, cols, cols)) == NULL)
 		return;		/* its products round their own (gemm_failed
 				   says why this could not) */
@@ -241,32 +271,6 @@ gemm_bf16_nan(void *A16, size_t off, size_t n)
 
 	/* all ones: a NaN in either element size */
 	memset((char *)A16 + off * z, 0xff, n * z);
-}
-
-/* X's rounded copy in c, when X is in c's matrix with its rows ld
- * apart, else NULL. */
-static const void *
-copy_of(const struct copy *c, const float *X, int ld)
-{
-	uintptr_t x = (uintptr_t)X, a = (uintptr_t)c->A;
-
-	/* addresses, not pointers: X may be of another array */
-	if (c->A == NULL || ld != c->ld || x < a || x >= a + c->n * sizeof *X)
-		return NULL;
-	return c->p + (x - a) / sizeof *X * gemm_bf16_size();
-}
-
-/* X[.][ld]'s rounded copy (leading dimension *out), when X is in the
- * pinned matrix or a twinned one with its rows ld apart, else NULL. */
-static const void *
-pinned(const float *X, int ld, int *out)
-{
-	const void *p = copy_of(&pin, X, ld);
-
-	for (int i = 0; p == NULL && i < ntwin; i++)
-		p = copy_of(&twin[i], X, ld);
-	*out = ld;
-	return p;
 }
 
 /* op(A)'s rows r0 .. r0 + m of M, K columns, rounded to bf16 (in slot 0,

@@ -92,13 +92,15 @@ linear_backward_ep(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
     const float *w /* [No][Ni] */, int N, int Ni, int No, int chunk,
     rows_fn *ep, void *arg)
 {
+	/* dx's product runs where dx is kept or its rows go to ep */
+	int dxp = dx != NULL || ep != NULL;
 	/* in bf16 dy is an operand of both products: rounded once */
-	if (p == GEMM_BF16 && dx != NULL)
+	if (p == GEMM_BF16 && dxp)
 		gemm_bf16_pin(dy, N, No);
-	if (dx != NULL)
+	if (dxp)
 		linear_backward_dx(p, dx, dy, w, N, Ni, No, chunk, ep, arg);
 	gemm_rows(p, 1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
-	if (p == GEMM_BF16 && dx != NULL)
+	if (p == GEMM_BF16 && dxp)
 		gemm_bf16_unpin();
 	if (db != NULL)
 		colsum_add(db, dy, N, No);

@@ -90,7 +90,8 @@ void	 gemm_solo_end(int saved);
  * the bf16 products that follow and read it (or a block of it), until
  * gemm_bf16_unpin: an operand that two products share is not rounded
  * twice.  A must not change while pinned.  Where it cannot be kept the
- * products round their own. */
+ * products round their own; where A is twinned (below) they read the
+ * twin's. */
 void	 gemm_bf16_pin(const float *A, int rows, int cols);
 void	 gemm_bf16_unpin(void);
 /* A16 is A[rows][cols]'s (contiguous) rounded copy, in A's layout with
@@ -222,7 +223,8 @@ void	 linear_backward(enum gemm_prec p, float *dx, float *dw, float *db,
 	    int No);
 /* linear_backward with dx in chunks of chunk rows and the row epilogue ep
  * on them (which must not write dy or x); in bf16 dy is rounded once for
- * both products. */
+ * both products, and dx may be NULL with ep given: its rows are made for
+ * ep alone (gemm_chunks's C NULL). */
 void	 linear_backward_ep(enum gemm_prec p, float *dx, float *dw, float *db,
 	    const float *dy, const float *x, const float *w, int N, int Ni,
 	    int No, int chunk, rows_fn *ep, void *arg);

@@ -1185,51 +1185,16 @@ vit_forward(struct vit *m, const float *x /* [B][T][P] */,
 
 /* ---- backward ---- */
 
-/* The sums of the n rows x[n][w] (rows r0 .. r0 + n of a product in
- * chunks of chunk rows) into part[r0 / chunk][w]. */
-static void
-chunk_sums(float *part, int chunk, int w, const float *x, int r0, int n)
-{
-	float *p = part + (size_t)(r0 / chunk) * w;
-	memset(p, 0, sizeof(float) * w);
-	colsum_add(p, x, n, w);
-}
-
-/* A chunk's share of a bias gradient: the sum of the rows of dy[N][No]
- * that the chunk's product has just read, into part[r0 / chunk][No]
- * (the products run in chunks of chunk rows); dy NULL: the epilogue
- * that made dy's rows summed them there. */
-struct bias_rows {
-	const float *dy;
-	float	*part;
-	int	 No, chunk;
-};
-
-static void
-bias_part(const struct bias_rows *e, int r0, int n)
-{
-	if (e->dy != NULL)
-		chunk_sums(e->part, e->chunk, e->No,
-		    e->dy + (size_t)r0 * e->No, r0, n);
-}
-
-static void
-bias_rows(void *arg, float *c, int r0, int n)
-{
-	bias_part(arg, r0, n);
-}
-
 /* Epilogue of fc2's dx: dM = GELU' * drop'(dM) (the product's rows:
  * dM's, or in bf16 training the thread's, rounded into dM's copy dc),
- * fc2's bias share, and fc1's, the sums of dM's rows, while in cache. */
+ * and fc1's bias shares, the sums of dM's rows, while in cache. */
 struct dact {
-	struct bias_rows bias;	/* fc2's, from the dy of dM = dy w */
 	float	*fc1part;	/* [nchunk][M] fc1's bias shares */
 	void	*dc;		/* dM's rounded copy, or NULL */
 	const float *dgel;	/* [Nq][M] GELU' of fc1's output (the forward's) */
 	const float *mask;	/* [Nq][M] dropout mask, or NULL when p is 0 */
 	float	 p;
-	int	 M;
+	int	 M, chunk;
 };
 
 /* acc[w] += the chunks' partial sums part[nchunk][stride] (their first w),
@@ -1247,30 +1212,26 @@ gelu_back_rows(void *arg, float *c, int r0, int n)
 {
 	const struct dact *e = arg;
 	size_t o = (size_t)r0 * e->M, k = (size_t)n * e->M;
-	bias_part(&e->bias, r0, n);
 	if (c == NULL) {	/* the product's rows could not be made */
 		gemm_bf16_nan(e->dc, o, k);
-		nan_fill(e->fc1part + (size_t)(r0 / e->bias.chunk) * e->M,
-		    e->M);
+		nan_fill(e->fc1part + (size_t)(r0 / e->chunk) * e->M, e->M);
 		return;
 	}
 	if (e->p > 0)
 		dropout_backward(c, c, e->mask + o, e->p, k);
 	gelu_backward(c, c, e->dgel + o, k);
-	chunk_sums(e->fc1part, e->bias.chunk, e->M, c, r0, n);
+	colsum_chunk(e->fc1part, e->chunk, e->M, c, r0, n);
 	if (e->dc != NULL)
 		gemm_bf16_fill(e->dc, o, e->M, c, e->M, n, e->M);
 }
 
 /* Epilogue of a LayerNorm's dx: the rows of layernorm_backward, and the
- * chunk's share of the LayerNorm's parameter gradients and of the bias
- * gradient of the linear layer whose dy the chunk's product just read. */
+ * chunk's share of the LayerNorm's parameter gradients. */
 struct lnrows {
-	struct bias_rows bias;	/* the linear layer's */
 	float	*dx;		/* [N][D] += */
 	const float *dy, *x, *mean, *rstd, *g;
 	float	*lnpart;	/* [nchunk][2D]: each chunk's dg, db */
-	int	 D;
+	int	 D, chunk;
 };
 
 static void
@@ -1278,13 +1239,12 @@ ln_back_rows(void *arg, float *c, int r0, int n)
 {
 	const struct lnrows *e = arg;
 	size_t o = (size_t)r0 * e->D;
-	float *lp = e->lnpart + (size_t)(r0 / e->bias.chunk) * 2 * e->D;
+	float *lp = e->lnpart + (size_t)(r0 / e->chunk) * 2 * e->D;
 	layernorm_backward(e->dx + o, NULL, NULL, e->dy + o, e->x + o,
 	    e->mean + r0, e->rstd + r0, e->g, n, e->D);
 	memset(lp, 0, sizeof(float) * 2 * e->D);
 	layernorm_params(lp, lp + e->D, e->dy + o, e->x + o, e->mean + r0,
 	    e->rstd + r0, n, e->D);
-	bias_part(&e->bias, r0, n);
 }
 
 /* Back through a LayerNorm and the linear layer after it, for N rows:
@@ -1301,12 +1261,11 @@ ln_back(struct vit *m, float *dln, const float *dy, int summed, float *w,
 {
 	struct vit_state *s = m->st;
 	int D = m->c.dim, ch = gemm_chunk(m->prec), nc = nchunks(N, ch);
-	struct lnrows e = { .bias = { summed ? NULL : dy, s->bpart, No, ch },
-	    .dx = s->dh, .dy = dln,
-	    .x = x, .mean = mean, .rstd = rstd, .g = g, .lnpart = s->lnpart,
-	    .D = D };
-	linear_backward_ep(m->prec, dln, GRAD(m, w), NULL, dy, lnout, w, N, D,
-	    No, ch, ln_back_rows, &e);
+	struct lnrows e = { .dx = s->dh, .dy = dln, .x = x, .mean = mean,
+	    .rstd = rstd, .g = g, .lnpart = s->lnpart, .D = D, .chunk = ch };
+	linear_backward_ep(m->prec, dln, GRAD(m, w), NULL,
+	    summed ? NULL : s->bpart, dy, lnout, w, N, D, No, ch,
+	    ln_back_rows, &e);
 	add_parts(GRAD(m, b), s->bpart, nc, No, No);
 	add_parts(GRAD(m, g), s->lnpart, nc, 2 * D, D);
 	add_parts(GRAD(m, bn), s->lnpart + D, nc, 2 * D, D);
@@ -1356,20 +1315,19 @@ vit_backward(struct vit *m)
 		at.qkvc = qkv_copy(m, l);
 		/* dh holds dL/d(block output), Nq rows */
 		const float *d = drop_grad(s->dD, s->dh, a->mfc2, pdrop, (size_t)Nq * D);
-		struct dact e = { .bias = { d, s->fc2part, D, ch },
-		    .fc1part = s->bpart, .dc = s->dMc, .dgel = a->fc1,
-		    .mask = a->mgel, .p = pdrop, .M = M };
+		struct dact e = { .fc1part = s->bpart, .dc = s->dMc,
+		    .dgel = a->fc1, .mask = a->mgel, .p = pdrop, .M = M,
+		    .chunk = ch };
 		linear_backward_ep(m->prec, s->dMc != NULL ? NULL : s->dM,
-		    GRAD(m, L->fc2w), NULL, d, a->gel, L->fc2w, Nq, M, D, ch,
-		    gelu_back_rows, &e);
+		    GRAD(m, L->fc2w), NULL, s->fc2part, d, a->gel, L->fc2w, Nq,
+		    M, D, ch, gelu_back_rows, &e);
 		add_parts(GRAD(m, L->fc2b), s->fc2part, nchunks(Nq, ch), D, D);
 		ln_back(m, s->dD, s->dM, 1, L->fc1w, L->fc1b, a->ln2, M,
 		    a->h1, a->ln2m, a->ln2r, L->ln2g, L->ln2b, Nq);
 		/* dh now dL/dh1 */
 		d = drop_grad(s->dD, s->dh, a->mproj, pdrop, (size_t)Nq * D);
-		struct bias_rows pb = { d, s->bpart, D, ch };
-		linear_backward_ep(m->prec, s->tmp, GRAD(m, L->projw), NULL, d,
-		    a->att, L->projw, Nq, D, D, ch, bias_rows, &pb);
+		linear_backward_ep(m->prec, s->tmp, GRAD(m, L->projw), NULL,
+		    s->bpart, d, a->att, L->projw, Nq, D, D, ch, NULL, NULL);
 		add_parts(GRAD(m, L->projb), s->bpart, nchunks(Nq, ch), D, D);
 		float *dq = s->pos.rotary ? s->dqkr : s->dqkv;
 		const float *q = s->pos.rotary ? a->qkr : a->qkv;

@@ -258,7 +258,7 @@ static void *shared;
 static size_t shared_cap;
 
 const void *
-bf16_pack_all(const float *A, int rows, int cols, int ld)
+bf16_pack_all(const float *A, int rows, int cols, int chunk, float *part)
 {
 	enum gemm_bf16 how = gemm_bf16_mode();
 	int nat = how == GEMM_BF16_NATIVE;
@@ -276,10 +276,17 @@ bf16_pack_all(const float *A, int rows, int cols, int ld)
 		}
 		shared_cap = n;
 	}
-	#pragma omp parallel for schedule(static)
-	for (int r = 0; r < rows; r++)
-		round_row(row(shared, nat, r, cols), nat, A + (size_t)r * ld,
-		    cols);
+	/* a chunk's rows are still in cache for their sums */
+	#pragma omp parallel for schedule(dynamic, 1)
+	for (int r0 = 0; r0 < rows; r0 += chunk) {
+		int m = rows - r0 < chunk ? rows - r0 : chunk;
+		for (int r = r0; r < r0 + m; r++)
+			round_row(row(shared, nat, r, cols), nat,
+			    A + (size_t)r * cols, cols);
+		if (part != NULL)
+			colsum_chunk(part, chunk, cols, A + (size_t)r0 * cols, r0,
+			    m);
+	}
 	return shared;
 }
 

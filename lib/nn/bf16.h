@@ -15,12 +15,14 @@
  * of that slot); returns it, rows x cols, contiguous. */
 const void *bf16_pack(int slot, const float *A, int rows, int cols, int ld);
 
-/* A[rows][cols] (leading dimension ld) rounded to bf16 into the process's
- * shared operand buffer (grown, never shrunk; one matrix at a time), the
- * rows split over the OpenMP threads: call it from serial code.  Returns
- * it, rows x cols, contiguous, valid until the next call; NULL when it
- * could not (gemm_failed says why). */
-const void *bf16_pack_all(const float *A, int rows, int cols, int ld);
+/* A[rows][cols] (contiguous) rounded to bf16 into the process's shared
+ * operand buffer (grown, never shrunk; one matrix at a time), in chunks
+ * of chunk rows over the OpenMP threads, and with part, part[i][cols] the
+ * sums of chunk i's rows (colsum_chunk's) from the same pass: call it from
+ * serial code.  Returns the copy, rows x cols, contiguous, valid until the
+ * next call; NULL when it could not (gemm_failed says why). */
+const void *bf16_pack_all(const float *A, int rows, int cols, int chunk,
+	    float *part);
 
 /* A[rows][cols] (leading dimension lda) rounded into dst[rows][ldd], in
  * bf16_size's elements, by the calling thread. */

@@ -212,18 +212,19 @@ pinned(const float *X, int ld, int *out)
 	return p;
 }
 
-void
-gemm_bf16_pin(const float *A, int rows, int cols)
+int
+gemm_bf16_pin(const float *A, int rows, int cols, int chunk, float *part)
 {
 	int ld;
 
 	pin.A = NULL;
 	if (pinned(A, cols, &ld) != NULL)
-		return;		/* its producer keeps a rounded copy */
-	if ((pin.p = bf16_pack_all(A, rows, cols, cols)) == NULL)
-		return;		/* its products round their own (gemm_failed
+		return 0;	/* its producer keeps a rounded copy */
+	if ((pin.p = bf16_pack_all(A, rows, cols, chunk, part)) == NULL)
+		return 0;	/* its products round their own (gemm_failed
 				   says why this could not) */
 	pin = (struct copy){ A, cols, (size_t)rows * cols, pin.p };
+	return part != NULL;
 }
 
 void

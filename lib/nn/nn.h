@@ -144,6 +144,23 @@ void	 gemm_batch(enum gemm_prec p, const struct gemm_batch *g,
 void	*gemm_buffer(int slot, size_t n);
 void	*gemm_bf16_buffer(int slot, size_t n);
 
+/* Where a step's time goes (worktime.c): the thread seconds of each kind
+ * of work while timing is on.  Products include any rounding of their own
+ * operands; roundings are those of shared operands (gemm_bf16_pin, a
+ * product's weights); attention is attention_forward's and _backward's
+ * whole team. */
+enum work { WORK_PRODUCT, WORK_EPILOGUE, WORK_ROUNDING, WORK_ATTENTION,
+	WORK_KINDS };
+/* Timing on (the sums zeroed) or off (the sums kept). */
+void	 work_timing(int on);
+/* A start for work_end: now, or 0 while timing is off. */
+double	 work_begin(void);
+/* Kind k's sum += (now - t0) x team (the threads the work held: 1 in a
+ * region's thread, all from serial code); nothing for t0 0. */
+void	 work_end(enum work k, double t0, int team);
+/* Each kind's thread seconds since timing was turned on. */
+void	 work_times(double t[WORK_KINDS]);
+
 /* C[M][N] = alpha op(A) op(B) + beta C, as cblas_sgemm (row-major), in
  * precision p, computed by the calling thread alone: inside a parallel
  * region, between gemm_solo_begin and gemm_solo_end. */

@@ -482,6 +482,7 @@ main(int argc, char *argv[])
 		if (s == 1) {	/* step 0 warms up */
 			t0 = now_seconds();
 			c0 = cpu_seconds();
+			work_timing(1);
 		}
 		double ts = now_seconds();
 		if (eval) {
@@ -504,6 +505,9 @@ main(int argc, char *argv[])
 			best = fmin(best, now_seconds() - ts);
 	}
 	double dt = (now_seconds() - t0) / steps / accum;	/* a micro-batch */
+	double work[WORK_KINDS];
+	work_times(work);
+	work_timing(0);
 	double dc = (cpu_seconds() - c0) / steps / accum / threads;
 	best /= accum;
 	double rss = rss_peak_mb();
@@ -523,6 +527,14 @@ main(int argc, char *argv[])
 	if (rot > 0)
 		printf("      %-14s rotations (lib/pe/pe.h, forward + backward): %.0f ms "
 		    "of the %.0f ms step\n", pe, rot, dt * 1000);
+	/* thread time over the threads: a share of the mean step */
+	double ms[WORK_KINDS], sum = 0;
+	for (int k = 0; k < WORK_KINDS; k++)
+		sum += ms[k] = work[k] / threads / steps / accum * 1000;
+	printf("      %-14s time of a mean step: products %.1f ms, their "
+	    "epilogues %.1f, roundings %.1f, attention %.1f, the rest %.1f "
+	    "(nn.h's work)\n", pe, ms[WORK_PRODUCT], ms[WORK_EPILOGUE],
+	    ms[WORK_ROUNDING], ms[WORK_ATTENTION], dt * 1000 - sum);
 	fflush(stdout);
 	vit_destroy(m);
 	free(x);

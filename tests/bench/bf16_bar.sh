@@ -9,7 +9,9 @@
 # peak they alone would allow, the time a step at FRACTION (default 0.75)
 # leaves for everything else, what everything else takes now, and the
 # time of writing and reading back the step's peak RSS once at the
-# measured read bandwidth.  Stop everything else first.
+# measured read bandwidth; and the same from the products and attention
+# as the step itself runs them (bench_vit's mean step by kind of work).
+# Stop everything else first.
 B=${BUILD:-build/rel}/bench
 grep -Eqw 'avx512_bf16|amx_bf16' /proc/cpuinfo || [ -n "${VITPIPE_BF16:-}" ] || {
 	echo "bf16_bar.sh: this CPU has no bf16 products (VITPIPE_BF16=emulate times emulated ones)"
@@ -20,7 +22,7 @@ sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1
 date -u '+%Y-%m-%d %H:%M UTC'
 t=$(mktemp); trap 'rm -f "$t"' EXIT
 {
-	$B/bench_vit --pe abs --no-torch --precision bf16 --steps 8 --rounds 2 2>&1 | grep '^vit '
+	$B/bench_vit --pe abs --no-torch --precision bf16 --steps 8 --rounds 2 2>&1 | grep -E '^vit |time of a mean step'
 	$B/bench_sgemm --precision bf16 --rounds 3
 	$B/bench_attention bf16
 	$B/bench_stream
@@ -37,6 +39,20 @@ awk -v f="$F" '
 		if ($i == "RSS") rss = $(i + 1)
 	}
 	if (best > bbest) { bbest = best; bgf = gf; bpeak = peak; brss = rss }
+	for (i = 1; i < NF; i++)
+		if ($i == "ms/step")
+			mean = $(i - 1)
+	next
+}
+# the mean step of the same run by kind of work (enum work, nn.h): the round
+# whose products and attention took least
+/time of a mean step/ {
+	for (i = 1; i < NF; i++) {
+		if ($i == "products") p = $(i + 1)
+		if ($i == "attention") a = $(i + 1)
+	}
+	sub(/,/, "", p); sub(/,/, "", a)
+	if (ipa == "" || p + a < ipa) { ipa = p + a; ip = p; ia = a; imean = mean }
 	next
 }
 # a product: its name line (one thread), then its line at every core
@@ -73,4 +89,7 @@ END {
 	allow = flop / (f * bpeak) * 1e3 - ms - att
 	printf "at %s of the peak everything else gets %.1f ms; it takes %.1f now\n", f, allow, step - ms - att
 	printf "peak RSS %d MB written and read back once at %.1f GB/s: %.1f ms\n", brss, bw, 2 * brss / bw
+	if (ipa != "")
+		printf "in the step (a mean step of %d ms): products %.1f ms and attention %.1f: at %s of the peak everything else gets %.1f ms; it takes %.1f\n",
+		    imean, ip, ia, f, flop / (f * bpeak) * 1e3 - ipa, imean - ipa
 }' "$t"

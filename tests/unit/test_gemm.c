@@ -3,7 +3,9 @@
  * each give a product within float rounding of a double one, on odd
  * shapes, every transpose and padded leading dimensions; each gives the
  * same bits on 1 and 2 threads (row blocks, chunks, and a product of one
- * block that oneDNN would otherwise thread itself); the backends' names.
+ * block that oneDNN would otherwise thread itself); the backends' names;
+ * the time of products and epilogues counted where it belongs while
+ * timing is on (nn.h's work), and only then.
  */
 #include <math.h>
 #include <omp.h>
@@ -146,6 +148,55 @@ test_chunks(void)
 	free(c2);
 }
 
+/* An epilogue that takes its time (test_work): sleeps 2 ms a chunk. */
+static void
+slow_rows(void *arg, float *c, int r0, int n)
+{
+	double t = omp_get_wtime();
+	while (omp_get_wtime() - t < 2e-3)
+		;
+}
+
+/* Where a step's time goes (nn.h's work): while timing is on, gemm_chunks
+ * adds its products' and its epilogues' thread time, each where it
+ * belongs; off, nothing is added, and turning it on zeroes the sums. */
+static void
+test_work(void)
+{
+	enum { M = 256, N = 40, K = 70, CH = 64 };
+	struct rng r;
+	rng_seed(&r, 9, 0);
+	float *a = randn(&r, M * K), *w = randn(&r, N * K);
+	float *c = malloc(sizeof(float) * M * N);
+	double t[WORK_KINDS];
+	omp_set_num_threads(2);
+	work_timing(1);
+	gemm_chunks(GEMM_FP32, 1, M, N, K, a, K, w, K, NULL, c, N, CH,
+	    slow_rows, NULL);
+	work_times(t);
+	/* 4 chunks of 2 ms: 8 ms of thread time in the epilogues */
+	CHECK(t[WORK_EPILOGUE] >= 8e-3 && t[WORK_EPILOGUE] < 0.5 &&
+	    t[WORK_PRODUCT] > 0 && t[WORK_ROUNDING] == 0 &&
+	    t[WORK_ATTENTION] == 0, "timing on: epilogues %.1f ms (4 chunks "
+	    "of 2 ms), products %.3f ms, no rounding, no attention", t[WORK_EPILOGUE] *
+	    1e3, t[WORK_PRODUCT] * 1e3);
+	work_timing(0);
+	CHECK(work_begin() == 0, "timing off: no start time");
+	gemm_chunks(GEMM_FP32, 1, M, N, K, a, K, w, K, NULL, c, N, CH,
+	    slow_rows, NULL);
+	double u[WORK_KINDS];
+	work_times(u);
+	CHECK(memcmp(t, u, sizeof t) == 0, "timing off: nothing added");
+	work_timing(1);
+	work_times(u);
+	CHECK(u[WORK_PRODUCT] == 0 && u[WORK_EPILOGUE] == 0, "timing on again: "
+	    "the sums start from zero");
+	work_timing(0);
+	free(a);
+	free(w);
+	free(c);
+}
+
 /*
  * A basis gradient (rotary.c's dP: head_dim x head_dim over every row of
  * the batch) is one block: gemm_rows runs it in a team of one, which is no
@@ -215,5 +266,6 @@ main(void)
 	test_chunks();
 	test_batch();
 	test_one_block();
+	test_work();
 	return test_done();
 }

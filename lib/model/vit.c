@@ -104,9 +104,10 @@ struct vit_state {
 	float	*ascr;		/* attention scratch [nthr][2][T1][T1] */
 	/* sums of parameter gradients over each chunk of rows, made by
 	 * row epilogues while the rows are in cache, added in chunk order */
-	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's or qkv's bias */
-	float	*fc2part;	/* [nchunk][D] fc2's bias (its epilogue makes
-				 * fc1's in bpart) */
+	float	*bpart;		/* [nchunk][max(M, 3D)] fc1's, proj's or qkv's
+				 * bias */
+	float	*fc2part;	/* [nchunk][D] fc2's bias (fc1's are made in
+				 * bpart during the same product) */
 	float	*lnpart;	/* [nchunk][2D] a LayerNorm's gain and bias */
 	float	*partial;	/* [B][H] */
 	/* [B][H][T1][T1] the weights a probe is shown, where the block keeps
@@ -1255,8 +1256,7 @@ ln_back_rows(void *arg, float *c, int r0, int n)
  * lnout[N][D]) and the shares added in chunk order. */
 static void
 ln_back(struct vit *m, float *dln, const float *dy, int summed, float *w,
-    float *b,
-    const float *lnout, int No, const float *x,
+    float *b, const float *lnout, int No, const float *x,
     const float *mean, const float *rstd, float *g, float *bn, int N)
 {
 	struct vit_state *s = m->st;

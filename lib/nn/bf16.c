@@ -210,8 +210,7 @@ round_row(void *d, int nat, const float *s, int cols)
 		uint16_t *o = d;
 		int c = 0;
 #ifdef __AVX512BF16__
-		/* one instruction for 32 (rounded's bits): a third less
-		 * time than rounded's integer steps */
+		/* the CPU's conversion: rounded's bits, 32 an instruction */
 		for (; c + 32 <= cols; c += 32) {
 			__m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(s + c + 16),
 			    _mm512_loadu_ps(s + c));

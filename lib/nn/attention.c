@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fastmath.h"
+#include "gemm_fail.h"
 #include "nn.h"
 
 static const float *
@@ -183,16 +184,6 @@ batch(const struct attn *a, int n, int ta, int tb, int M, int N, int K,
 	gemm_batch(a->prec, &g, A, B, C);
 }
 
-/* rows x cols of dst (rows ld apart) NaN: what a chunk that cannot run
- * leaves. */
-static void
-nan_rows(float *dst, size_t ld, int rows, int cols)
-{
-	for (int r = 0; r < rows; r++)
-		for (int j = 0; j < cols; j++)
-			dst[r * ld + j] = NAN;
-}
-
 /* Records b0 .. b0 + n of q, k and v rounded into the chunk. */
 static void
 round_qkv(const struct attn *a, const struct chunk *c, int b0, int n,
@@ -271,7 +262,7 @@ attention_forward(const struct attn *a, float *out /* [B][T][H*hd] */,
 				gemm_bf16_nan(a->outc, (size_t)b0 * Tq * D,
 				    (size_t)n * Tq * D);
 			else
-				nan_rows(ob, D, n * Tq, D);
+				nan_matrix(ob, n * Tq, D, D);
 			continue;
 		}
 		if (a->outc != NULL)
@@ -330,9 +321,9 @@ attention_backward(const struct attn *a, float *dq, float *dk, float *dv,
 		struct chunk c;
 		if (chunk_of(a, &c) < 0) {
 			for (int j = 0; j < n; j++)
-				nan_rows(dqb + j * T * ldqk, ldqk, Tq, D);
-			nan_rows(dkb, ldqk, n * T, D);
-			nan_rows(dvb, ldv, n * T, D);
+				nan_matrix(dqb + j * T * ldqk, Tq, D, (int)ldqk);
+			nan_matrix(dkb, n * T, D, (int)ldqk);
+			nan_matrix(dvb, n * T, D, (int)ldv);
 			continue;
 		}
 		struct qkv_ops o = qkv_of(a, &c, b0, n, q, k, v);

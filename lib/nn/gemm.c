@@ -304,6 +304,21 @@ pack_b(int transb, const float *B, int ldb, int K, int N, int *ld)
 	return transb ? bf16_pack(1, B, N, K, ldb) : bf16_pack(1, B, K, N, ldb);
 }
 
+/* op(B) rounded for a team's products in precision p (NULL in fp32), by
+ * the calling thread while the team waits: a rounding of the whole
+ * team's time. */
+static const void *
+team_b(enum gemm_prec p, int transb, const float *B, int ldb, int K, int N,
+    int *ld)
+{
+	if (p != GEMM_BF16)
+		return NULL;
+	double t0 = work_begin();
+	const void *b16 = pack_b(transb, B, ldb, K, N, ld);
+	work_end(WORK_ROUNDING, t0, omp_get_max_threads());
+	return b16;
+}
+
 void
 gemm_one(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float alpha, const float *A, int lda, const float *B, int ldb, float beta,
@@ -343,10 +358,7 @@ gemm_rows(enum gemm_prec p, int transa, int transb, int M, int N, int K,
     float *C, int ldc)
 {
 	int nthr = omp_get_max_threads(), nblk = (M + ROWS - 1) / ROWS, lb;
-	double t0 = p == GEMM_BF16 ? work_begin() : 0;
-	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
-	    NULL;
-	work_end(WORK_ROUNDING, t0, nthr);
+	const void *b16 = team_b(p, transb, B, ldb, K, N, &lb);
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for num_threads(nblk < nthr ? nblk : nthr) \
 	    schedule(dynamic, 1)
@@ -374,10 +386,7 @@ gemm_chunks(enum gemm_prec p, int transb, int M, int N, int K,
     float *C, int ldc, int chunk, rows_fn *ep, void *arg)
 {
 	int lb;
-	double t0 = p == GEMM_BF16 ? work_begin() : 0;
-	const void *b16 = p == GEMM_BF16 ? pack_b(transb, B, ldb, K, N, &lb) :
-	    NULL;
-	work_end(WORK_ROUNDING, t0, omp_get_max_threads());
+	const void *b16 = team_b(p, transb, B, ldb, K, N, &lb);
 	int nchunk = (M + chunk - 1) / chunk;
 	int blas = gemm_solo_begin();
 	#pragma omp parallel for schedule(dynamic, 1)

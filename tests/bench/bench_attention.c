@@ -21,16 +21,10 @@
 
 #include <omp.h>
 
+#include "median.h"
 #include "nn.h"
 
 enum { T = 65, WARM = 5, RUNS = 20 };
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static float *
 filled(size_t n, unsigned seed)
@@ -122,9 +116,7 @@ main(int argc, char **argv)
 			fprintf(stderr, "bench_attention: %s\n", e.msg);
 			return 1;
 		}
-		qsort(f, RUNS, sizeof *f, cmp);
-		qsort(b, RUNS, sizeof *b, cmp);
-		double fm = f[RUNS / 2], bm = b[RUNS / 2];
+		double fm = median(f, RUNS), bm = median(b, RUNS);
 		/* the output: out, or its copy's bytes */
 		uint64_t h = outc != NULL ? fnv(14695981039346656037u,
 		    (const float *)outc, no * gemm_bf16_size() / sizeof(float)) :

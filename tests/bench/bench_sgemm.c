@@ -41,6 +41,7 @@
 
 #include "cli.h"
 #include "cliopt.h"
+#include "median.h"
 #include "nn.h"
 
 enum { ROWS = 128 * 65, PATCHES = 128 * 64, ATT = 128 * 3, TOK = 65, HD = 64 };
@@ -212,20 +213,6 @@ gflops(const struct product *p, enum gemm_backend b, int lib, int nthr,
 	if (pre)
 		unrounded();
 	return g;
-}
-
-static int
-cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 /* Column k of a product's figures at threads t: the engine's call with

@@ -46,6 +46,7 @@
 #include "adamw.h"
 #include "cli.h"
 #include "cliopt.h"
+#include "median.h"
 #include "pe.h"
 #include "rng.h"
 #include "vit.h"
@@ -208,25 +209,6 @@ run_line(const char *cmd, const char *tag, double *best, double *cpu)
 	fflush(stdout);
 	pclose(p);
 	return ips;
-}
-
-/* The median of v[0 .. n) leaving out zeros (runs that gave no figure),
- * v sorted in place; 0 if all are. */
-static double
-median(double *v, int n)
-{
-	int k = 0;
-
-	for (int j = 0; j < n; j++)
-		if (v[j] > 0)
-			v[k++] = v[j];
-	for (int j = 1; j < k; j++)	/* insertion sort: a few rounds */
-		for (int m = j; m > 0 && v[m - 1] > v[m]; m--) {
-			double t = v[m];
-			v[m] = v[m - 1];
-			v[m - 1] = t;
-		}
-	return k == 0 ? 0 : k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
 static void

@@ -21,4 +21,7 @@ if grep -qw avx512_bf16 /proc/cpuinfo; then e=; else
 fi
 check "bench_vit --pe abs --eval --precision bf16 runs" env VITPIPE_BF16=$e "$p" --pe abs --eval --steps 1 --precision bf16
 check_grep "... its line says bf16 and its fraction of the bf16 peak" "of peak [0-9]+ .*bf16" "$T/out"
+check_grep "... and splits its mean step by kind of work (README)" "time of a mean step: products [0-9.]+ ms, their epilogues [0-9.]+, roundings [0-9.]+, attention [0-9.]+, the rest -?[0-9.]+" "$T/out"
+awk '/time of a mean step/ { exit !($8 > 0 && $16 > 0) }' "$T/out" &&
+    ok "... products and attention take time in it" || nok "the step's split: $(grep 'time of a mean step' "$T/out")"
 finish
